@@ -1,0 +1,306 @@
+//! The envelope: `Event`, its extension attributes, and its accessors.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::items::{self, CatchAll};
+use super::{ident, ty};
+use crate::ir::{Assertion, Conditional, Field, Ir, Item, Test, Ty, TypePath};
+
+pub fn module(ir: &Ir) -> TokenStream {
+    let env = &ir.envelope;
+    let catch_all = CatchAll {
+        field: "extensions",
+        ty: quote!(Extensions),
+        doc: " Extension attributes: every other top-level member, kept as they came.",
+        keep: quote!(keep_extension),
+    };
+    let event = items::strukt(&env.event, &catch_all);
+    let enums = env.items.iter().map(items::item);
+    let value = items::union(&env.extension_value);
+    let pattern = &env.extension_name_pattern;
+    let core: Vec<&str> = env.event.fields.iter().map(|f| f.json.as_str()).collect();
+    let name_rule = format!("must match `{pattern}` and not be a core attribute");
+    let methods = methods(ir);
+    quote! {
+        //! The event envelope: context attributes, extension attributes and `data`.
+
+        use std::collections::BTreeMap;
+        use std::sync::LazyLock;
+
+        #event
+        #(#enums)*
+        #value
+
+        /// The core attribute names; an extension attribute may not take one.
+        pub const CORE_ATTRIBUTES: &[&str] = &[#(#core),*];
+
+        /// Extension attributes by name, in name order.
+        pub type Extensions = BTreeMap<ExtensionName, ExtensionValue>;
+
+        #[doc = concat!(" The name of an extension attribute: it ", #name_rule, ".")]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct ExtensionName(String);
+
+        impl ExtensionName {
+            /// Checks `name` against the envelope's naming rule.
+            pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+                static PATTERN: LazyLock<regex_lite::Regex> =
+                    LazyLock::new(|| regex_lite::Regex::new(#pattern).expect("the generator checked the pattern"));
+                let name = name.into();
+                if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
+                    return Err(super::runtime::Error::ExtensionName { name, reason: #name_rule.to_owned() });
+                }
+                Ok(ExtensionName(name))
+            }
+
+            /// The name.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for ExtensionName {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::borrow::Borrow<str> for ExtensionName {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for ExtensionName {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(deserializer)?;
+                ExtensionName::new(name).map_err(serde::de::Error::custom)
+            }
+        }
+
+        /// Keeps one extension attribute, refusing a bad name, a non-scalar value or a duplicate.
+        fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
+            extensions: &mut Extensions,
+            key: super::runtime::Key<'de>,
+            map: &mut A,
+        ) -> Result<(), A::Error> {
+            let name = ExtensionName::new(key.into_string()).map_err(serde::de::Error::custom)?;
+            let value: ExtensionValue = map.next_value()?;
+            if extensions.contains_key(&name) {
+                return Err(serde::de::Error::custom(format_args!("duplicate field `{name}`")));
+            }
+            extensions.insert(name, value);
+            Ok(())
+        }
+
+        #methods
+    }
+}
+
+fn field<'a>(ir: &'a Ir, json: &str) -> &'a Field {
+    ir.envelope
+        .event
+        .fields
+        .iter()
+        .find(|f| f.json == json)
+        .expect("lowering checked the envelope's attributes")
+}
+
+fn methods(ir: &Ir) -> TokenStream {
+    let fields = &ir.envelope.event.fields;
+    let type_field = ident(&field(ir, "type").ident);
+    let data_field = ident(&field(ir, "data").ident);
+
+    // `new` takes every required attribute that is not a constant.
+    let mut params = Vec::new();
+    let mut inits = Vec::new();
+    for f in fields {
+        let name = ident(&f.ident);
+        match (f.required, single_variant(ir, &f.ty)) {
+            (true, Some(constant)) => inits.push(quote!(#name: #constant)),
+            (true, None) if matches!(f.ty, Ty::String(_)) => {
+                params.push(quote!(#name: impl Into<String>));
+                inits.push(quote!(#name: #name.into()));
+            }
+            (true, None) => {
+                let t = ty(&f.ty);
+                params.push(quote!(#name: #t));
+                inits.push(quote!(#name));
+            }
+            (false, _) => inits.push(quote!(#name: None)),
+        }
+    }
+    let defaults = fields.iter().filter_map(|f| default_accessor(ir, f));
+    quote! {
+        impl Event {
+            /// An event with the given required attributes, no optional
+            /// attribute, no extension attribute and no `data`.
+            pub fn new(#(#params),*) -> Event {
+                Event {
+                    #(#inits,)*
+                    extensions: Extensions::new(),
+                }
+            }
+
+            /// The typed payload chosen by the event's type. A type without
+            /// a payload schema (reserved, vendor `x.*`, or unknown) gives
+            /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
+            /// the data as it is. Absent `data` reads as an empty object.
+            pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+                super::payload::Payload::from_data(&self.#type_field, self.#data_field.as_ref())
+            }
+
+            /// The registered type, if the event's type is one.
+            pub fn registered_type(&self) -> Option<super::registry::RegisteredType> {
+                self.#type_field.parse().ok()
+            }
+
+            /// Sets `data` to the payload's JSON object.
+            pub fn set_payload(&mut self, payload: &super::payload::Payload) {
+                self.#data_field = Some(payload.to_data());
+            }
+
+            #(#defaults)*
+        }
+    }
+}
+
+/// The only value of a one-value enum (a `const`), as an expression.
+fn single_variant(ir: &Ir, ty: &Ty) -> Option<TokenStream> {
+    let Ty::Named(path) = ty else { return None };
+    let e = ir.envelope.items.iter().find_map(|i| match i {
+        Item::Enum(e) if e.name == path.name && path.module == "envelope" => Some(e),
+        _ => None,
+    })?;
+    match e.variants.as_slice() {
+        [(_, variant)] => {
+            let name = ident(&e.name);
+            let variant = ident(variant);
+            Some(quote!(#name::#variant))
+        }
+        _ => None,
+    }
+}
+
+/// `{field}_or_default()` for an optional attribute with a `default`
+/// (lowering checked that the default is a value of the field's type).
+fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
+    let default = f.default.as_ref()?;
+    if f.required {
+        return None;
+    }
+    let value = match (&f.ty, default) {
+        (Ty::Integer(rules), serde_json::Value::Number(n)) if rules.unsigned() => {
+            let n = proc_macro2::Literal::u64_unsuffixed(n.as_u64()?);
+            quote!(#n)
+        }
+        (Ty::Integer(_), serde_json::Value::Number(n)) => {
+            let n = proc_macro2::Literal::i64_unsuffixed(n.as_i64()?);
+            quote!(#n)
+        }
+        (Ty::Boolean, serde_json::Value::Bool(b)) => quote!(#b),
+        (Ty::Named(path), serde_json::Value::String(s)) => {
+            let variant = ident(&enum_variant(ir, path, s)?);
+            let t = super::path(path);
+            quote!(#t::#variant)
+        }
+        _ => return None,
+    };
+    let name = ident(&f.ident);
+    let method = quote::format_ident!("{}_or_default", f.ident.trim_end_matches('_'));
+    let t = ty(&f.ty);
+    let doc = format!(
+        " `{}`, or its protocol default `{default}` when absent.",
+        f.json
+    );
+    Some(quote! {
+        #[doc = #doc]
+        pub fn #method(&self) -> #t {
+            self.#name.unwrap_or(#value)
+        }
+    })
+}
+
+/// The variant of `value` in the enum at `path`.
+fn enum_variant(ir: &Ir, path: &TypePath, value: &str) -> Option<String> {
+    let registry = match (path.module.as_str(), path.name.as_str()) {
+        ("registry", "Severity") => Some(&ir.registry.severity),
+        ("registry", "Capture") => Some(&ir.registry.capture),
+        ("registry", "NackReason") => Some(&ir.registry.nack_reasons),
+        _ => None,
+    };
+    let variants = match registry {
+        Some(variants) => variants,
+        None => {
+            let items = if path.module == "envelope" {
+                &ir.envelope.items
+            } else {
+                &ir.modules.iter().find(|m| m.name == path.module)?.items
+            };
+            items.iter().find_map(|i| match i {
+                Item::Enum(e) if e.name == path.name => Some(&e.variants),
+                _ => None,
+            })?
+        }
+    };
+    variants
+        .iter()
+        .find(|(v, _)| v == value)
+        .map(|(_, variant)| variant.clone())
+}
+
+/// A rule in words, for documentation.
+pub fn describe_rule(rule: &Conditional) -> String {
+    let mut when: Vec<String> = rule
+        .when
+        .tests
+        .iter()
+        .map(|(member, test)| match test {
+            Test::Const(c) => format!("`{member}` is `\"{c}\"`"),
+            Test::Pattern(p) => format!("`{member}` matches `{p}`"),
+        })
+        .collect();
+    when.extend(
+        rule.when
+            .required
+            .iter()
+            .map(|m| format!("`{m}` is present")),
+    );
+    let mut text = format!(
+        "when {}, {}",
+        when.join(" and "),
+        describe_assertion(&rule.then)
+    );
+    if let Some(otherwise) = &rule.otherwise {
+        text.push_str(&format!("; otherwise {}", describe_assertion(otherwise)));
+    }
+    text
+}
+
+fn describe_assertion(a: &Assertion) -> String {
+    let mut parts = Vec::new();
+    if !a.required.is_empty() {
+        parts.push(format!("{} must be present", list(&a.required)));
+    }
+    if !a.forbidden.is_empty() {
+        parts.push(format!("{} must be absent", list(&a.forbidden)));
+    }
+    if let Some(nested) = &a.nested {
+        parts.push(describe_rule(nested));
+    }
+    if parts.is_empty() {
+        "nothing more is required".to_owned()
+    } else {
+        parts.join(", and ")
+    }
+}
+
+fn list(members: &[String]) -> String {
+    members
+        .iter()
+        .map(|m| format!("`{m}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

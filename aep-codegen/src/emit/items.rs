@@ -1,0 +1,375 @@
+//! Structs, enums and unions: the named types of the schema modules.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{docs, holds_numbers, ident, ty};
+use crate::ir::{Enum, Field, Item, Primitive, Struct, Ty, Union};
+
+pub fn name(item: &Item) -> &str {
+    match item {
+        Item::Struct(s) => &s.name,
+        Item::Enum(e) => &e.name,
+        Item::Union(u) => &u.name,
+    }
+}
+
+pub fn item(item: &Item) -> TokenStream {
+    match item {
+        Item::Struct(s) => strukt(s, &CatchAll::extra()),
+        Item::Enum(e) => enumeration(e),
+        Item::Union(u) => union(u),
+    }
+}
+
+/// Where a struct keeps the members its schema does not describe.
+pub struct CatchAll {
+    /// The field name.
+    pub field: &'static str,
+    /// Its type.
+    pub ty: TokenStream,
+    /// Its documentation.
+    pub doc: &'static str,
+    /// The function that keeps one member: `(catch_all, key, map)`.
+    pub keep: TokenStream,
+}
+
+impl CatchAll {
+    fn extra() -> CatchAll {
+        CatchAll {
+            field: "extra",
+            ty: quote!(super::runtime::Object),
+            doc: " Members the schema does not describe, kept as they came (payloads are open).",
+            keep: quote!(super::runtime::keep),
+        }
+    }
+}
+
+/// A struct with a field per property, the catch-all last.
+pub fn strukt(s: &Struct, catch_all: &CatchAll) -> TokenStream {
+    let name = ident(&s.name);
+    let doc = docs(&struct_doc(s));
+    let fields = s.fields.iter().map(field);
+    let catch_field = ident(catch_all.field);
+    let catch_ty = &catch_all.ty;
+    let catch_doc = catch_all.doc;
+    let deserialize = deserialize(s, catch_all);
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        pub struct #name {
+            #(#fields)*
+            #[doc = #catch_doc]
+            #[serde(flatten)]
+            pub #catch_field: #catch_ty,
+        }
+        #deserialize
+    }
+}
+
+fn struct_doc(s: &Struct) -> Vec<String> {
+    let mut doc = s.doc.clone();
+    for rule in &s.rules {
+        doc.push(format!("Rule: {}.", super::envelope::describe_rule(rule)));
+    }
+    doc
+}
+
+fn field(f: &Field) -> TokenStream {
+    let ident = ident(&f.ident);
+    let mut rust_ty = ty(&f.ty);
+    let mut serde = Vec::new();
+    if f.ident != f.json {
+        let json = &f.json;
+        serde.push(quote!(rename = #json));
+    }
+    if !f.required {
+        rust_ty = quote!(Option<#rust_ty>);
+        serde.push(quote!(skip_serializing_if = "Option::is_none"));
+    }
+    if holds_numbers(&f.ty) {
+        serde.push(quote!(serialize_with = "super::runtime::numbers"));
+    }
+    let serde = (!serde.is_empty()).then(|| quote!(#[serde(#(#serde),*)]));
+    let doc = docs(&field_doc(f));
+    quote! {
+        #doc
+        #serde
+        pub #ident: #rust_ty,
+    }
+}
+
+/// The schema's words, then the facts: wire name, requiredness, capture
+/// level and constraints.
+pub fn field_doc(f: &Field) -> Vec<String> {
+    let mut facts = vec![
+        format!("`{}`", f.json),
+        if f.required {
+            "required".to_owned()
+        } else {
+            "optional".to_owned()
+        },
+        format!("capture `{}`", f.capture),
+    ];
+    facts.extend(constraints(&f.ty));
+    if let Some(default) = &f.default {
+        facts.push(format!("default `{default}`"));
+    }
+    let mut doc = f.doc.clone();
+    doc.push(format!("{}.", facts.join(", ")));
+    doc
+}
+
+fn constraints(ty: &Ty) -> Vec<String> {
+    let mut out = Vec::new();
+    match ty {
+        Ty::String(rules) => {
+            if let Some(n) = rules.min_length {
+                out.push(format!("at least {n} characters"));
+            }
+            if let Some(format) = &rules.format {
+                out.push(format!("format `{format}`"));
+            }
+            if let Some(pattern) = &rules.pattern {
+                out.push(format!("pattern `{pattern}`"));
+            }
+        }
+        Ty::Integer(rules) | Ty::Number(rules) => {
+            if let Some(min) = &rules.minimum {
+                out.push(format!("minimum {min}"));
+            }
+            if let Some(max) = &rules.maximum {
+                out.push(format!("maximum {max}"));
+            }
+        }
+        Ty::Array(item, capture) => {
+            let inner = constraints(item);
+            if !inner.is_empty() {
+                out.push(format!("items: {}", inner.join(", ")));
+            }
+            if let Some(level) = capture {
+                out.push(format!("items capture `{level}`"));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A `Deserialize` impl that reads each member once, refuses `null`s and
+/// duplicates, and keeps unknown members in the catch-all.
+fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
+    let name = ident(&s.name);
+    let expecting = format!("a `{}` object", s.name);
+    let slots: Vec<_> = (0..s.fields.len())
+        .map(|i| format_ident!("slot_{}", i))
+        .collect();
+    let types = s.fields.iter().map(|f| ty(&f.ty));
+    let jsons: Vec<&str> = s.fields.iter().map(|f| f.json.as_str()).collect();
+    let inits = s.fields.iter().zip(&slots).map(|(f, slot)| {
+        let ident = ident(&f.ident);
+        if f.required {
+            let json = &f.json;
+            quote!(#ident: super::runtime::required(#slot, #json)?)
+        } else {
+            quote!(#ident: #slot)
+        }
+    });
+    let catch_field = ident(catch_all.field);
+    let catch_ty = &catch_all.ty;
+    let keep = &catch_all.keep;
+    let dispatch = if s.fields.is_empty() {
+        quote!(#keep(&mut #catch_field, key, &mut map)?;)
+    } else {
+        quote! {
+            match key.as_str() {
+                #(#jsons => super::runtime::fill(&mut #slots, &mut map, #jsons)?,)*
+                _ => #keep(&mut #catch_field, key, &mut map)?,
+            }
+        }
+    };
+    quote! {
+        impl<'de> serde::Deserialize<'de> for #name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl<'de> serde::de::Visitor<'de> for Visitor {
+                    type Value = #name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(#expecting)
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<#name, A::Error> {
+                        #(let mut #slots: Option<#types> = None;)*
+                        let mut #catch_field = <#catch_ty>::default();
+                        while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                            #dispatch
+                        }
+                        Ok(#name {
+                            #(#inits,)*
+                            #catch_field,
+                        })
+                    }
+                }
+                deserializer.deserialize_map(Visitor)
+            }
+        }
+    }
+}
+
+/// A string enum with `as_str`, `ALL`, `Display` and `FromStr`.
+pub fn enumeration(e: &Enum) -> TokenStream {
+    let name = ident(&e.name);
+    let doc = docs(&e.doc);
+    let variants: Vec<_> = e.variants.iter().map(|(_, v)| ident(v)).collect();
+    let values: Vec<&str> = e.variants.iter().map(|(v, _)| v.as_str()).collect();
+    let variant_docs = values.iter().map(|v| format!(" `\"{v}\"`"));
+    let count = Literal::usize_unsuffixed(variants.len());
+    let expected = format!("`{}` value", e.name);
+    quote! {
+        #doc
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum #name {
+            #(
+                #[doc = #variant_docs]
+                #[serde(rename = #values)]
+                #variants,
+            )*
+        }
+
+        impl #name {
+            /// Every value, in schema order.
+            pub const ALL: [#name; #count] = [#(#name::#variants),*];
+
+            /// The value as it is written on the wire.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    #(#name::#variants => #values,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for #name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for #name {
+            type Err = super::runtime::Error;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    #(#values => Ok(#name::#variants),)*
+                    _ => Err(super::runtime::Error::UnknownValue { expected: #expected, value: s.to_owned() }),
+                }
+            }
+        }
+    }
+}
+
+/// A primitive type list as an enum with one variant per member.
+pub fn union(u: &Union) -> TokenStream {
+    let name = ident(&u.name);
+    let doc = docs(&u.doc);
+    let mut variants = Vec::new();
+    let mut serialize = Vec::new();
+    let mut visits = Vec::new();
+    let integer = u.members.contains(&Primitive::Integer);
+    for member in &u.members {
+        let (variant, rust, doc) = match member {
+            Primitive::Object => ("Object", quote!(super::runtime::Object), " A JSON object."),
+            Primitive::String => ("String", quote!(String), " A string."),
+            Primitive::Integer => ("Integer", quote!(i64), " An integer."),
+            Primitive::Number => ("Number", quote!(f64), " A number."),
+            Primitive::Boolean => ("Boolean", quote!(bool), " A boolean."),
+        };
+        let v = ident(variant);
+        variants.push(quote!(#[doc = #doc] #v(#rust),));
+        serialize.push(match member {
+            Primitive::Number => {
+                quote!(#name::#v(value) => super::runtime::Numbers::write(value, serializer),)
+            }
+            _ => quote!(#name::#v(value) => serde::Serialize::serialize(value, serializer),),
+        });
+        visits.push(match member {
+            Primitive::Object => quote! {
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<#name, A::Error> {
+                    serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(#name::Object)
+                }
+            },
+            Primitive::String => quote! {
+                fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<#name, E> {
+                    Ok(#name::String(v.to_owned()))
+                }
+                fn visit_string<E: serde::de::Error>(self, v: String) -> Result<#name, E> {
+                    Ok(#name::String(v))
+                }
+            },
+            Primitive::Integer => quote! {
+                fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<#name, E> {
+                    Ok(#name::Integer(v))
+                }
+                fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<#name, E> {
+                    i64::try_from(v)
+                        .map(#name::Integer)
+                        .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+                }
+            },
+            // An integer is a number too, unless the list has `integer`.
+            Primitive::Number if integer => quote! {
+                fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<#name, E> {
+                    Ok(#name::Number(v))
+                }
+            },
+            Primitive::Number => quote! {
+                fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<#name, E> {
+                    Ok(#name::Number(v))
+                }
+                fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<#name, E> {
+                    Ok(#name::Number(v as f64))
+                }
+                fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<#name, E> {
+                    Ok(#name::Number(v as f64))
+                }
+            },
+            Primitive::Boolean => quote! {
+                fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<#name, E> {
+                    Ok(#name::Boolean(v))
+                }
+            },
+        });
+    }
+    let names: Vec<&str> = u.members.iter().map(|m| m.json_name()).collect();
+    let expecting = match names.split_last() {
+        Some((last, [])) => format!("a JSON {last}"),
+        Some((last, rest)) => format!("a JSON {} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum #name {
+            #(#variants)*
+        }
+
+        impl serde::Serialize for #name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    #(#serialize)*
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for #name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl<'de> serde::de::Visitor<'de> for Visitor {
+                    type Value = #name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(#expecting)
+                    }
+                    #(#visits)*
+                }
+                deserializer.deserialize_any(Visitor)
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Stage 3: the IR as Rust tokens, one token stream per module.
+//!
+//! Emission cannot fail: every name in the IR is already a valid, unique
+//! Rust identifier. It knows nothing of files; `lib.rs` lays the modules
+//! out.
+
+mod envelope;
+mod items;
+mod payload;
+mod registry;
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+
+use crate::ir::{Ir, Ty, TypePath};
+
+/// The support module, emitted as written.
+const RUNTIME: &str = include_str!("../../templates/runtime.rs");
+
+/// One generated module: its name (`mod` for the root) and its tokens.
+pub struct EmittedModule {
+    /// `mod` for the root module, else the module name.
+    pub name: String,
+    /// What it is generated from.
+    pub source: String,
+    /// The module's contents.
+    pub tokens: TokenStream,
+}
+
+/// All modules of the generated tree, root first.
+pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
+    let runtime: TokenStream = RUNTIME.parse().expect("the runtime template is valid Rust");
+    let mut modules = vec![
+        EmittedModule {
+            name: "mod".to_owned(),
+            source: "the whole registry".to_owned(),
+            tokens: root(ir),
+        },
+        EmittedModule {
+            name: "runtime".to_owned(),
+            source: "the generator's runtime template".to_owned(),
+            tokens: runtime,
+        },
+        EmittedModule {
+            name: "registry".to_owned(),
+            source: "registry/*.json".to_owned(),
+            tokens: registry::module(&ir.registry),
+        },
+        EmittedModule {
+            name: "envelope".to_owned(),
+            source: crate::load::ENVELOPE_FILE.to_owned(),
+            tokens: envelope::module(ir),
+        },
+        EmittedModule {
+            name: "payload".to_owned(),
+            source: "registry/types.json".to_owned(),
+            tokens: payload::module(ir),
+        },
+    ];
+    for module in &ir.modules {
+        let doc = doc_line(&format!("Types of `{}`.", module.source));
+        let items = module.items.iter().map(items::item);
+        modules.push(EmittedModule {
+            name: module.name.clone(),
+            source: module.source.clone(),
+            tokens: quote! {
+                #![doc = #doc]
+                #(#items)*
+            },
+        });
+    }
+    modules
+}
+
+/// `mod.rs`: declares the modules and re-exports every public item.
+fn root(ir: &Ir) -> TokenStream {
+    let schema_modules: Vec<Ident> = ir.modules.iter().map(|m| ident(&m.name)).collect();
+    let exports = ir.modules.iter().map(|m| {
+        let module = ident(&m.name);
+        let names = m.items.iter().map(|i| ident(items::name(i)));
+        quote!(pub use #module::{#(#names),*};)
+    });
+    let envelope_names = ir.envelope.items.iter().map(|i| ident(items::name(i)));
+    quote! {
+        //! The AEP registry as Rust types.
+
+        pub mod runtime;
+        mod registry;
+        mod envelope;
+        mod payload;
+        #(mod #schema_modules;)*
+
+        pub use runtime::{Data, Error, Object};
+        pub use registry::*;
+        pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
+        pub use payload::Payload;
+        #(#exports)*
+    }
+}
+
+pub(crate) fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+/// A path to a named type from a sibling module.
+pub(crate) fn path(path: &TypePath) -> TokenStream {
+    let module = ident(&path.module);
+    let name = ident(&path.name);
+    quote!(super::#module::#name)
+}
+
+/// The Rust type of a value.
+pub(crate) fn ty(ty: &Ty) -> TokenStream {
+    match ty {
+        Ty::String(_) => quote!(String),
+        Ty::Integer(rules) if rules.unsigned() => quote!(u64),
+        Ty::Integer(_) => quote!(i64),
+        Ty::Number(_) => quote!(f64),
+        Ty::Boolean => quote!(bool),
+        Ty::FreeObject => quote!(super::runtime::Object),
+        Ty::Array(item, _) => {
+            let item = self::ty(item);
+            quote!(Vec<#item>)
+        }
+        Ty::Named(p) => path(p),
+        Ty::PayloadSlot => quote!(super::runtime::Data),
+    }
+}
+
+/// Whether a value's Rust type holds `f64`s directly (not inside a
+/// named type, which writes its own).
+pub(crate) fn holds_numbers(ty: &Ty) -> bool {
+    match ty {
+        Ty::Number(_) => true,
+        Ty::Array(item, _) => holds_numbers(item),
+        _ => false,
+    }
+}
+
+/// Doc attributes, one paragraph each.
+pub(crate) fn docs(paragraphs: &[String]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (i, paragraph) in paragraphs.iter().enumerate() {
+        if i > 0 {
+            out.extend(doc_attr(""));
+        }
+        out.extend(doc_attr(
+            &paragraph.split_whitespace().collect::<Vec<_>>().join(" "),
+        ));
+    }
+    out
+}
+
+fn doc_attr(text: &str) -> TokenStream {
+    let line = doc_line(text);
+    quote!(#[doc = #line])
+}
+
+/// A doc line as prettyplease prints it after `///`.
+pub(crate) fn doc_line(text: &str) -> Literal {
+    if text.is_empty() {
+        Literal::string("")
+    } else {
+        Literal::string(&format!(" {text}"))
+    }
+}

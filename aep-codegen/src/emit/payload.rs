@@ -1,0 +1,82 @@
+//! `Payload`: one variant per payload schema, chosen by the event type.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::ident;
+use crate::ir::Ir;
+
+pub fn module(ir: &Ir) -> TokenStream {
+    let variants: Vec<_> = ir.payloads.iter().map(|p| ident(&p.name)).collect();
+    let paths: Vec<_> = ir
+        .payloads
+        .iter()
+        .map(|p| {
+            let module = ident(&p.module);
+            let name = ident(&p.name);
+            quote!(super::#module::#name)
+        })
+        .collect();
+    let types: Vec<&str> = ir.payloads.iter().map(|p| p.event_type.as_str()).collect();
+    let docs = ir.payloads.iter().map(|p| {
+        let summary = ir
+            .registry
+            .types
+            .iter()
+            .find(|(row, _)| row.name == p.event_type)
+            .map(|(row, _)| row.summary.as_str())
+            .unwrap_or_default();
+        format!(" `{}`: {summary}.", p.event_type)
+    });
+    quote! {
+        //! The typed payload of an event, chosen by its type.
+
+        /// An event's `data`, typed by the schema its event type names.
+        ///
+        /// Serialising a payload yields exactly the `data` object.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)] // boxing would cost an allocation per decode
+        pub enum Payload {
+            #(
+                #[doc = #docs]
+                #variants(#paths),
+            )*
+            /// The data of a type without a payload schema (reserved,
+            /// vendor `x.*`, or not registered), as it is.
+            Untyped(super::runtime::Object),
+        }
+
+        impl Payload {
+            /// Decodes `data` (absent reads as `{}`) by the schema `event_type` names.
+            pub fn from_data(event_type: &str, data: Option<&super::runtime::Data>) -> Result<Payload, super::runtime::Error> {
+                let text = data.map_or("{}", super::runtime::Data::get);
+                Ok(match event_type {
+                    #(#types => Payload::#variants(super::runtime::decode(event_type, text)?),)*
+                    _ => Payload::Untyped(super::runtime::decode(event_type, text)?),
+                })
+            }
+
+            /// The event type whose schema this payload follows; `None` for [`Payload::Untyped`].
+            pub fn event_type(&self) -> Option<&'static str> {
+                match self {
+                    #(Payload::#variants(_) => Some(#types),)*
+                    Payload::Untyped(_) => None,
+                }
+            }
+
+            /// The payload as an event's `data`.
+            pub fn to_data(&self) -> super::runtime::Data {
+                super::runtime::Data::from_serialize(self).expect("a payload serialises to a JSON object")
+            }
+        }
+
+        impl serde::Serialize for Payload {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    #(Payload::#variants(payload) => payload.serialize(serializer),)*
+                    Payload::Untyped(data) => data.serialize(serializer),
+                }
+            }
+        }
+    }
+}
