@@ -1,0 +1,4 @@
+//! Typed AEP events.
+#[rustfmt::skip]
+mod generated;
+pub use generated::*;
