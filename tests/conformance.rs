@@ -7,24 +7,39 @@ use serde_json::Value;
 
 /// Decodes one line and checks everything a valid event promises.
 fn check_valid(line: &str) -> Result<(), String> {
-    let original: Value = serde_json::from_str(line).map_err(|e| format!("fixture is not JSON: {e}"))?;
+    let original: Value =
+        serde_json::from_str(line).map_err(|e| format!("fixture is not JSON: {e}"))?;
     let event: Event = serde_json::from_str(line).map_err(|e| format!("decode: {e}"))?;
     let payload = event.payload().map_err(|e| format!("payload: {e}"))?;
-    match (event.registered_type().and_then(|t| t.schema()), &payload) {
-        (Some(_), Payload::Untyped(_)) => return Err("registered type with a schema gave Payload::Untyped".into()),
-        (None, typed @ _) if !matches!(typed, Payload::Untyped(_)) => {
-            return Err("type without a schema gave a typed payload".into())
-        }
-        _ => {}
+    let has_schema = event.registered_type().and_then(|t| t.schema()).is_some();
+    let untyped = matches!(payload, Payload::Untyped(_));
+    if has_schema == untyped {
+        return Err(format!(
+            "has a schema: {has_schema}, but the payload is untyped: {untyped}"
+        ));
+    }
+    if payload.event_type().is_some_and(|t| t != event.type_) {
+        return Err(format!(
+            "payload of `{:?}` for a `{}` event",
+            payload.event_type(),
+            event.type_
+        ));
     }
     let encoded = serde_json::to_value(&event).map_err(|e| format!("encode: {e}"))?;
     if encoded != original {
-        return Err(format!("round trip changed the event:\n  in:  {original}\n  out: {encoded}"));
+        return Err(format!(
+            "round trip changed the event:\n  in:  {original}\n  out: {encoded}"
+        ));
     }
-    let data = original.get("data").cloned().unwrap_or_else(|| Value::Object(Default::default()));
+    let data = original
+        .get("data")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Default::default()));
     let typed = serde_json::to_value(&payload).map_err(|e| format!("encode payload: {e}"))?;
     if typed != data {
-        return Err(format!("payload round trip changed data:\n  in:  {data}\n  out: {typed}"));
+        return Err(format!(
+            "payload round trip changed data:\n  in:  {data}\n  out: {typed}"
+        ));
     }
     Ok(())
 }
@@ -33,7 +48,11 @@ fn check_valid(line: &str) -> Result<(), String> {
 fn valid_events_decode_type_and_round_trip() {
     let text = read_fixture("valid.jsonl");
     let mut report = Report::default();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         report.case(format!("valid.jsonl:{}", i + 1), check_valid(line));
     }
     let cases = report.finish("valid.jsonl");
@@ -58,7 +77,8 @@ fn every_registered_type_is_in_the_corpus() {
 
 #[test]
 fn invalid_payloads_are_refused_where_they_break() {
-    let cases: Vec<Value> = serde_json::from_str(&read_fixture("invalid-payloads.json")).expect("fixture is JSON");
+    let cases: Vec<Value> =
+        serde_json::from_str(&read_fixture("invalid-payloads.json")).expect("fixture is JSON");
     let mut report = Report::default();
     for case in &cases {
         let name = case["name"].as_str().unwrap_or("?");
@@ -68,7 +88,8 @@ fn invalid_payloads_are_refused_where_they_break() {
 }
 
 fn check_invalid(case: &Value) -> Result<(), String> {
-    let event: Event = serde_json::from_value(case["event"].clone()).map_err(|e| format!("envelope: {e}"))?;
+    let event: Event =
+        serde_json::from_value(case["event"].clone()).map_err(|e| format!("envelope: {e}"))?;
     let error = match event.payload() {
         Ok(payload) => return Err(format!("accepted: {payload:?}")),
         Err(error) => error,
@@ -76,7 +97,10 @@ fn check_invalid(case: &Value) -> Result<(), String> {
     let pointer = case["pointer"].as_str().unwrap_or_default();
     let message = case["message"].as_str().unwrap_or_default();
     if error.pointer() != Some(pointer) {
-        return Err(format!("pointer {:?}, expected {pointer:?} ({error})", error.pointer()));
+        return Err(format!(
+            "pointer {:?}, expected {pointer:?} ({error})",
+            error.pointer()
+        ));
     }
     if !error.to_string().contains(message) {
         return Err(format!("message `{error}` lacks `{message}`"));

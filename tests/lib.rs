@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 /// The workspace root.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
 }
 
 /// A fixture file's path.
@@ -48,5 +51,70 @@ impl Report {
             );
         }
         self.cases
+    }
+}
+
+/// A scratch copy of the project's registry, to mutate one file at a time.
+pub struct ScratchRegistry {
+    dir: tempfile::TempDir,
+}
+
+impl ScratchRegistry {
+    /// Copies `schemas/` into a new temporary directory.
+    pub fn new() -> ScratchRegistry {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        copy_dir(&root().join("schemas"), dir.path());
+        ScratchRegistry { dir }
+    }
+
+    /// The registry directory.
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// Edits one JSON file of the registry in place.
+    pub fn edit(&self, file: &str, change: impl FnOnce(&mut serde_json::Value)) -> &Self {
+        let path = self.dir.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mut value: serde_json::Value =
+            serde_json::from_str(&text).expect("registry file is JSON");
+        change(&mut value);
+        self.write(
+            file,
+            serde_json::to_string_pretty(&value)
+                .expect("JSON serialises")
+                .as_bytes(),
+        )
+    }
+
+    /// Replaces (or adds) one file with raw bytes.
+    pub fn write(&self, file: &str, bytes: &[u8]) -> &Self {
+        std::fs::write(self.dir.path().join(file), bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
+        self
+    }
+
+    /// Removes one file.
+    pub fn remove(&self, file: &str) -> &Self {
+        std::fs::remove_file(self.dir.path().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        self
+    }
+}
+
+impl Default for ScratchRegistry {
+    fn default() -> Self {
+        ScratchRegistry::new()
+    }
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create directory");
+    for entry in std::fs::read_dir(from).expect("read directory") {
+        let entry = entry.expect("directory entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
     }
 }

@@ -21,6 +21,35 @@ const ANNOTATIONS: &[&str] = &[
     "x-aep-capture",
     "default",
 ];
+/// Every keyword the subset knows, wherever it may appear.
+const KNOWN: &[&str] = &[
+    "title",
+    "description",
+    "$comment",
+    "x-aep-capture",
+    "default",
+    "$schema",
+    "$id",
+    "$defs",
+    "$ref",
+    "type",
+    "properties",
+    "required",
+    "items",
+    "enum",
+    "const",
+    "minLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "propertyNames",
+    "additionalProperties",
+];
 /// Keywords only a document root may carry.
 const ROOT: &[&str] = &["$schema", "$id"];
 /// Capture level of a member without `x-aep-capture`.
@@ -303,7 +332,7 @@ impl<'r> Lowerer<'r> {
                 .ok_or_else(|| at.error("missing `propertyNames`"))?,
         )?;
         only(&names_at, names, &[&["pattern", "$comment", "description"]])?;
-        let extension_name_pattern = string_at(&names_at.child("pattern"), names.get("pattern"))?;
+        let extension_name_pattern = pattern_at(&names_at.child("pattern"), names.get("pattern"))?;
 
         let values_at = at.child("additionalProperties");
         let values = object(
@@ -478,6 +507,7 @@ impl<'r> Lowerer<'r> {
     /// Lowers one schema to a type; `hint` names it if it needs a name.
     fn schema(&mut self, at: &At<'r>, value: &'r Value, hint: &str) -> Result<Ty, Error> {
         let map = object(at, value)?;
+        known(at, map)?;
         if let Some(level) = map.get("x-aep-capture") {
             self.capture(&at.child("x-aep-capture"), level)?;
         }
@@ -548,7 +578,7 @@ impl<'r> Lowerer<'r> {
                 };
                 let pattern = match map.get("pattern") {
                     None => None,
-                    v => Some(string_at(&at.child("pattern"), v)?),
+                    v => Some(pattern_at(&at.child("pattern"), v)?),
                 };
                 Ok(Ty::String(StringRules {
                     min_length,
@@ -951,20 +981,40 @@ fn object<'v>(at: &At<'_>, value: &'v Value) -> Result<&'v Map<String, Value>, E
     }
 }
 
-/// Refuses any keyword not in one of `allowed`.
+/// Refuses any keyword outside the subset, then any not in `allowed`.
 fn only(at: &At<'_>, map: &Map<String, Value>, allowed: &[&[&str]]) -> Result<(), Error> {
+    known(at, map)?;
     for key in map.keys() {
         if !allowed.iter().any(|set| set.contains(&key.as_str())) {
-            return Err(at.child(key).error(format!("unsupported keyword `{key}`")));
+            return Err(at
+                .child(key)
+                .error(format!("keyword `{key}` is not supported here")));
         }
     }
     Ok(())
+}
+
+/// Refuses any keyword the subset does not know at all.
+fn known(at: &At<'_>, map: &Map<String, Value>) -> Result<(), Error> {
+    match map.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+        Some(key) => Err(at.child(key).error(format!("unsupported keyword `{key}`"))),
+        None => Ok(()),
+    }
 }
 
 fn string_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
     match value {
         Some(Value::String(s)) => Ok(s.clone()),
         _ => Err(at.error("expected a string")),
+    }
+}
+
+/// A `pattern`: a string the generated code can compile as a regex.
+fn pattern_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
+    let pattern = string_at(at, value)?;
+    match regex_lite::Regex::new(&pattern) {
+        Ok(_) => Ok(pattern),
+        Err(e) => Err(at.error(format!("`pattern` is not a valid regular expression: {e}"))),
     }
 }
 
@@ -1065,7 +1115,7 @@ fn conditional(
             only(&test_at, test_map, &[&["const", "pattern", "$comment"]])?;
             let test = match (test_map.get("const"), test_map.get("pattern")) {
                 (Some(Value::String(c)), None) => Test::Const(c.clone()),
-                (None, Some(Value::String(p))) => Test::Pattern(p.clone()),
+                (None, Some(p)) => Test::Pattern(pattern_at(&test_at.child("pattern"), Some(p))?),
                 _ => {
                     return Err(test_at.error("an `if` test is one string `const` or one `pattern`"))
                 }

@@ -84,7 +84,7 @@ fn root(ir: &Ir) -> TokenStream {
     quote! {
         //! The AEP registry as Rust types.
 
-        pub mod runtime;
+        mod runtime;
         mod registry;
         mod envelope;
         mod payload;

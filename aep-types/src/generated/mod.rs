@@ -2,7 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The AEP registry as Rust types.
-pub mod runtime;
+mod runtime;
 mod registry;
 mod envelope;
 mod payload;

@@ -1,0 +1,211 @@
+//! The envelope's promises: extension attributes are scalars with valid
+//! names, nothing is ever `null`, duplicates are refused, defaults come
+//! from the registry, and the registry facts are Rust values.
+
+use aep_types::{
+    Capture, Category, CategoryScope, Event, ExtensionName, ExtensionValue, NackReason, Payload,
+    RegisteredType, Scope, Severity, Status, MANDATORY,
+};
+use serde_json::{json, Value};
+
+const BASE: &str = r#""aep":"0.1","id":"e1","type":"run.started","time":"2026-11-30T12:00:00Z","source":"urn:aep:agent:t","agent":"t","session":"s","seq":0"#;
+
+fn decode(members: &str) -> Result<Event, String> {
+    serde_json::from_str(&format!("{{{BASE}{members}}}")).map_err(|e| e.to_string())
+}
+
+#[test]
+fn envelope_errors_say_what_is_wrong() {
+    let cases = [
+        (r#","Host":"a""#, "invalid extension attribute name `Host`"),
+        (
+            r#","averyveryverylongname1":"a""#,
+            "invalid extension attribute name `averyveryverylongname1`",
+        ),
+        (r#","x-b":"a""#, "invalid extension attribute name `x-b`"),
+        (
+            r#","ext":{"a":1}"#,
+            "invalid type: map, expected a JSON string, integer or boolean",
+        ),
+        (
+            r#","ext":[1]"#,
+            "invalid type: sequence, expected a JSON string, integer or boolean",
+        ),
+        (
+            r#","ext":1.5"#,
+            "invalid type: floating point `1.5`, expected a JSON string, integer or boolean",
+        ),
+        (r#","ext":null"#, "invalid type: null"),
+        (r#","ext":"a","ext":"b""#, "duplicate field `ext`"),
+        (
+            r#","subject":null"#,
+            "invalid type: null, expected a string",
+        ),
+        (r#","id":"e2""#, "duplicate field `id`"),
+        (r#","seq":-1"#, "duplicate field `seq`"),
+        (r#","data":[1]"#, "`data` must be a JSON object"),
+        (r#","data":"text""#, "`data` must be a JSON object"),
+        (r#","severity":"fatal""#, "unknown variant `fatal`"),
+    ];
+    let mut failures = Vec::new();
+    for (members, expected) in cases {
+        match decode(members) {
+            Ok(event) => failures.push(format!("{members}: accepted {event:?}")),
+            Err(e) if !e.contains(expected) => {
+                failures.push(format!("{members}: `{e}` lacks `{expected}`"))
+            }
+            Err(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let missing = serde_json::from_str::<Event>(r#"{"aep":"0.1","id":"e1"}"#).unwrap_err();
+    assert!(
+        missing.to_string().contains("missing field `type`"),
+        "{missing}"
+    );
+    let version =
+        serde_json::from_str::<Event>(&format!("{{{}}}", BASE.replace("0.1", "0.2"))).unwrap_err();
+    assert!(
+        version.to_string().contains("unknown variant `0.2`"),
+        "{version}"
+    );
+}
+
+#[test]
+fn extension_names_are_checked_when_made() {
+    assert_eq!(
+        ExtensionName::new("host").map(|n| n.to_string()),
+        Ok("host".to_owned())
+    );
+    assert!(
+        ExtensionName::new("a1b2c3d4e5f6g7h8i9j0").is_ok(),
+        "20 characters"
+    );
+    for bad in ["", "Host", "a-b", "time", "data", "a1b2c3d4e5f6g7h8i9j0k"] {
+        let error = ExtensionName::new(bad).expect_err(bad);
+        assert!(error.to_string().contains(&format!("`{bad}`")), "{error}");
+    }
+}
+
+#[test]
+fn extensions_and_unknown_members_survive_a_round_trip() {
+    let line = format!(
+        r#"{{{BASE},"zone":"eu","retries":-3,"big":9007199254740993,"canary":true,"data":{{"trigger":"user","vendor":{{"k":[1,2]}}}}}}"#
+    );
+    let event: Event = serde_json::from_str(&line).expect("decodes");
+    assert_eq!(
+        event.extensions.get("retries"),
+        Some(&ExtensionValue::Integer(-3))
+    );
+    assert_eq!(
+        event.extensions.get("canary"),
+        Some(&ExtensionValue::Boolean(true))
+    );
+    let Payload::RunStarted(payload) = event.payload().expect("types") else {
+        panic!("wrong variant")
+    };
+    assert_eq!(payload.extra["vendor"], json!({"k": [1, 2]}));
+    let original: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(serde_json::to_value(&event).expect("encodes"), original);
+}
+
+#[test]
+fn duplicate_payload_members_are_refused_with_their_place() {
+    let event =
+        decode(r#","data":{"trigger":"user","trigger":"agent"}"#).expect("the envelope is fine");
+    let error = event.payload().expect_err("duplicate member");
+    assert_eq!(
+        error.pointer(),
+        Some("/data"),
+        "the object holding the duplicate"
+    );
+    assert!(
+        error.to_string().contains("duplicate field `trigger`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn built_events_encode_with_defaults_left_absent() {
+    let mut event = Event::new(
+        "e9",
+        "agent.presence",
+        "2026-11-30T12:00:00Z",
+        "urn:aep:agent:t",
+        "t",
+    );
+    assert_eq!(event.epoch_or_default(), 0);
+    assert_eq!(event.severity_or_default(), Severity::Info);
+    assert_eq!(event.capture_or_default(), Capture::Metadata);
+    event.extensions.insert(
+        ExtensionName::new("host").expect("valid"),
+        ExtensionValue::String("h1".into()),
+    );
+    let payload: Payload = Payload::from_data(
+        "agent.presence",
+        Some(&aep_types::Data::from_json(r#"{"state":"busy"}"#).unwrap()),
+    )
+    .expect("types");
+    event.set_payload(&payload);
+    assert_eq!(
+        serde_json::to_value(&event).expect("encodes"),
+        json!({"aep": "0.1", "id": "e9", "type": "agent.presence", "time": "2026-11-30T12:00:00Z",
+               "source": "urn:aep:agent:t", "agent": "t", "host": "h1", "data": {"state": "busy"}})
+    );
+    event.severity = Some(Severity::Error);
+    assert_eq!(event.severity_or_default(), Severity::Error);
+}
+
+#[test]
+fn types_without_a_schema_keep_their_data() {
+    for event_type in ["message.user.submitted", "x.acme.tool.scan", "tool.retried"] {
+        let data = aep_types::Data::from_json(r#"{"text":"hi","n":[1]}"#).expect("object");
+        match Payload::from_data(event_type, Some(&data)).expect(event_type) {
+            Payload::Untyped(object) => {
+                assert_eq!(Value::Object(object), json!({"text": "hi", "n": [1]}))
+            }
+            other => panic!("{event_type}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn registry_facts_are_rust_values() {
+    assert_eq!(RegisteredType::ALL.len(), 46);
+    assert_eq!(
+        RegisteredType::ALL
+            .iter()
+            .filter(|t| t.schema().is_some())
+            .count(),
+        44
+    );
+    assert_eq!(MANDATORY.len(), 14);
+    assert!(MANDATORY.iter().all(|t| t.status() == Status::Mandatory));
+    assert_eq!(
+        RegisteredType::MessageUserSubmitted.status(),
+        Status::Reserved
+    );
+    assert_eq!(RegisteredType::ControlCancel.scope(), Scope::Command);
+    assert_eq!(RegisteredType::AgentHeartbeat.scope(), Scope::Agent);
+    assert_eq!("tool.requested".parse(), Ok(RegisteredType::ToolRequested));
+    assert_eq!(
+        RegisteredType::ToolRequested.schema(),
+        Some("types/tool.requested.schema.json")
+    );
+
+    assert!(Severity::Debug < Severity::Info && Severity::Error < Severity::Critical);
+    assert_eq!(Severity::default(), Severity::Info);
+    assert_eq!(Severity::Warning.otlp_severity_number(), 13);
+    assert_eq!(Severity::Critical.ocsf_severity_id(), 5);
+    assert!(Capture::None < Capture::Metadata && Capture::Redacted < Capture::Full);
+    assert_eq!(Capture::default(), Capture::Metadata);
+    assert_eq!(
+        NackReason::ALL.map(NackReason::as_str),
+        ["unsupported", "unauthorized", "busy", "refused", "invalid"]
+    );
+
+    assert_eq!(Category::of("x.acme.tool.scan"), Some(Category::X));
+    assert_eq!(Category::X.scope(), CategoryScope::Any);
+    assert_eq!(Category::of("nope.thing"), None);
+}

@@ -1,0 +1,438 @@
+//! Everything outside the subset is refused: each case breaks one file of
+//! a scratch copy of the registry and pins the diagnostic (file, JSON
+//! Pointer, construct). No case may panic or write output.
+
+use aep_tests::{Report, ScratchRegistry};
+use serde_json::{json, Value};
+
+const TOOL: &str = "types/tool.requested.schema.json";
+const COMMON: &str = "common.schema.json";
+
+/// One refused registry: how to break it and the error it must give.
+struct Case {
+    name: &'static str,
+    breaks: fn(&ScratchRegistry),
+    file: &'static str,
+    pointer: &'static str,
+    message: &'static str,
+}
+
+/// Sets (or adds) one property of a schema.
+fn property(name: &'static str, schema: Value) -> impl FnOnce(&mut Value) {
+    move |doc| doc["properties"][name] = schema
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "oneOf",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"oneOf": [{"type": "string"}]})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/oneOf",
+            message: "unsupported keyword `oneOf`",
+        },
+        Case {
+            name: "anyOf",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "anyOf": []})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/anyOf",
+            message: "unsupported keyword `anyOf`",
+        },
+        Case {
+            name: "not",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "not": {"const": "x"}})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/not",
+            message: "unsupported keyword `not`",
+        },
+        Case {
+            name: "patternProperties",
+            breaks: |r| {
+                r.edit(TOOL, property("args", json!({"type": "object", "patternProperties": {}})));
+            },
+            file: TOOL,
+            pointer: "/properties/args/patternProperties",
+            message: "unsupported keyword `patternProperties`",
+        },
+        Case {
+            name: "unknown-keyword",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "maxLenght": 3})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/maxLenght",
+            message: "unsupported keyword `maxLenght`",
+        },
+        Case {
+            name: "tuple-items",
+            breaks: |r| {
+                r.edit(TOOL, property("list", json!({"type": "array", "items": [{"type": "string"}]})));
+            },
+            file: TOOL,
+            pointer: "/properties/list/items",
+            message: "tuple `items` is outside the subset",
+        },
+        Case {
+            name: "array-without-items",
+            breaks: |r| {
+                r.edit(TOOL, property("list", json!({"type": "array"})));
+            },
+            file: TOOL,
+            pointer: "/properties/list",
+            message: "`array` without `items`",
+        },
+        Case {
+            name: "null-type",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "null"})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/type",
+            message: "type `null` is outside the subset",
+        },
+        Case {
+            name: "null-in-type-list",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": ["string", "null"]})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/type/1",
+            message: "type `null` is outside the subset",
+        },
+        Case {
+            name: "array-in-type-list",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": ["string", "array"]})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/type/1",
+            message: "type list member `array` is outside the subset",
+        },
+        Case {
+            name: "number-enum",
+            breaks: |r| {
+                r.edit(TOOL, property("level", json!({"enum": [1, 2]})));
+            },
+            file: TOOL,
+            pointer: "/properties/level/enum/0",
+            message: "only string enum values are in the subset",
+        },
+        Case {
+            name: "schema-without-type",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"description": "no type"})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest",
+            message: "schema without `type`",
+        },
+        Case {
+            name: "boolean-schema",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!(true)));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest",
+            message: "boolean schema `true` is outside the subset",
+        },
+        Case {
+            name: "unsupported-format",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "format": "email"})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/format",
+            message: "unsupported `format` \"email\"",
+        },
+        Case {
+            name: "invalid-pattern",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "pattern": "(["})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/pattern",
+            message: "not a valid regular expression",
+        },
+        Case {
+            name: "bad-capture-level",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "x-aep-capture": "secret"})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/x-aep-capture",
+            message: "`x-aep-capture` \"secret\" is not a capture level (none, metadata, redacted, full)",
+        },
+        Case {
+            name: "required-names-no-property",
+            breaks: |r| {
+                r.edit(TOOL, |doc| doc["required"] = json!(["tool", "tol"]));
+            },
+            file: TOOL,
+            pointer: "/required/1",
+            message: "`required` names `tol`, which is not a property",
+        },
+        Case {
+            name: "remote-ref",
+            breaks: |r| {
+                r.edit(TOOL, property("tool", json!({"$ref": "https://example.com/tool.json#/$defs/t"})));
+            },
+            file: TOOL,
+            pointer: "/properties/tool/$ref",
+            message: "remote `$ref` \"https://example.com/tool.json#/$defs/t\" is outside the subset",
+        },
+        Case {
+            name: "ref-to-missing-file",
+            breaks: |r| {
+                r.edit(TOOL, property("tool", json!({"$ref": "../nowhere.schema.json#/$defs/t"})));
+            },
+            file: TOOL,
+            pointer: "/properties/tool/$ref",
+            message: "names no schema file of the registry",
+        },
+        Case {
+            name: "ref-to-missing-definition",
+            breaks: |r| {
+                r.edit(TOOL, property("tool", json!({"$ref": "../common.schema.json#/$defs/tool"})));
+            },
+            file: TOOL,
+            pointer: "/properties/tool/$ref",
+            message: "points at no definition",
+        },
+        Case {
+            name: "ref-not-to-defs",
+            breaks: |r| {
+                r.edit(TOOL, property("tool", json!({"$ref": "#/properties/args"})));
+            },
+            file: TOOL,
+            pointer: "/properties/tool/$ref",
+            message: "must point at `#/$defs/<name>`",
+        },
+        Case {
+            name: "recursive-ref",
+            breaks: |r| {
+                r.edit(COMMON, |doc| {
+                    doc["$defs"]["node"] = json!({
+                        "type": "object",
+                        "properties": {"child": {"$ref": "#/$defs/node"}}
+                    });
+                });
+            },
+            file: COMMON,
+            pointer: "/$defs/node/properties/child/$ref",
+            message: "recursive `$ref` \"#/$defs/node\"",
+        },
+        Case {
+            name: "property-name-collision",
+            breaks: |r| {
+                r.edit(TOOL, |doc| {
+                    doc["properties"]["call-id"] = json!({"type": "string"});
+                    doc["properties"]["call_id"] = json!({"type": "string"});
+                });
+            },
+            file: TOOL,
+            pointer: "/properties/call_id",
+            message: "properties `call-id` and `call_id` both become the Rust field `call_id`",
+        },
+        Case {
+            name: "enum-value-collision",
+            breaks: |r| {
+                r.edit(TOOL, property("state", json!({"enum": ["in-progress", "in_progress"]})));
+            },
+            file: TOOL,
+            pointer: "/properties/state/enum",
+            message: "enum values `in-progress` and `in_progress` both become the Rust variant `InProgress`",
+        },
+        Case {
+            name: "type-name-collision",
+            breaks: |r| {
+                r.edit(COMMON, |doc| doc["$defs"]["tool_requested"] = json!({"type": "object", "properties": {}}));
+            },
+            file: TOOL,
+            pointer: "",
+            message: "the Rust type name `ToolRequested` is already taken by common.schema.json#/$defs/tool_requested",
+        },
+        Case {
+            name: "catch-all-collision",
+            breaks: |r| {
+                r.edit(TOOL, property("extra", json!({"type": "string"})));
+            },
+            file: TOOL,
+            pointer: "/properties/extra",
+            message: "becomes the Rust field `extra`, which keeps unknown members",
+        },
+        Case {
+            name: "then-without-if",
+            breaks: |r| {
+                r.edit(TOOL, |doc| doc["then"] = json!({"required": ["args"]}));
+            },
+            file: TOOL,
+            pointer: "/then",
+            message: "`then` without `if`",
+        },
+        Case {
+            name: "bad-default",
+            breaks: |r| {
+                r.edit("aep-event.schema.json", |doc| doc["properties"]["epoch"]["default"] = json!(-1));
+            },
+            file: "aep-event.schema.json",
+            pointer: "/properties/epoch/default",
+            message: "`default` -1 is not a value of the member's type",
+        },
+        Case {
+            name: "envelope-severity-differs-from-registry",
+            breaks: |r| {
+                r.edit("aep-event.schema.json", |doc| {
+                    doc["properties"]["severity"]["enum"] = json!(["debug", "info", "warning", "error", "critical"])
+                });
+            },
+            file: "aep-event.schema.json",
+            pointer: "/properties/severity",
+            message: "`severity` must list exactly the values of `registry/severity.json`",
+        },
+        Case {
+            name: "object-extension-values",
+            breaks: |r| {
+                r.edit("aep-event.schema.json", |doc| {
+                    doc["additionalProperties"]["type"] = json!(["string", "object"])
+                });
+            },
+            file: "aep-event.schema.json",
+            pointer: "/additionalProperties/type",
+            message: "extension attributes must be scalars",
+        },
+        Case {
+            name: "row-without-file",
+            breaks: |r| {
+                r.remove(TOOL);
+            },
+            file: "registry/types.json",
+            pointer: "/types/6/schema",
+            message: "type `tool.requested` names schema `types/tool.requested.schema.json`, which does not exist",
+        },
+        Case {
+            name: "file-without-row",
+            breaks: |r| {
+                r.write("types/tool.retried.schema.json", br#"{"type": "object", "properties": {}}"#);
+            },
+            file: "types/tool.retried.schema.json",
+            pointer: "",
+            message: "payload schema has no row in `registry/types.json`",
+        },
+        Case {
+            name: "row-with-unknown-category",
+            breaks: |r| {
+                r.edit("registry/types.json", |doc| doc["types"][0]["type"] = json!("sessions.started"));
+            },
+            file: "registry/types.json",
+            pointer: "/types/0/type",
+            message: "type `sessions.started` is not `{category}.{rest}` with a registered category",
+        },
+        Case {
+            name: "row-with-unknown-status",
+            breaks: |r| {
+                r.edit("registry/types.json", |doc| doc["types"][0]["status"] = json!("required"));
+            },
+            file: "registry/types.json",
+            pointer: "/types/0/status",
+            message: "`required` is not one of mandatory, optional, reserved",
+        },
+        Case {
+            name: "truncated-json",
+            breaks: |r| {
+                r.write(TOOL, br#"{"type": "object", "properties": {"#);
+            },
+            file: TOOL,
+            pointer: "",
+            message: "malformed JSON: EOF while parsing an object at line 1 column 34",
+        },
+        Case {
+            name: "invalid-utf8",
+            breaks: |r| {
+                r.write(TOOL, b"{\"title\": \"caf\xe9\"}");
+            },
+            file: TOOL,
+            pointer: "",
+            message: "invalid UTF-8 at byte 14",
+        },
+        Case {
+            name: "deep-nesting",
+            breaks: |r| {
+                let depth = 10_000;
+                let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+                r.write(TOOL, text.as_bytes());
+            },
+            file: TOOL,
+            pointer: "",
+            message: "malformed JSON: recursion limit exceeded",
+        },
+        Case {
+            name: "schema-not-an-object",
+            breaks: |r| {
+                r.write(TOOL, b"[]");
+            },
+            file: TOOL,
+            pointer: "",
+            message: "expected a schema object",
+        },
+    ]
+}
+
+#[test]
+fn every_refused_construct_has_its_diagnostic() {
+    let mut report = Report::default();
+    for case in cases() {
+        let registry = ScratchRegistry::new();
+        (case.breaks)(&registry);
+        let outcome = match aep_codegen::generate(registry.path()) {
+            Ok(_) => Err("accepted".to_owned()),
+            Err(e)
+                if e.file != case.file
+                    || e.pointer != case.pointer
+                    || !e.message.contains(case.message) =>
+            {
+                Err(format!(
+                    "got `{e}`, expected `{}#{}: …{}…`",
+                    case.file, case.pointer, case.message
+                ))
+            }
+            Err(_) => Ok(()),
+        };
+        report.case(case.name, outcome);
+    }
+    report.finish("fail-loudly corpus");
+}
+
+#[test]
+fn a_refused_registry_writes_nothing() {
+    let registry = ScratchRegistry::new();
+    registry.edit(TOOL, property("args_digest", json!({"oneOf": []})));
+    let out = tempfile::tempdir().expect("temporary directory");
+    std::fs::write(
+        out.path().join("mod.rs"),
+        "// @generated by aep-codegen: old\n",
+    )
+    .expect("write");
+
+    let failure =
+        xtask::codegen::write(registry.path(), out.path()).expect_err("the registry is refused");
+    assert!(
+        failure.to_string().contains("unsupported keyword `oneOf`"),
+        "{failure}"
+    );
+    let files: Vec<_> = std::fs::read_dir(out.path())
+        .expect("read")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(files, ["mod.rs"], "nothing added");
+    let kept = std::fs::read_to_string(out.path().join("mod.rs")).expect("read");
+    assert_eq!(
+        kept, "// @generated by aep-codegen: old\n",
+        "nothing replaced"
+    );
+}
