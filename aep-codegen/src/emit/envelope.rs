@@ -14,6 +14,7 @@ pub fn module(ir: &Ir) -> TokenStream {
         ty: quote!(Extensions),
         doc: " Extension attributes: every other top-level member, kept as they came.",
         keep: quote!(keep_extension),
+        captured: false,
     };
     let event = items::strukt(&env.event, &catch_all);
     let enums = env.items.iter().map(items::item);

@@ -32,6 +32,9 @@ pub struct CatchAll {
     pub doc: &'static str,
     /// The function that keeps one member: `(catch_all, key, map)`.
     pub keep: TokenStream,
+    /// Whether field docs state capture levels (payload fields have
+    /// them; envelope attributes do not).
+    pub captured: bool,
 }
 
 impl CatchAll {
@@ -41,6 +44,7 @@ impl CatchAll {
             ty: quote!(super::runtime::Object),
             doc: " Members the schema does not describe, kept as they came (payloads are open).",
             keep: quote!(super::runtime::keep),
+            captured: true,
         }
     }
 }
@@ -49,7 +53,7 @@ impl CatchAll {
 pub fn strukt(s: &Struct, catch_all: &CatchAll) -> TokenStream {
     let name = ident(&s.name);
     let doc = docs(&struct_doc(s));
-    let fields = s.fields.iter().map(field);
+    let fields = s.fields.iter().map(|f| field(f, catch_all.captured));
     let catch_field = ident(catch_all.field);
     let catch_ty = &catch_all.ty;
     let catch_doc = catch_all.doc;
@@ -75,7 +79,7 @@ fn struct_doc(s: &Struct) -> Vec<String> {
     doc
 }
 
-fn field(f: &Field) -> TokenStream {
+fn field(f: &Field, captured: bool) -> TokenStream {
     let ident = ident(&f.ident);
     let mut rust_ty = ty(&f.ty);
     let mut serde = Vec::new();
@@ -91,7 +95,7 @@ fn field(f: &Field) -> TokenStream {
         serde.push(quote!(serialize_with = "super::runtime::numbers"));
     }
     let serde = (!serde.is_empty()).then(|| quote!(#[serde(#(#serde),*)]));
-    let doc = docs(&field_doc(f));
+    let doc = docs(&field_doc(f, captured));
     quote! {
         #doc
         #serde
@@ -101,16 +105,14 @@ fn field(f: &Field) -> TokenStream {
 
 /// The schema's words, then the facts: wire name, requiredness, capture
 /// level and constraints.
-pub fn field_doc(f: &Field) -> Vec<String> {
+fn field_doc(f: &Field, captured: bool) -> Vec<String> {
     let mut facts = vec![
         format!("`{}`", f.json),
-        if f.required {
-            "required".to_owned()
-        } else {
-            "optional".to_owned()
-        },
-        format!("capture `{}`", f.capture),
+        if f.required { "required" } else { "optional" }.to_owned(),
     ];
+    if captured {
+        facts.push(format!("capture `{}`", f.capture));
+    }
     facts.extend(constraints(&f.ty));
     if let Some(default) = &f.default {
         facts.push(format!("default `{default}`"));
@@ -124,8 +126,10 @@ fn constraints(ty: &Ty) -> Vec<String> {
     let mut out = Vec::new();
     match ty {
         Ty::String(rules) => {
-            if let Some(n) = rules.min_length {
-                out.push(format!("at least {n} characters"));
+            match rules.min_length {
+                Some(1) => out.push("non-empty".to_owned()),
+                Some(n) => out.push(format!("at least {n} characters")),
+                None => {}
             }
             if let Some(format) = &rules.format {
                 out.push(format!("format `{format}`"));

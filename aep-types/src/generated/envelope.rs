@@ -13,82 +13,82 @@ use std::sync::LazyLock;
 pub struct Event {
     /// Protocol version the event conforms to; always the string "0.1" here.
     ///
-    /// `aep`, required, capture `metadata`.
+    /// `aep`, required.
     pub aep: super::envelope::EventAep,
     /// Event identifier, non-empty and unique within its source; consumers deduplicate on the pair (source, id).
     ///
-    /// `id`, required, capture `metadata`, at least 1 characters.
+    /// `id`, required, non-empty.
     pub id: String,
     /// Event type. Either a core type {category}.{rest} whose category is one of the registered categories, or a vendor type x.{vendor}.{category}.{rest}.
     ///
-    /// `type`, required, capture `metadata`, pattern `^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\.[a-z0-9_]+)+|x\.[a-z0-9_-]+\.[a-z0-9_]+(\.[a-z0-9_]+)+)$`.
+    /// `type`, required, pattern `^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\.[a-z0-9_]+)+|x\.[a-z0-9_-]+\.[a-z0-9_]+(\.[a-z0-9_]+)+)$`.
     #[serde(rename = "type")]
     pub type_: String,
     /// The entity the event acts on, such as a tool name or the id of an attention request. Optional.
     ///
-    /// `subject`, optional, capture `metadata`, at least 1 characters.
+    /// `subject`, optional, non-empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// Moment the event happened, as an RFC 3339 date-time.
     ///
-    /// `time`, required, capture `metadata`, format `date-time`.
+    /// `time`, required, format `date-time`.
     pub time: String,
     /// Non-empty URI identifying the emitter; the namespace in which id is unique.
     ///
-    /// `source`, required, capture `metadata`, at least 1 characters, format `uri`.
+    /// `source`, required, non-empty, format `uri`.
     pub source: String,
     /// Identifier of the agent the event belongs to.
     ///
-    /// `agent`, required, capture `metadata`, at least 1 characters.
+    /// `agent`, required, non-empty.
     pub agent: String,
     /// Session identifier. Must be absent on agent.* events and present on every other event, commands and attention.routed included.
     ///
-    /// `session`, optional, capture `metadata`, at least 1 characters.
+    /// `session`, optional, non-empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Identifier of the run (one activation) inside the session. Must be absent on agent.* events.
     ///
-    /// `run`, optional, capture `metadata`, at least 1 characters.
+    /// `run`, optional, non-empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
     /// Identifier of the current sub-run phase, as opened by run.step.started. Must be absent on agent.* events.
     ///
-    /// `step`, optional, capture `metadata`, at least 1 characters.
+    /// `step`, optional, non-empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
     /// Non-negative position of the event in its session's stream. Required on ordinary session events; must be absent on agent.* events, on commands and on attention.routed.
     ///
-    /// `seq`, optional, capture `metadata`, minimum 0.
+    /// `seq`, optional, minimum 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     /// Non-negative generation number qualifying seq; a consumer reads an absent epoch as 0.
     ///
-    /// `epoch`, optional, capture `metadata`, minimum 0, default `0`.
+    /// `epoch`, optional, minimum 0, default `0`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub epoch: Option<u64>,
     /// Id of the event that led to this one; for control acknowledgements it is the id of the command being answered.
     ///
-    /// `cause`, optional, capture `metadata`, at least 1 characters.
+    /// `cause`, optional, non-empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// W3C Trace Context traceparent value (version-traceid-parentid-flags, lowercase hex) tying the event to a distributed trace.
     ///
-    /// `traceparent`, optional, capture `metadata`, pattern `^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`.
+    /// `traceparent`, optional, pattern `^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
     /// Importance of the event, ordered debug < info < notice < warning < error < critical; an absent severity means info.
     ///
-    /// `severity`, optional, capture `metadata`, default `"info"`.
+    /// `severity`, optional, default `"info"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<super::registry::Severity>,
     /// Content ceiling the event was produced under, ordered none < metadata < redacted < full. A payload member may be present only if its x-aep-capture level is at or below this value; an absent capture means metadata.
     ///
-    /// `capture`, optional, capture `metadata`, default `"metadata"`.
+    /// `capture`, optional, default `"metadata"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capture: Option<super::registry::Capture>,
     /// The payload. Its shape is the payload schema registered for type, if any; payloads are open to additional members.
     ///
-    /// `data`, optional, capture `metadata`.
+    /// `data`, optional.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<super::runtime::Data>,
     /// Extension attributes: every other top-level member, kept as they came.
