@@ -8,9 +8,11 @@ use xtask::codegen::{check, report, write, Drift};
 
 #[test]
 fn committed_code_matches_the_schemas() {
-    let out = root().join("aep-types/src/generated");
-    let drift = check(&root().join("schemas"), &out).expect("the project's registry generates");
-    assert!(drift.is_empty(), "{}", report(&drift, &out));
+    for (schemas, out) in xtask::codegen::TARGETS {
+        let out = root().join(out);
+        let drift = check(&root().join(schemas), &out).expect("the registry generates");
+        assert!(drift.is_empty(), "{}", report(&drift, &out));
+    }
 }
 
 #[test]

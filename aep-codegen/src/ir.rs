@@ -60,6 +60,8 @@ pub struct Struct {
     pub name: String,
     /// Documentation paragraphs.
     pub doc: Vec<String>,
+    /// Where the schema is: `file#pointer`.
+    pub origin: String,
     /// Properties, in schema order.
     pub fields: Vec<Field>,
     /// `if`/`then`/`else` rules over the properties.
@@ -143,6 +145,8 @@ pub struct Enum {
     pub name: String,
     /// Documentation paragraphs.
     pub doc: Vec<String>,
+    /// Where the schema is: `file#pointer`.
+    pub origin: String,
     /// `(JSON value, variant name)`, in schema order.
     pub variants: Vec<(String, String)>,
 }
@@ -154,6 +158,8 @@ pub struct Union {
     pub name: String,
     /// Documentation paragraphs.
     pub doc: Vec<String>,
+    /// Where the schema is: `file#pointer`.
+    pub origin: String,
     /// The members, in schema order.
     pub members: Vec<Primitive>,
 }

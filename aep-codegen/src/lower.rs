@@ -155,6 +155,10 @@ impl<'a> At<'a> {
     fn error(&self, message: impl Into<String>) -> Error {
         Error::new(self.file, &self.pointer, message)
     }
+
+    fn origin(&self) -> String {
+        format!("{}#{}", self.file, self.pointer)
+    }
 }
 
 struct PendingModule {
@@ -350,6 +354,7 @@ impl<'r> Lowerer<'r> {
         let extension_value = Union {
             name: "ExtensionValue".to_owned(),
             doc: vec!["The value of an extension attribute.".to_owned()],
+            origin: values_at.origin(),
             members,
         };
 
@@ -541,6 +546,7 @@ impl<'r> Lowerer<'r> {
                         Item::Union(Union {
                             name: name.clone(),
                             doc: doc_of(map),
+                            origin: at.origin(),
                             members,
                         }),
                     );
@@ -712,6 +718,7 @@ impl<'r> Lowerer<'r> {
             Item::Enum(Enum {
                 name: name.clone(),
                 doc: doc_of(map),
+                origin: at.origin(),
                 variants,
             }),
         );
@@ -805,6 +812,7 @@ impl<'r> Lowerer<'r> {
         Ok(Struct {
             name,
             doc: doc_of(map),
+            origin: at.origin(),
             fields,
             rules,
         })

@@ -1,6 +1,6 @@
 //! `cargo xtask <command>`: the project's developer commands.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use xtask::{codegen, project_root};
@@ -8,10 +8,13 @@ use xtask::{codegen, project_root};
 const USAGE: &str = "\
 usage: cargo xtask codegen [--check] [--schemas DIR] [--out DIR]
 
-  codegen           regenerate the aep-types sources from the schema registry
-  --check           write nothing; fail with a diff if the sources are out of date
-  --schemas DIR     the registry to read (default: schemas/)
-  --out DIR         the directory to write, root module mod.rs (default: aep-types/src/generated/)";
+  codegen           regenerate every generated tree from its registry:
+                    schemas/ -> aep-types/src/generated/ and
+                    tests/oddities/schemas/ -> tests/oddities/src/generated/
+  --check           write nothing; fail with a diff if any tree is out of date
+  --schemas DIR     generate from this registry only (default: schemas/)
+  --out DIR         into this directory only, root module mod.rs
+                    (default: aep-types/src/generated/)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -36,68 +39,88 @@ fn usage_error(message: &str) -> ExitCode {
 
 struct CodegenArgs {
     check: bool,
-    schemas: PathBuf,
-    out: PathBuf,
+    /// `(registry, output directory)` pairs.
+    targets: Vec<(PathBuf, PathBuf)>,
 }
 
 impl CodegenArgs {
     fn parse(args: &[String]) -> Result<CodegenArgs, String> {
-        let root = project_root();
-        let mut parsed = CodegenArgs {
-            check: false,
-            schemas: root.join("schemas"),
-            out: root.join("aep-types/src/generated"),
-        };
+        let mut check = false;
+        let mut schemas = None;
+        let mut out = None;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
-                "--check" => parsed.check = true,
+                "--check" => check = true,
                 "--schemas" | "--out" => {
                     let value = args
                         .next()
                         .ok_or_else(|| format!("`{arg}` needs a directory"))?;
                     let slot = if arg == "--schemas" {
-                        &mut parsed.schemas
+                        &mut schemas
                     } else {
-                        &mut parsed.out
+                        &mut out
                     };
-                    *slot = PathBuf::from(value);
+                    *slot = Some(PathBuf::from(value));
                 }
                 other => return Err(format!("unknown argument `{other}`")),
             }
         }
-        Ok(parsed)
+        let root = project_root();
+        let mut targets: Vec<(PathBuf, PathBuf)> = codegen::TARGETS
+            .iter()
+            .map(|(s, o)| (root.join(s), root.join(o)))
+            .collect();
+        if schemas.is_some() || out.is_some() {
+            let (default_schemas, default_out) = targets.swap_remove(0);
+            targets = vec![(
+                schemas.unwrap_or(default_schemas),
+                out.unwrap_or(default_out),
+            )];
+        }
+        Ok(CodegenArgs { check, targets })
     }
 
     fn run(self) -> ExitCode {
-        if self.check {
-            match codegen::check(&self.schemas, &self.out) {
-                Ok(drift) if drift.is_empty() => {
-                    println!(
-                        "{} is up to date with {}",
-                        self.out.display(),
-                        self.schemas.display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Ok(drift) => {
-                    eprint!("{}", codegen::report(&drift, &self.out));
-                    ExitCode::FAILURE
-                }
-                Err(failure) => fail(&failure),
-            }
-        } else {
-            match codegen::write(&self.schemas, &self.out) {
-                Ok(changed) => {
-                    for path in &changed {
-                        println!("wrote {}", self.out.join(path).display());
-                    }
-                    println!("{}: {} file(s) changed", self.out.display(), changed.len());
-                    ExitCode::SUCCESS
-                }
-                Err(failure) => fail(&failure),
+        let mut status = ExitCode::SUCCESS;
+        for (schemas, out) in &self.targets {
+            let outcome = if self.check {
+                check(schemas, out)
+            } else {
+                write(schemas, out)
+            };
+            if let Err(code) = outcome {
+                status = code;
             }
         }
+        status
+    }
+}
+
+fn check(schemas: &Path, out: &Path) -> Result<(), ExitCode> {
+    match codegen::check(schemas, out) {
+        Ok(drift) if drift.is_empty() => {
+            println!("{} is up to date with {}", out.display(), schemas.display());
+            Ok(())
+        }
+        Ok(drift) => {
+            eprint!("{}", codegen::report(&drift, out));
+            Err(ExitCode::FAILURE)
+        }
+        Err(failure) => Err(fail(&failure)),
+    }
+}
+
+fn write(schemas: &Path, out: &Path) -> Result<(), ExitCode> {
+    match codegen::write(schemas, out) {
+        Ok(changed) => {
+            for path in &changed {
+                println!("wrote {}", out.join(path).display());
+            }
+            println!("{}: {} file(s) changed", out.display(), changed.len());
+            Ok(())
+        }
+        Err(failure) => Err(fail(&failure)),
     }
 }
 

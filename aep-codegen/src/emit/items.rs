@@ -76,7 +76,13 @@ fn struct_doc(s: &Struct) -> Vec<String> {
     for rule in &s.rules {
         doc.push(format!("Rule: {}.", super::envelope::describe_rule(rule)));
     }
+    doc.push(origin(&s.origin));
     doc
+}
+
+/// The last doc paragraph of every named type: where its schema is.
+fn origin(origin: &str) -> String {
+    format!("Schema: `{origin}`.")
 }
 
 fn field(f: &Field, captured: bool) -> TokenStream {
@@ -222,7 +228,7 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
 /// A string enum with `as_str`, `ALL`, `Display` and `FromStr`.
 pub fn enumeration(e: &Enum) -> TokenStream {
     let name = ident(&e.name);
-    let doc = docs(&e.doc);
+    let doc = docs(&[e.doc.clone(), vec![origin(&e.origin)]].concat());
     let variants: Vec<_> = e.variants.iter().map(|(_, v)| ident(v)).collect();
     let values: Vec<&str> = e.variants.iter().map(|(v, _)| v.as_str()).collect();
     let variant_docs = values.iter().map(|v| format!(" `\"{v}\"`"));
@@ -272,7 +278,7 @@ pub fn enumeration(e: &Enum) -> TokenStream {
 /// A primitive type list as an enum with one variant per member.
 pub fn union(u: &Union) -> TokenStream {
     let name = ident(&u.name);
-    let doc = docs(&u.doc);
+    let doc = docs(&[u.doc.clone(), vec![origin(&u.origin)]].concat());
     let mut variants = Vec::new();
     let mut serialize = Vec::new();
     let mut visits = Vec::new();

@@ -29,6 +29,7 @@ pub fn module(r: &RegistryIr) -> TokenStream {
     let nack = items::enumeration(&Enum {
         name: "NackReason".to_owned(),
         doc: vec!["Why a command was rejected (`control.rejected` `reason`).".to_owned()],
+        origin: "registry/nack-reasons.json".to_owned(),
         variants: r.nack_reasons.clone(),
     });
     quote! {
@@ -50,6 +51,7 @@ fn fixed_enum(name: &str, doc: &str, values: &[&str]) -> TokenStream {
     items::enumeration(&Enum {
         name: name.to_owned(),
         doc: vec![doc.to_owned()],
+        origin: "registry/types.json".to_owned(),
         variants: values
             .iter()
             .map(|v| ((*v).to_owned(), naming::type_name(v)))
@@ -61,6 +63,7 @@ fn types(r: &RegistryIr) -> TokenStream {
     let enumeration = items::enumeration(&Enum {
         name: "RegisteredType".to_owned(),
         doc: vec!["An event type of the registry.".to_owned()],
+        origin: "registry/types.json".to_owned(),
         variants: r
             .types
             .iter()
@@ -143,6 +146,7 @@ fn categories(r: &RegistryIr) -> TokenStream {
     let enumeration = items::enumeration(&Enum {
         name: "Category".to_owned(),
         doc: vec!["The closed set of event categories: the first segment of a type.".to_owned()],
+        origin: "registry/categories.json".to_owned(),
         variants: r
             .categories
             .iter()
@@ -192,6 +196,7 @@ fn ordered(name: &str, doc: &[String], values: &[(String, String)], default: &st
     let base = items::enumeration(&Enum {
         name: name.to_owned(),
         doc: doc.to_vec(),
+        origin: format!("registry/{}.json", name.to_lowercase()),
         variants: values.to_vec(),
     });
     let ty = ident(name);

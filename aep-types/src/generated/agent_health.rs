@@ -5,6 +5,8 @@
 /// AEP payload: agent.health
 ///
 /// A health report from the emitter. Agent-scoped.
+///
+/// Schema: `types/agent.health.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AgentHealth {
     /// Overall health: fully working, working with reduced capability, or not working.
@@ -59,6 +61,8 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
     }
 }
 /// Overall health: fully working, working with reduced capability, or not working.
+///
+/// Schema: `types/agent.health.schema.json#/properties/status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AgentHealthStatus {
     /// `"ok"`

@@ -5,6 +5,8 @@
 /// AEP payload: agent.heartbeat
 ///
 /// Periodic liveness signal from the emitter. Agent-scoped.
+///
+/// Schema: `types/agent.heartbeat.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AgentHeartbeat {
     /// Counter of heartbeats sent.

@@ -5,6 +5,8 @@
 /// AEP payload: agent.idle
 ///
 /// The agent has become idle and is waiting for work. Agent-scoped.
+///
+/// Schema: `types/agent.idle.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AgentIdle {
     /// How long the agent has been idle, in milliseconds.

@@ -5,6 +5,8 @@
 /// AEP payload: agent.presence
 ///
 /// The emitter's presence changed. Agent-scoped: no session, run, step or seq.
+///
+/// Schema: `types/agent.presence.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AgentPresence {
     /// New presence: reachable, gone, or reachable but occupied.
@@ -47,6 +49,8 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
     }
 }
 /// New presence: reachable, gone, or reachable but occupied.
+///
+/// Schema: `types/agent.presence.schema.json#/properties/state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AgentPresenceState {
     /// `"online"`

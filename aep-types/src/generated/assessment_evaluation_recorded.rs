@@ -5,6 +5,8 @@
 /// AEP payload: assessment.evaluation.recorded
 ///
 /// An automated or LLM-judge evaluation of some work produced a result (experimental). Member names follow the OpenTelemetry GenAI evaluation attributes.
+///
+/// Schema: `types/assessment.evaluation.recorded.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AssessmentEvaluationRecorded {
     /// Name of the evaluation or metric.

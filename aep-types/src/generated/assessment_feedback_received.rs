@@ -5,6 +5,8 @@
 /// AEP payload: assessment.feedback.received
 ///
 /// A human gave feedback on some work: a rating, a label, a comment or a correction (experimental).
+///
+/// Schema: `types/assessment.feedback.received.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AssessmentFeedbackReceived {
     /// Numeric rating; the scale is producer-defined.

@@ -5,6 +5,8 @@
 /// AEP payload: assessment.guardrail.recorded
 ///
 /// A content-safety guardrail or filter has already acted on an input or an output; records its verdict (experimental).
+///
+/// Schema: `types/assessment.guardrail.recorded.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AssessmentGuardrailRecorded {
     /// The guardrail's decision.
@@ -54,6 +56,8 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
     }
 }
 /// The guardrail's decision.
+///
+/// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AssessmentGuardrailRecordedGuardrail {
     /// Whether the checked content was an input or an output.
@@ -157,6 +161,8 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
     }
 }
 /// Whether the checked content was an input or an output.
+///
+/// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/stage`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AssessmentGuardrailRecordedGuardrailStage {
     /// `"input"`
@@ -201,6 +207,8 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
     }
 }
 /// Outcome: let through, let through but flagged, blocked, or altered.
+///
+/// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/verdict`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AssessmentGuardrailRecordedGuardrailVerdict {
     /// `"allowed"`
@@ -257,6 +265,8 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
     }
 }
 /// One scored category.
+///
+/// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/categories/items`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
     /// Category name (for example violence or pii).
@@ -314,6 +324,8 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
     }
 }
 /// The detector that produced the verdict.
+///
+/// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/detector`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AssessmentGuardrailRecordedGuardrailDetector {
     /// Detector name.

@@ -5,6 +5,8 @@
 /// AEP payload: attention.answered
 ///
 /// A response to an attention request was produced; the envelope subject names the request.
+///
+/// Schema: `types/attention.answered.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AttentionAnswered {
     /// The response given. Required. For form values, gating depends on each field's type (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata).
@@ -67,6 +69,8 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
     }
 }
 /// How the answer arrived: through a control command or out of band.
+///
+/// Schema: `types/attention.answered.schema.json#/properties/via`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AttentionAnsweredVia {
     /// `"control"`

@@ -5,6 +5,8 @@
 /// AEP payload: attention.requested
 ///
 /// The agent needs a human or a policy delegate: a permission decision, some input, authentication, a review, or a multi-field form. Opens the attention lifecycle requested, routed*, answered, then resolved or timeout; the later lifecycle events name this request in their envelope subject.
+///
+/// Schema: `types/attention.requested.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AttentionRequested {
     /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
@@ -112,6 +114,8 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
     }
 }
 /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
+///
+/// Schema: `types/attention.requested.schema.json#/properties/kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AttentionRequestedKind {
     /// `"permission"`
@@ -180,6 +184,8 @@ impl std::str::FromStr for AttentionRequestedKind {
     }
 }
 /// One response channel.
+///
+/// Schema: `types/attention.requested.schema.json#/properties/respond_via/items`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AttentionRequestedRespondViaItem {
     /// `"control"`

@@ -5,6 +5,8 @@
 /// AEP payload: attention.resolved
 ///
 /// The attention request's lifecycle closed without timing out.
+///
+/// Schema: `types/attention.resolved.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AttentionResolved {
     /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
@@ -61,6 +63,8 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
     }
 }
 /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
+///
+/// Schema: `types/attention.resolved.schema.json#/properties/resolution`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AttentionResolvedResolution {
     /// `"answered"`

@@ -5,6 +5,8 @@
 /// AEP payload: attention.routed
 ///
 /// A router or sink passed the attention request on to a recipient. Written by consumers, so it carries session but no seq.
+///
+/// Schema: `types/attention.routed.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AttentionRouted {
     /// Recipient the request was delivered to (a person, team or endpoint identifier).

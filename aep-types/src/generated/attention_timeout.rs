@@ -5,6 +5,8 @@
 /// AEP payload: attention.timeout
 ///
 /// The attention request expired without an answer; terminal for the request.
+///
+/// Schema: `types/attention.timeout.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AttentionTimeout {
     /// Milliseconds the request waited before expiring.

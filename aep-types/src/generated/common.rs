@@ -3,6 +3,8 @@
 
 //! Types of `common.schema.json`.
 /// Names the tool an invocation concerns and, when available, the specific call.
+///
+/// Schema: `common.schema.json#/$defs/tool_ref`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolRef {
     /// Tool name as the runtime exposes it (built-in, plugin or MCP tool).
@@ -55,6 +57,8 @@ impl<'de> serde::Deserialize<'de> for ToolRef {
     }
 }
 /// What went wrong: a structural error class and a human-readable message.
+///
+/// Schema: `common.schema.json#/$defs/error_info`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ErrorInfo {
     /// Error class or kind (for example an exception type name); structural, safe at metadata.
@@ -108,6 +112,8 @@ impl<'de> serde::Deserialize<'de> for ErrorInfo {
     }
 }
 /// Money spent on a unit of work, in one currency, with an optional breakdown. Every amount is non-negative.
+///
+/// Schema: `common.schema.json#/$defs/cost`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Cost {
     /// Currency of all amounts in this object, e.g. an ISO 4217 code such as USD.
@@ -213,6 +219,8 @@ impl<'de> serde::Deserialize<'de> for Cost {
     }
 }
 /// A reply to an attention request: a picked option, free text and/or form values. attention.answered reports it; control.attention.respond delivers it to the agent.
+///
+/// Schema: `common.schema.json#/$defs/answer`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Answer {
     /// Id of the entry picked from the request's options.
@@ -276,6 +284,8 @@ impl<'de> serde::Deserialize<'de> for Answer {
     }
 }
 /// One entry of a closed set of answers: an option of attention.requested or a choice of a select field_spec.
+///
+/// Schema: `common.schema.json#/$defs/choice`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Choice {
     /// Stable identifier of the entry; this is what an answer returns when the entry is picked.
@@ -325,6 +335,8 @@ impl<'de> serde::Deserialize<'de> for Choice {
     }
 }
 /// One document of a retrieval or rerank result, with its score and its content at two capture tiers.
+///
+/// Schema: `common.schema.json#/$defs/retrieved_document`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RetrievedDocument {
     /// Identifier of the document (or chunk) in its corpus.
@@ -413,6 +425,8 @@ impl<'de> serde::Deserialize<'de> for RetrievedDocument {
     }
 }
 /// Points at another agent's session, run and agent identifiers so its event stream can be joined; every member is optional.
+///
+/// Schema: `common.schema.json#/$defs/session_ref`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionRef {
     /// Session id of the referenced agent.
@@ -474,6 +488,8 @@ impl<'de> serde::Deserialize<'de> for SessionRef {
     }
 }
 /// A plan item: a stable id and a readable title.
+///
+/// Schema: `common.schema.json#/$defs/task_ref`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TaskRef {
     /// Identifier of the plan item, the same in its planned and completed events.
@@ -527,6 +543,8 @@ impl<'de> serde::Deserialize<'de> for TaskRef {
 /// One typed input of a kind=form attention request (AEP-0006). The field's answer appears under its id in answer.values. A field of type select must list its choices.
 ///
 /// Rule: when `type` is `"select"` and `type` is present, `choices` must be present.
+///
+/// Schema: `common.schema.json#/$defs/field_spec`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FieldSpec {
     /// Field identifier, unique within the form; the key of the field's entry in answer.values.
@@ -642,6 +660,8 @@ impl<'de> serde::Deserialize<'de> for FieldSpec {
     }
 }
 /// Kind of value the field takes: free text (string), a number, a boolean, or a pick from choices (select).
+///
+/// Schema: `common.schema.json#/$defs/field_spec/properties/type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FieldSpecType {
     /// `"string"`

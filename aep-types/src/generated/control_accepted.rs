@@ -5,6 +5,8 @@
 /// AEP payload: control.accepted
 ///
 /// Acknowledgement that the target will attempt a command (experimental control profile). The envelope cause holds the command's event id. No payload members are defined.
+///
+/// Schema: `types/control.accepted.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ControlAccepted {
     /// Members the schema does not describe, kept as they came (payloads are open).

@@ -5,6 +5,8 @@
 /// AEP payload: control.attention.respond
 ///
 /// Command delivering an answer to a pending attention request (experimental control profile). The command event's subject is the id of the attention.requested event being answered. Like every command it carries session but no seq; the target acknowledges with control.accepted or control.rejected.
+///
+/// Schema: `types/control.attention.respond.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ControlAttentionRespond {
     /// The answer to deliver, the same object attention.answered later reports, under the same type-dependent gating of values (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata). Required.

@@ -5,6 +5,8 @@
 /// AEP payload: control.cancel
 ///
 /// Command asking the target to cancel a run or the whole session (experimental control profile).
+///
+/// Schema: `types/control.cancel.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ControlCancel {
     /// What to cancel: the current run or the entire session.
@@ -57,6 +59,8 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
     }
 }
 /// What to cancel: the current run or the entire session.
+///
+/// Schema: `types/control.cancel.schema.json#/properties/scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ControlCancelScope {
     /// `"run"`

@@ -5,6 +5,8 @@
 /// AEP payload: control.pause
 ///
 /// Command asking the target to pause (experimental control profile). No payload members are defined.
+///
+/// Schema: `types/control.pause.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ControlPause {
     /// Members the schema does not describe, kept as they came (payloads are open).

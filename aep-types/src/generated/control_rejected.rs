@@ -5,6 +5,8 @@
 /// AEP payload: control.rejected
 ///
 /// Negative acknowledgement: the target will not attempt a command (experimental control profile). The envelope cause holds the command's event id.
+///
+/// Schema: `types/control.rejected.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ControlRejected {
     /// Why the command is refused: the target does not support it, the sender is not authorised, the target is busy, the target declines, or the command is malformed (invalid, also used for a form answer that fails the values rules). A sender that gives up waiting may synthesise a timeout locally, but timeout never appears on the wire.

@@ -5,6 +5,8 @@
 /// AEP payload: control.resume
 ///
 /// Command asking a paused target to resume (experimental control profile). No payload members are defined.
+///
+/// Schema: `types/control.resume.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ControlResume {
     /// Members the schema does not describe, kept as they came (payloads are open).

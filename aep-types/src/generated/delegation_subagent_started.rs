@@ -5,6 +5,8 @@
 /// AEP payload: delegation.subagent.started
 ///
 /// The agent started a subagent (delegate) to work on its behalf.
+///
+/// Schema: `types/delegation.subagent.started.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DelegationSubagentStarted {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.

@@ -5,6 +5,8 @@
 /// AEP payload: delegation.subagent.stopped
 ///
 /// A subagent started by this agent stopped.
+///
+/// Schema: `types/delegation.subagent.stopped.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DelegationSubagentStopped {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.

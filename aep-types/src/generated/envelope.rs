@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 /// One AEP event: sixteen context attributes describing who emitted what, when and in which session, plus the type-specific payload in data. Any further top-level member is an extension attribute: a lowercase alphanumeric name of at most 20 characters with a string, integer or boolean value. Which of session and seq must be present depends on the event type (see allOf).
 ///
 /// Rule: when `type` matches `^agent\.` and `type` is present, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` matches `^(control\.attention\.respond|control\.cancel|control\.pause|control\.resume|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$` and `type` is present, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
+///
+/// Schema: `aep-event.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Event {
     /// Protocol version the event conforms to; always the string "0.1" here.
@@ -187,6 +189,8 @@ impl<'de> serde::Deserialize<'de> for Event {
     }
 }
 /// Protocol version the event conforms to; always the string "0.1" here.
+///
+/// Schema: `aep-event.schema.json#/properties/aep`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EventAep {
     /// `"0.1"`
@@ -223,6 +227,8 @@ impl std::str::FromStr for EventAep {
     }
 }
 /// The value of an extension attribute.
+///
+/// Schema: `aep-event.schema.json#/additionalProperties`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExtensionValue {
     /// A string.

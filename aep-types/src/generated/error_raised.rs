@@ -5,6 +5,8 @@
 /// AEP payload: error.raised
 ///
 /// A fault that is not already reported by a tool or run terminal event.
+///
+/// Schema: `types/error.raised.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ErrorRaised {
     /// The fault's class and message.

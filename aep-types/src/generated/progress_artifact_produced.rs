@@ -5,6 +5,8 @@
 /// AEP payload: progress.artifact.produced
 ///
 /// The run produced an output artifact (a file, document, image and so on).
+///
+/// Schema: `types/progress.artifact.produced.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProgressArtifactProduced {
     /// Description of the artifact.
@@ -54,6 +56,8 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
     }
 }
 /// Description of the artifact.
+///
+/// Schema: `types/progress.artifact.produced.schema.json#/properties/artifact`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProgressArtifactProducedArtifact {
     /// Identifier of the artifact.

@@ -5,6 +5,8 @@
 /// AEP payload: progress.status
 ///
 /// Free-form progress update for the current run.
+///
+/// Schema: `types/progress.status.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProgressStatus {
     /// Progress text for humans; may be model text, hence redacted.

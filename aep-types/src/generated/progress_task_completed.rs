@@ -5,6 +5,8 @@
 /// AEP payload: progress.task.completed
 ///
 /// An item of the agent's plan was completed.
+///
+/// Schema: `types/progress.task.completed.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProgressTaskCompleted {
     /// The completed plan item.

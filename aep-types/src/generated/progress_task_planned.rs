@@ -5,6 +5,8 @@
 /// AEP payload: progress.task.planned
 ///
 /// An item was added to the agent's plan.
+///
+/// Schema: `types/progress.task.planned.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProgressTaskPlanned {
     /// The new plan item.

@@ -5,6 +5,8 @@
 /// The protocol version this registry describes.
 pub const AEP_VERSION: &str = "0.1";
 /// An event type of the registry.
+///
+/// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RegisteredType {
     /// `"session.started"`
@@ -333,6 +335,8 @@ impl std::str::FromStr for RegisteredType {
     }
 }
 /// Whether emitters must support a type.
+///
+/// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Status {
     /// `"mandatory"`
@@ -379,6 +383,8 @@ impl std::str::FromStr for Status {
     }
 }
 /// Which envelope attributes a type's events carry.
+///
+/// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Scope {
     /// `"session"`
@@ -724,6 +730,8 @@ pub const MANDATORY: [RegisteredType; 14] = [
     RegisteredType::AttentionTimeout,
 ];
 /// The closed set of event categories: the first segment of a type.
+///
+/// Schema: `registry/categories.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Category {
     /// `"agent"`
@@ -840,6 +848,8 @@ impl std::str::FromStr for Category {
     }
 }
 /// Which events a category's types are.
+///
+/// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum CategoryScope {
     /// `"session"`
@@ -936,6 +946,8 @@ impl Category {
     }
 }
 /// How serious an event is; ordered, lowest first.
+///
+/// Schema: `registry/severity.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Severity {
     /// `"debug"`
@@ -1068,6 +1080,8 @@ impl Severity {
     }
 }
 /// How much content an event may carry; ordered, lowest first. A field may appear only when its capture level is at or below the event's.
+///
+/// Schema: `registry/capture.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Capture {
     /// `"none"`
@@ -1151,6 +1165,8 @@ impl Default for Capture {
     }
 }
 /// Why a command was rejected (`control.rejected` `reason`).
+///
+/// Schema: `registry/nack-reasons.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum NackReason {
     /// `"unsupported"`

@@ -5,6 +5,8 @@
 /// AEP payload: resource.citation.recorded
 ///
 /// The citations of a produced answer: which claims cite which spans of which sources (experimental).
+///
+/// Schema: `types/resource.citation.recorded.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecorded {
     /// One entry per citation.
@@ -64,6 +66,8 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
     }
 }
 /// A single citation: the source, the cited text and where in the source it sits.
+///
+/// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecordedCitationsItem {
     /// The cited source.
@@ -165,6 +169,8 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
     }
 }
 /// The cited source.
+///
+/// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/source`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecordedCitationsItemSource {
     /// Identifier of the source document.
@@ -224,6 +230,8 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
     }
 }
 /// Position of the cited passage in the source, by character range, page range or content-block range.
+///
+/// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecordedCitationsItemOffset {
     /// Character range within the source text.
@@ -295,6 +303,8 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
     }
 }
 /// Character range within the source text.
+///
+/// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/char`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecordedCitationsItemOffsetChar {
     /// First character of the range.
@@ -346,6 +356,8 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
     }
 }
 /// Range within a page of a paged source.
+///
+/// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/page`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecordedCitationsItemOffsetPage {
     /// Page number.
@@ -405,6 +417,8 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
     }
 }
 /// Range within a content block of a block-structured source.
+///
+/// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/block`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Content block index.

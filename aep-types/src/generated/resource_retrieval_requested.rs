@@ -5,6 +5,8 @@
 /// AEP payload: resource.retrieval.requested
 ///
 /// A retrieval against an external corpus is about to run (experimental).
+///
+/// Schema: `types/resource.retrieval.requested.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceRetrievalRequested {
     /// The query text; redacted.

@@ -5,6 +5,8 @@
 /// AEP payload: resource.retrieval.reranked
 ///
 /// A reranker scored and reordered retrieved documents (experimental).
+///
+/// Schema: `types/resource.retrieval.reranked.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceRetrievalReranked {
     /// The query the documents were reranked against; redacted.

@@ -5,6 +5,8 @@
 /// AEP payload: resource.retrieval.returned
 ///
 /// A retrieval returned documents, with their provenance (experimental).
+///
+/// Schema: `types/resource.retrieval.returned.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceRetrievalReturned {
     /// The documents the retrieval produced.

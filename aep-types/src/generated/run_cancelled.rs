@@ -5,6 +5,8 @@
 /// AEP payload: run.cancelled
 ///
 /// The run was cancelled before completing. A cancellation is not a failure.
+///
+/// Schema: `types/run.cancelled.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunCancelled {
     /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
@@ -68,6 +70,8 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
     }
 }
 /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
+///
+/// Schema: `types/run.cancelled.schema.json#/properties/by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RunCancelledBy {
     /// `"user"`

@@ -5,6 +5,8 @@
 /// AEP payload: run.failed
 ///
 /// The run ended in failure, rejection included.
+///
+/// Schema: `types/run.failed.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunFailed {
     /// Structural failure reason (a short code, not prose). Required.

@@ -5,6 +5,8 @@
 /// AEP payload: run.finished
 ///
 /// The run ended successfully; carries its duration, an optional summary and the total usage and cost.
+///
+/// Schema: `types/run.finished.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunFinished {
     /// Run duration in milliseconds.

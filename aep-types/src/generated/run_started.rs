@@ -5,6 +5,8 @@
 /// AEP payload: run.started
 ///
 /// An activation (run) began inside the session: what triggered it and, optionally, its input and any usage already incurred.
+///
+/// Schema: `types/run.started.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunStarted {
     /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
@@ -102,6 +104,8 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
     }
 }
 /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
+///
+/// Schema: `types/run.started.schema.json#/properties/trigger`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RunStartedTrigger {
     /// `"user"`

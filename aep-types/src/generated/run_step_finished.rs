@@ -5,6 +5,8 @@
 /// AEP payload: run.step.finished
 ///
 /// A phase inside the run ended.
+///
+/// Schema: `types/run.step.finished.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunStepFinished {
     /// Structural outcome of the step (for example ok or error).

@@ -5,6 +5,8 @@
 /// AEP payload: run.step.started
 ///
 /// A phase inside the run began; the envelope's step attribute of following events names it.
+///
+/// Schema: `types/run.step.started.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunStepStarted {
     /// Readable name of the step; may be model text, hence redacted.

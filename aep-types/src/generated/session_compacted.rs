@@ -5,6 +5,8 @@
 /// AEP payload: session.compacted
 ///
 /// The session's context was compacted; emitted once, when compaction has finished.
+///
+/// Schema: `types/session.compacted.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionCompacted {
     /// What started the compaction (for example automatic on a context limit, or manual).

@@ -5,6 +5,8 @@
 /// AEP payload: session.ended
 ///
 /// Terminal event of a session: why it ended, how long it lasted and how many runs it held.
+///
+/// Schema: `types/session.ended.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionEnded {
     /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
@@ -68,6 +70,8 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
     }
 }
 /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
+///
+/// Schema: `types/session.ended.schema.json#/properties/reason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SessionEndedReason {
     /// `"normal"`

@@ -5,6 +5,8 @@
 /// AEP payload: session.started
 ///
 /// A session has begun. Records where it came from (lineage), which client hosts it and which model was requested.
+///
+/// Schema: `types/session.started.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionStarted {
     /// Readable name or title of the session; may contain user text, hence redacted.
@@ -90,6 +92,8 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
     }
 }
 /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
+///
+/// Schema: `types/session.started.schema.json#/properties/parent`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionStartedParent {
     /// Id of the parent session.
@@ -150,6 +154,8 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
     }
 }
 /// The client software the session runs in.
+///
+/// Schema: `types/session.started.schema.json#/properties/client`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionStartedClient {
     /// Client product name.

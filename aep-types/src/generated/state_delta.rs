@@ -5,6 +5,8 @@
 /// AEP payload: state.delta
 ///
 /// A change to agent-owned state, expressed as a JSON Patch.
+///
+/// Schema: `types/state.delta.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StateDelta {
     /// JSON Patch (RFC 6902) operations to apply; redacted.

@@ -5,6 +5,8 @@
 /// AEP payload: state.snapshot
 ///
 /// A complete image of some agent-owned state.
+///
+/// Schema: `types/state.snapshot.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StateSnapshot {
     /// The state value itself, free-form; redacted.

@@ -5,6 +5,8 @@
 /// AEP payload: tool.completed
 ///
 /// A tool invocation succeeded. Its result comes at three capture tiers (digest, redacted, raw), with optional usage and cost.
+///
+/// Schema: `types/tool.completed.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolCompleted {
     /// The tool and call this event is about.
@@ -145,6 +147,8 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
     }
 }
 /// The result after redaction, as an object or a string.
+///
+/// Schema: `types/tool.completed.schema.json#/properties/result_redacted`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolCompletedResultRedacted {
     /// A JSON object.
@@ -200,6 +204,8 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
     }
 }
 /// The result exactly as the tool returned it, as an object or a string.
+///
+/// Schema: `types/tool.completed.schema.json#/properties/result`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolCompletedResult {
     /// A JSON object.

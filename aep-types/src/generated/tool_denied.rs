@@ -5,6 +5,8 @@
 /// AEP payload: tool.denied
 ///
 /// A tool invocation was blocked before it ran, without involving a human (a human decision goes through attention.* instead).
+///
+/// Schema: `types/tool.denied.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolDenied {
     /// The tool and call this event is about.
@@ -62,6 +64,8 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
     }
 }
 /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
+///
+/// Schema: `types/tool.denied.schema.json#/properties/by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ToolDeniedBy {
     /// `"policy"`

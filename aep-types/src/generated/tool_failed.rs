@@ -5,6 +5,8 @@
 /// AEP payload: tool.failed
 ///
 /// A tool invocation ran and raised an error.
+///
+/// Schema: `types/tool.failed.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolFailed {
     /// The tool and call this event is about.

@@ -5,6 +5,8 @@
 /// AEP payload: tool.requested
 ///
 /// A tool invocation is about to run. Its arguments come at three capture tiers: a digest, a redacted copy and the raw arguments.
+///
+/// Schema: `types/tool.requested.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolRequested {
     /// The tool and call this event is about.
