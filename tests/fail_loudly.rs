@@ -372,6 +372,49 @@ fn cases() -> Vec<Case> {
             message: "malformed JSON: recursion limit exceeded",
         },
         Case {
+            name: "ref-chain-too-deep",
+            breaks: |r| {
+                r.edit(COMMON, |doc| {
+                    for i in 0..150 {
+                        let next = format!("#/$defs/d{}", i + 1);
+                        doc["$defs"][format!("d{i}")] =
+                            json!({"type": "object", "properties": {"next": {"$ref": next}}});
+                    }
+                    doc["$defs"]["d150"] = json!({"type": "string"});
+                });
+            },
+            file: COMMON,
+            pointer: "/$defs/d50",
+            message: "schemas nested more than 100 deep (counting through `$ref`s)",
+        },
+        Case {
+            name: "ref-into-the-envelope",
+            breaks: |r| {
+                r.edit(TOOL, property("tool", json!({"$ref": "../aep-event.schema.json#/$defs/x"})));
+            },
+            file: TOOL,
+            pointer: "/properties/tool/$ref",
+            message: "points at no definition",
+        },
+        Case {
+            name: "prelude-type-name",
+            breaks: |r| {
+                r.edit(COMMON, |doc| doc["$defs"]["string"] = json!({"type": "object", "properties": {}}));
+            },
+            file: COMMON,
+            pointer: "/$defs/string",
+            message: "the Rust type name `String` is already taken by a type of the generated code",
+        },
+        Case {
+            name: "crate-module-name",
+            breaks: |r| {
+                r.write("serde.schema.json", br#"{"$defs": {}}"#);
+            },
+            file: "serde.schema.json",
+            pointer: "",
+            message: "the file name becomes the module `serde`, which the generated code uses",
+        },
+        Case {
             name: "schema-not-an-object",
             breaks: |r| {
                 r.write(TOOL, b"[]");

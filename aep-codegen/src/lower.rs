@@ -55,8 +55,22 @@ const ROOT: &[&str] = &["$schema", "$id"];
 /// Capture level of a member without `x-aep-capture`.
 const DEFAULT_CAPTURE: &str = "metadata";
 
-/// Names the generated code defines itself; a schema may not take them.
+/// Names the generated code defines or uses unqualified (its own types,
+/// the prelude's, and its local `Visitor`s); a schema may not take them.
 const RESERVED_TYPES: &[&str] = &[
+    "String",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "Vec",
+    "Box",
+    "Default",
+    "Visitor",
+    "BTreeMap",
+    "LazyLock",
     "ExtensionName",
     "ExtensionValue",
     "Extensions",
@@ -75,8 +89,23 @@ const RESERVED_TYPES: &[&str] = &[
     "Capture",
     "NackReason",
 ];
-/// Module names the generated code uses itself.
-const RESERVED_MODULES: &[&str] = &["runtime", "registry", "envelope", "payload"];
+/// Module names the generated code uses itself, and crate names it uses.
+const RESERVED_MODULES: &[&str] = &[
+    "runtime",
+    "registry",
+    "envelope",
+    "payload",
+    "std",
+    "core",
+    "alloc",
+    "serde",
+    "serde_json",
+    "serde_path_to_error",
+    "regex_lite",
+];
+/// How deep schemas may nest, counting through `$ref`s: deeper registries
+/// are refused rather than risking the stack.
+const MAX_DEPTH: usize = 100;
 /// The member that keeps unknown payload members.
 const EXTRA_FIELD: &str = "extra";
 /// The member that keeps the envelope's extension attributes.
@@ -100,7 +129,7 @@ pub fn lower(registry: &Registry) -> Result<Ir, Error> {
     // Every module exists before any schema is lowered, so a `$ref` may
     // point into any file, and the module order is fixed: shared
     // definition files, then payloads in registry row order.
-    lowerer.open(&registry.envelope, "envelope".to_owned())?;
+    lowerer.open(&registry.envelope, module_name(ENVELOPE_FILE))?;
     for doc in shared
         .iter()
         .copied()
@@ -178,6 +207,8 @@ struct Lowerer<'r> {
     names: BTreeMap<String, String>,
     /// Lowered `$defs`, by (file, name); `None` while being lowered.
     defs: BTreeMap<(String, String), Option<Ty>>,
+    /// How many schemas are being lowered inside one another.
+    depth: usize,
     modules: Vec<PendingModule>,
 }
 
@@ -202,6 +233,7 @@ impl<'r> Lowerer<'r> {
             ],
             names,
             defs: BTreeMap::new(),
+            depth: 0,
             modules: Vec::new(),
         }
     }
@@ -511,6 +543,18 @@ impl<'r> Lowerer<'r> {
 
     /// Lowers one schema to a type; `hint` names it if it needs a name.
     fn schema(&mut self, at: &At<'r>, value: &'r Value, hint: &str) -> Result<Ty, Error> {
+        if self.depth >= MAX_DEPTH {
+            return Err(at.error(format!(
+                "schemas nested more than {MAX_DEPTH} deep (counting through `$ref`s)"
+            )));
+        }
+        self.depth += 1;
+        let ty = self.schema_at_depth(at, value, hint);
+        self.depth -= 1;
+        ty
+    }
+
+    fn schema_at_depth(&mut self, at: &At<'r>, value: &'r Value, hint: &str) -> Result<Ty, Error> {
         let map = object(at, value)?;
         known(at, map)?;
         if let Some(level) = map.get("x-aep-capture") {
@@ -958,8 +1002,12 @@ fn document_at(doc: &Document) -> At<'_> {
     }
 }
 
-/// The module name of a schema file: its file stem in `snake_case`.
+/// The module name of a schema file: its file stem in `snake_case`, and
+/// `envelope` for the envelope.
 fn module_name(path: &str) -> String {
+    if path == ENVELOPE_FILE {
+        return "envelope".to_owned();
+    }
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.strip_suffix(".schema.json").unwrap_or(file);
     naming::field(stem)
