@@ -283,6 +283,11 @@ pub fn union(u: &Union) -> TokenStream {
     let mut serialize = Vec::new();
     let mut visits = Vec::new();
     let integer = u.members.contains(&Primitive::Integer);
+    let visit_f64 = quote! {
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<#name, E> {
+            Ok(#name::Number(v))
+        }
+    };
     for member in &u.members {
         let (variant, rust, doc) = match member {
             Primitive::Object => ("Object", quote!(super::runtime::Object), " A JSON object."),
@@ -324,15 +329,9 @@ pub fn union(u: &Union) -> TokenStream {
                 }
             },
             // An integer is a number too, unless the list has `integer`.
-            Primitive::Number if integer => quote! {
-                fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<#name, E> {
-                    Ok(#name::Number(v))
-                }
-            },
+            Primitive::Number if integer => visit_f64.clone(),
             Primitive::Number => quote! {
-                fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<#name, E> {
-                    Ok(#name::Number(v))
-                }
+                #visit_f64
                 fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<#name, E> {
                     Ok(#name::Number(v as f64))
                 }
