@@ -52,8 +52,6 @@ const KNOWN: &[&str] = &[
 ];
 /// Keywords only a document root may carry.
 const ROOT: &[&str] = &["$schema", "$id"];
-/// Capture level of a member without `x-aep-capture`.
-const DEFAULT_CAPTURE: &str = "metadata";
 
 /// Names the generated code defines or uses unqualified (its own types,
 /// the prelude's, and its local `Visitor`s); a schema may not take them.
@@ -409,6 +407,7 @@ impl<'r> Lowerer<'r> {
                 }
             }
         }
+        self.check_tests(&at, &rules, &event.fields)?;
         let mut event = event;
         event.rules = rules;
         self.check_envelope(&at, &event)?;
@@ -454,6 +453,43 @@ impl<'r> Lowerer<'r> {
                 "`aep` must be `const` \"{}\", the version of `registry/types.json`",
                 self.registry.tables.aep
             )));
+        }
+        Ok(())
+    }
+
+    /// An `if` test reads a member as a string: it must be a string or a
+    /// string enum.
+    fn check_tests(
+        &self,
+        at: &At<'_>,
+        rules: &[Conditional],
+        fields: &[Field],
+    ) -> Result<(), Error> {
+        for rule in rules {
+            for (member, _) in &rule.when.tests {
+                let stringy =
+                    fields
+                        .iter()
+                        .find(|f| &f.json == member)
+                        .is_some_and(|f| match &f.ty {
+                            Ty::String(_) => true,
+                            Ty::Named(path) => {
+                                self.registry_enums.iter().any(|(_, p)| p == path)
+                                    || self.enum_values(path).is_some()
+                            }
+                            _ => false,
+                        });
+                if !stringy {
+                    return Err(at.child("if").error(format!(
+                        "an `if` test on `{member}` needs a string or enum member"
+                    )));
+                }
+            }
+            let nested: Vec<Conditional> = std::iter::once(&rule.then)
+                .chain(rule.otherwise.as_ref())
+                .filter_map(|a| a.nested.as_deref().cloned())
+                .collect();
+            self.check_tests(at, &nested, fields)?;
         }
         Ok(())
     }
@@ -839,7 +875,8 @@ impl<'r> Lowerer<'r> {
             }
             let capture = match schema.get("x-aep-capture") {
                 Some(level) => self.capture(&field_at.child("x-aep-capture"), level)?,
-                None => DEFAULT_CAPTURE.to_owned(),
+                // Absent means the registry's default level (`metadata`).
+                None => self.registry.tables.capture.default.clone(),
             };
             fields.push(Field {
                 json: json.clone(),
@@ -852,7 +889,8 @@ impl<'r> Lowerer<'r> {
             });
         }
         let names: Vec<String> = fields.iter().map(|f| f.json.clone()).collect();
-        let rules = conditional(at, map, &names)?.into_iter().collect();
+        let rules: Vec<Conditional> = conditional(at, map, &names)?.into_iter().collect();
+        self.check_tests(at, &rules, &fields)?;
         Ok(Struct {
             name,
             doc: doc_of(map),

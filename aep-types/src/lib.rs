@@ -32,6 +32,8 @@
 #[rustfmt::skip]
 mod generated;
 
+mod down_level;
+
 pub use generated::*;
 
 #[cfg(doctest)]

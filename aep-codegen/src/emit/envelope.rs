@@ -4,10 +4,11 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::items::{self, CatchAll};
-use super::{ident, ty};
+use super::{ident, ty, Context};
 use crate::ir::{Assertion, Conditional, Field, Ir, Item, Test, Ty, TypePath};
 
-pub fn module(ir: &Ir) -> TokenStream {
+pub fn module(cx: &Context<'_>) -> TokenStream {
+    let ir = cx.ir;
     let env = &ir.envelope;
     let catch_all = CatchAll {
         field: "extensions",
@@ -16,8 +17,8 @@ pub fn module(ir: &Ir) -> TokenStream {
         keep: quote!(keep_extension),
         captured: false,
     };
-    let event = items::strukt(&env.event, &catch_all);
-    let enums = env.items.iter().map(items::item);
+    let event = items::strukt(cx, &env.event, &catch_all);
+    let enums = env.items.iter().map(|i| items::item(cx, i));
     let value = items::union(&env.extension_value);
     let pattern = &env.extension_name_pattern;
     let core: Vec<&str> = env.event.fields.iter().map(|f| f.json.as_str()).collect();
@@ -113,6 +114,7 @@ fn methods(ir: &Ir) -> TokenStream {
     let fields = &ir.envelope.event.fields;
     let type_field = ident(&field(ir, "type").ident);
     let data_field = ident(&field(ir, "data").ident);
+    let data_json = &field(ir, "data").json;
 
     // `new` takes every required attribute that is not a constant.
     let mut params = Vec::new();
@@ -156,6 +158,30 @@ fn methods(ir: &Ir) -> TokenStream {
             /// The registered type, if the event's type is one.
             pub fn registered_type(&self) -> Option<super::registry::RegisteredType> {
                 self.#type_field.parse().ok()
+            }
+
+            /// Checks everything the envelope and payload schemas state beyond
+            /// shape: string lengths, patterns and formats, bounds, the
+            /// scoping rules, and the payload's own rules. Every violation is
+            /// listed with its JSON Pointer from the event root. Absent
+            /// `data` is valid (an event down-levelled to `none` has none).
+            pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+                let mut v = super::runtime::Validator::new();
+                self.validate_into(&mut v);
+                if let Some(data) = &self.#data_field {
+                    match super::payload::Payload::from_data(&self.#type_field, Some(data)) {
+                        Ok(payload) => {
+                            v.key(#data_json);
+                            payload.validate_into(&mut v);
+                            v.up();
+                        }
+                        Err(error) => {
+                            let pointer = error.pointer().unwrap_or_default().to_owned();
+                            v.report_at(pointer, error.to_string());
+                        }
+                    }
+                }
+                v.finish().into_result()
             }
 
             /// Sets `data` to the payload's JSON object.

@@ -3,7 +3,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{docs, holds_numbers, ident, ty};
+use super::{docs, holds_numbers, ident, rules, ty, Context};
 use crate::ir::{Enum, Field, Item, Primitive, Struct, Ty, Union};
 
 pub fn name(item: &Item) -> &str {
@@ -14,9 +14,9 @@ pub fn name(item: &Item) -> &str {
     }
 }
 
-pub fn item(item: &Item) -> TokenStream {
+pub fn item(cx: &Context<'_>, item: &Item) -> TokenStream {
     match item {
-        Item::Struct(s) => strukt(s, &CatchAll::extra()),
+        Item::Struct(s) => strukt(cx, s, &CatchAll::extra()),
         Item::Enum(e) => enumeration(e),
         Item::Union(u) => union(u),
     }
@@ -49,8 +49,9 @@ impl CatchAll {
     }
 }
 
-/// A struct with a field per property, the catch-all last.
-pub fn strukt(s: &Struct, catch_all: &CatchAll) -> TokenStream {
+/// A struct with a field per property, the catch-all last, and its
+/// validation and (for payload types) capture code.
+pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream {
     let name = ident(&s.name);
     let doc = docs(&struct_doc(s));
     let fields = s.fields.iter().map(|f| field(f, catch_all.captured));
@@ -58,6 +59,12 @@ pub fn strukt(s: &Struct, catch_all: &CatchAll) -> TokenStream {
     let catch_ty = &catch_all.ty;
     let catch_doc = catch_all.doc;
     let deserialize = deserialize(s, catch_all);
+    let validate_into = rules::validate_into(cx, s);
+    // The envelope's own `validate` also checks the payload.
+    let validate = catch_all.captured.then(rules::validate);
+    let drop_above = catch_all
+        .captured
+        .then(|| rules::drop_above(cx, s, catch_all.field));
     quote! {
         #doc
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -67,6 +74,13 @@ pub fn strukt(s: &Struct, catch_all: &CatchAll) -> TokenStream {
             #[serde(flatten)]
             pub #catch_field: #catch_ty,
         }
+
+        impl #name {
+            #validate
+            #validate_into
+            #drop_above
+        }
+
         #deserialize
     }
 }

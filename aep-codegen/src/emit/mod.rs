@@ -8,11 +8,49 @@ mod envelope;
 mod items;
 mod payload;
 mod registry;
+mod rules;
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
-use crate::ir::{Ir, Ty, TypePath};
+use crate::ir::{Ir, Item, Ty, TypePath};
+
+/// What emission needs to know about the whole IR while emitting one item.
+pub(crate) struct Context<'a> {
+    pub ir: &'a Ir,
+}
+
+impl Context<'_> {
+    /// Whether a named type is a struct (which has `validate_into` and
+    /// `drop_above`), not an enum or union.
+    pub fn is_struct(&self, path: &TypePath) -> bool {
+        self.ir
+            .modules
+            .iter()
+            .filter(|m| m.name == path.module)
+            .flat_map(|m| &m.items)
+            .any(|i| matches!(i, Item::Struct(s) if s.name == path.name))
+    }
+
+    /// A capture level as a `Capture` variant.
+    pub fn capture(&self, level: &str) -> TokenStream {
+        let variant = self
+            .ir
+            .registry
+            .capture
+            .iter()
+            .find(|(value, _)| value == level)
+            .map(|(_, variant)| ident(variant))
+            .expect("lowering checked every capture level");
+        quote!(super::registry::Capture::#variant)
+    }
+
+    /// The level of members without `x-aep-capture`.
+    pub fn capture_default(&self) -> TokenStream {
+        let variant = ident(&self.ir.registry.capture_default);
+        quote!(super::registry::Capture::#variant)
+    }
+}
 
 /// The support module, emitted as written.
 const RUNTIME: &str = include_str!("../../templates/runtime.rs");
@@ -29,6 +67,7 @@ pub struct EmittedModule {
 
 /// All modules of the generated tree, root first.
 pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
+    let cx = Context { ir };
     let runtime: TokenStream = RUNTIME.parse().expect("the runtime template is valid Rust");
     let mut modules = vec![
         EmittedModule {
@@ -49,7 +88,7 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
         EmittedModule {
             name: "envelope".to_owned(),
             source: crate::load::ENVELOPE_FILE.to_owned(),
-            tokens: envelope::module(ir),
+            tokens: envelope::module(&cx),
         },
         EmittedModule {
             name: "payload".to_owned(),
@@ -59,7 +98,7 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
     ];
     for module in &ir.modules {
         let doc = doc_line(&format!("Types of `{}`.", module.source));
-        let items = module.items.iter().map(items::item);
+        let items = module.items.iter().map(|i| items::item(&cx, i));
         modules.push(EmittedModule {
             name: module.name.clone(),
             source: module.source.clone(),

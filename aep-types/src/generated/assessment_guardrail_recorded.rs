@@ -20,6 +20,37 @@ pub struct AssessmentGuardrailRecorded {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl AssessmentGuardrailRecorded {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.guardrail {
+            v.key("guardrail");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.guardrail = None;
+        }
+        if let Some(value) = &mut self.guardrail {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -98,6 +129,66 @@ pub struct AssessmentGuardrailRecordedGuardrail {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl AssessmentGuardrailRecordedGuardrail {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.categories {
+            v.key("categories");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+        if let Some(value) = &self.detector {
+            v.key("detector");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.stage = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.verdict = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.categories = None;
+        }
+        if let Some(value) = &mut self.categories {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.detector = None;
+        }
+        if let Some(value) = &mut self.detector {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Redacted > level {
+            self.explanation = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -286,6 +377,31 @@ pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.name = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.score = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de>
 for AssessmentGuardrailRecordedGuardrailCategoriesItem {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -341,6 +457,31 @@ pub struct AssessmentGuardrailRecordedGuardrailDetector {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl AssessmentGuardrailRecordedGuardrailDetector {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.name = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.version = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetector {
     fn deserialize<D: serde::Deserializer<'de>>(

@@ -48,6 +48,80 @@ pub struct AttentionRequested {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl AttentionRequested {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.options {
+            v.key("options");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+        if let Some(value) = &self.fields {
+            v.key("fields");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+        if let Some(value) = &self.expires_at {
+            v.key("expires_at");
+            v.string(value, None, None, Some("date-time"));
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.options = None;
+        }
+        if let Some(value) = &mut self.options {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.fields = None;
+        }
+        if let Some(value) = &mut self.fields {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.expires_at = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.respond_via = None;
+        }
+        if super::registry::Capture::Full > level {
+            self.context = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for AttentionRequested {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,

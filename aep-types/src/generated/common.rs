@@ -20,6 +20,28 @@ pub struct ToolRef {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ToolRef {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.call_id = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ToolRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -74,6 +96,31 @@ pub struct ErrorInfo {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl ErrorInfo {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.type_ = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.message = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for ErrorInfo {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -164,6 +211,66 @@ pub struct Cost {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl Cost {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.total {
+            v.key("total");
+            v.number(*value, Some(0f64), None);
+            v.up();
+        }
+        if let Some(value) = &self.prompt {
+            v.key("prompt");
+            v.number(*value, Some(0f64), None);
+            v.up();
+        }
+        if let Some(value) = &self.completion {
+            v.key("completion");
+            v.number(*value, Some(0f64), None);
+            v.up();
+        }
+        if let Some(value) = &self.cache {
+            v.key("cache");
+            v.number(*value, Some(0f64), None);
+            v.up();
+        }
+        if let Some(value) = &self.reasoning {
+            v.key("reasoning");
+            v.number(*value, Some(0f64), None);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.total = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.prompt = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.completion = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.cache = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.reasoning = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for Cost {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -242,6 +349,34 @@ pub struct Answer {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl Answer {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.option = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.text = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.values = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for Answer {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -299,6 +434,25 @@ pub struct Choice {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl Choice {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for Choice {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -370,6 +524,40 @@ pub struct RetrievedDocument {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl RetrievedDocument {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.id = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.score = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.content_redacted = None;
+        }
+        if super::registry::Capture::Full > level {
+            self.content = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.metadata = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for RetrievedDocument {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -448,6 +636,34 @@ pub struct SessionRef {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl SessionRef {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.session = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.run = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.agent = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -505,6 +721,31 @@ pub struct TaskRef {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl TaskRef {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.id = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.title = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for TaskRef {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -599,6 +840,71 @@ pub struct FieldSpec {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl FieldSpec {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.choices {
+            v.key("choices");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+        {
+            let holds = self.type_.as_str() == "select";
+            if holds && self.choices.is_none() {
+                v.report(
+                    None,
+                    "missing member `choices`, required when `type` is \"select\""
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.required = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.multi = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.other = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.choices = None;
+        }
+        if let Some(value) = &mut self.choices {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.min = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.max = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for FieldSpec {
     fn deserialize<D: serde::Deserializer<'de>>(

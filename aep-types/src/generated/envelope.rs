@@ -97,6 +97,171 @@ pub struct Event {
     #[serde(flatten)]
     pub extensions: Extensions,
 }
+impl Event {
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        {
+            let value = &self.id;
+            v.key("id");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        {
+            let value = &self.type_;
+            v.key("type");
+            static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+            {
+                super::runtime::Regex::new(
+                        "^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$",
+                    )
+                    .expect("the generator checked the pattern")
+            });
+            v.string(
+                value,
+                None,
+                Some((
+                    &*PATTERN,
+                    "^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$",
+                )),
+                None,
+            );
+            v.up();
+        }
+        if let Some(value) = &self.subject {
+            v.key("subject");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        {
+            let value = &self.time;
+            v.key("time");
+            v.string(value, None, None, Some("date-time"));
+            v.up();
+        }
+        {
+            let value = &self.source;
+            v.key("source");
+            v.string(value, Some(1usize), None, Some("uri"));
+            v.up();
+        }
+        {
+            let value = &self.agent;
+            v.key("agent");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.session {
+            v.key("session");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.run {
+            v.key("run");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.step {
+            v.key("step");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.cause {
+            v.key("cause");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.traceparent {
+            v.key("traceparent");
+            static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+            {
+                super::runtime::Regex::new(
+                        "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+                    )
+                    .expect("the generator checked the pattern")
+            });
+            v.string(
+                value,
+                None,
+                Some((&*PATTERN, "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")),
+                None,
+            );
+            v.up();
+        }
+        {
+            let holds = {
+                static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+                {
+                    super::runtime::Regex::new("^agent\\.")
+                        .expect("the generator checked the pattern")
+                });
+                PATTERN.is_match(self.type_.as_str())
+            };
+            if holds && self.session.is_some() {
+                v.report(
+                    Some("session"),
+                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                );
+            }
+            if holds && self.run.is_some() {
+                v.report(
+                    Some("run"),
+                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                );
+            }
+            if holds && self.step.is_some() {
+                v.report(
+                    Some("step"),
+                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                );
+            }
+            if holds && self.seq.is_some() {
+                v.report(
+                    Some("seq"),
+                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                );
+            }
+            if !holds {
+                let holds = {
+                    static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+                    {
+                        super::runtime::Regex::new(
+                                "^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$",
+                            )
+                            .expect("the generator checked the pattern")
+                    });
+                    PATTERN.is_match(self.type_.as_str())
+                };
+                if holds && self.session.is_none() {
+                    v.report(
+                        None,
+                        "missing member `session`, required when `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                            .to_owned(),
+                    );
+                }
+                if holds && self.seq.is_some() {
+                    v.report(
+                        Some("seq"),
+                        "must be absent when `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                            .to_owned(),
+                    );
+                }
+                if !holds && self.session.is_none() {
+                    v.report(
+                        None,
+                        "missing member `session`, required unless `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                            .to_owned(),
+                    );
+                }
+                if !holds && self.seq.is_none() {
+                    v.report(
+                        None,
+                        "missing member `seq`, required unless `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -426,6 +591,29 @@ impl Event {
     /// The registered type, if the event's type is one.
     pub fn registered_type(&self) -> Option<super::registry::RegisteredType> {
         self.type_.parse().ok()
+    }
+    /// Checks everything the envelope and payload schemas state beyond
+    /// shape: string lengths, patterns and formats, bounds, the
+    /// scoping rules, and the payload's own rules. Every violation is
+    /// listed with its JSON Pointer from the event root. Absent
+    /// `data` is valid (an event down-levelled to `none` has none).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut v = super::runtime::Validator::new();
+        self.validate_into(&mut v);
+        if let Some(data) = &self.data {
+            match super::payload::Payload::from_data(&self.type_, Some(data)) {
+                Ok(payload) => {
+                    v.key("data");
+                    payload.validate_into(&mut v);
+                    v.up();
+                }
+                Err(error) => {
+                    let pointer = error.pointer().unwrap_or_default().to_owned();
+                    v.report_at(pointer, error.to_string());
+                }
+            }
+        }
+        v.finish().into_result()
     }
     /// Sets `data` to the payload's JSON object.
     pub fn set_payload(&mut self, payload: &super::payload::Payload) {

@@ -351,6 +351,114 @@ impl Payload {
             Payload::Untyped(_) => None,
         }
     }
+    /// Checks the payload schema's validation keywords, listing every
+    /// violation with its JSON Pointer from the payload root.
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        match self {
+            Payload::SessionStarted(payload) => payload.validate_into(v),
+            Payload::SessionEnded(payload) => payload.validate_into(v),
+            Payload::RunStarted(payload) => payload.validate_into(v),
+            Payload::RunFinished(payload) => payload.validate_into(v),
+            Payload::RunFailed(payload) => payload.validate_into(v),
+            Payload::RunCancelled(payload) => payload.validate_into(v),
+            Payload::ToolRequested(payload) => payload.validate_into(v),
+            Payload::ToolCompleted(payload) => payload.validate_into(v),
+            Payload::ToolFailed(payload) => payload.validate_into(v),
+            Payload::ToolDenied(payload) => payload.validate_into(v),
+            Payload::AttentionRequested(payload) => payload.validate_into(v),
+            Payload::AttentionAnswered(payload) => payload.validate_into(v),
+            Payload::AttentionResolved(payload) => payload.validate_into(v),
+            Payload::AttentionTimeout(payload) => payload.validate_into(v),
+            Payload::SessionCompacted(payload) => payload.validate_into(v),
+            Payload::RunStepStarted(payload) => payload.validate_into(v),
+            Payload::RunStepFinished(payload) => payload.validate_into(v),
+            Payload::ProgressStatus(payload) => payload.validate_into(v),
+            Payload::ProgressTaskPlanned(payload) => payload.validate_into(v),
+            Payload::ProgressTaskCompleted(payload) => payload.validate_into(v),
+            Payload::ProgressArtifactProduced(payload) => payload.validate_into(v),
+            Payload::DelegationSubagentStarted(payload) => payload.validate_into(v),
+            Payload::DelegationSubagentStopped(payload) => payload.validate_into(v),
+            Payload::AttentionRouted(payload) => payload.validate_into(v),
+            Payload::AgentPresence(payload) => payload.validate_into(v),
+            Payload::AgentIdle(payload) => payload.validate_into(v),
+            Payload::AgentHealth(payload) => payload.validate_into(v),
+            Payload::AgentHeartbeat(payload) => payload.validate_into(v),
+            Payload::ErrorRaised(payload) => payload.validate_into(v),
+            Payload::StateSnapshot(payload) => payload.validate_into(v),
+            Payload::StateDelta(payload) => payload.validate_into(v),
+            Payload::ResourceRetrievalRequested(payload) => payload.validate_into(v),
+            Payload::ResourceRetrievalReturned(payload) => payload.validate_into(v),
+            Payload::ResourceRetrievalReranked(payload) => payload.validate_into(v),
+            Payload::ResourceCitationRecorded(payload) => payload.validate_into(v),
+            Payload::AssessmentEvaluationRecorded(payload) => payload.validate_into(v),
+            Payload::AssessmentFeedbackReceived(payload) => payload.validate_into(v),
+            Payload::AssessmentGuardrailRecorded(payload) => payload.validate_into(v),
+            Payload::ControlAttentionRespond(payload) => payload.validate_into(v),
+            Payload::ControlCancel(payload) => payload.validate_into(v),
+            Payload::ControlPause(payload) => payload.validate_into(v),
+            Payload::ControlResume(payload) => payload.validate_into(v),
+            Payload::ControlAccepted(payload) => payload.validate_into(v),
+            Payload::ControlRejected(payload) => payload.validate_into(v),
+            Payload::Untyped(_) => {}
+        }
+    }
+    /// Drops every member whose capture level is above `level`
+    /// (see each payload type's `drop_above`); untyped data has no
+    /// capture table and is left as it is.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        match self {
+            Payload::SessionStarted(payload) => payload.drop_above(level),
+            Payload::SessionEnded(payload) => payload.drop_above(level),
+            Payload::RunStarted(payload) => payload.drop_above(level),
+            Payload::RunFinished(payload) => payload.drop_above(level),
+            Payload::RunFailed(payload) => payload.drop_above(level),
+            Payload::RunCancelled(payload) => payload.drop_above(level),
+            Payload::ToolRequested(payload) => payload.drop_above(level),
+            Payload::ToolCompleted(payload) => payload.drop_above(level),
+            Payload::ToolFailed(payload) => payload.drop_above(level),
+            Payload::ToolDenied(payload) => payload.drop_above(level),
+            Payload::AttentionRequested(payload) => payload.drop_above(level),
+            Payload::AttentionAnswered(payload) => payload.drop_above(level),
+            Payload::AttentionResolved(payload) => payload.drop_above(level),
+            Payload::AttentionTimeout(payload) => payload.drop_above(level),
+            Payload::SessionCompacted(payload) => payload.drop_above(level),
+            Payload::RunStepStarted(payload) => payload.drop_above(level),
+            Payload::RunStepFinished(payload) => payload.drop_above(level),
+            Payload::ProgressStatus(payload) => payload.drop_above(level),
+            Payload::ProgressTaskPlanned(payload) => payload.drop_above(level),
+            Payload::ProgressTaskCompleted(payload) => payload.drop_above(level),
+            Payload::ProgressArtifactProduced(payload) => payload.drop_above(level),
+            Payload::DelegationSubagentStarted(payload) => payload.drop_above(level),
+            Payload::DelegationSubagentStopped(payload) => payload.drop_above(level),
+            Payload::AttentionRouted(payload) => payload.drop_above(level),
+            Payload::AgentPresence(payload) => payload.drop_above(level),
+            Payload::AgentIdle(payload) => payload.drop_above(level),
+            Payload::AgentHealth(payload) => payload.drop_above(level),
+            Payload::AgentHeartbeat(payload) => payload.drop_above(level),
+            Payload::ErrorRaised(payload) => payload.drop_above(level),
+            Payload::StateSnapshot(payload) => payload.drop_above(level),
+            Payload::StateDelta(payload) => payload.drop_above(level),
+            Payload::ResourceRetrievalRequested(payload) => payload.drop_above(level),
+            Payload::ResourceRetrievalReturned(payload) => payload.drop_above(level),
+            Payload::ResourceRetrievalReranked(payload) => payload.drop_above(level),
+            Payload::ResourceCitationRecorded(payload) => payload.drop_above(level),
+            Payload::AssessmentEvaluationRecorded(payload) => payload.drop_above(level),
+            Payload::AssessmentFeedbackReceived(payload) => payload.drop_above(level),
+            Payload::AssessmentGuardrailRecorded(payload) => payload.drop_above(level),
+            Payload::ControlAttentionRespond(payload) => payload.drop_above(level),
+            Payload::ControlCancel(payload) => payload.drop_above(level),
+            Payload::ControlPause(payload) => payload.drop_above(level),
+            Payload::ControlResume(payload) => payload.drop_above(level),
+            Payload::ControlAccepted(payload) => payload.drop_above(level),
+            Payload::ControlRejected(payload) => payload.drop_above(level),
+            Payload::Untyped(_) => {}
+        }
+    }
     /// The payload as an event's `data`.
     pub fn to_data(&self) -> super::runtime::Data {
         super::runtime::Data::from_serialize(self)

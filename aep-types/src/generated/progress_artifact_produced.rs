@@ -20,6 +20,37 @@ pub struct ProgressArtifactProduced {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ProgressArtifactProduced {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.artifact {
+            v.key("artifact");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.artifact = None;
+        }
+        if let Some(value) = &mut self.artifact {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -88,6 +119,40 @@ pub struct ProgressArtifactProducedArtifact {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl ProgressArtifactProducedArtifact {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.id = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.name = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.mime = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.bytes = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.uri = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
     fn deserialize<D: serde::Deserializer<'de>>(

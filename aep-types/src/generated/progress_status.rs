@@ -31,6 +31,40 @@ pub struct ProgressStatus {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ProgressStatus {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.percent {
+            v.key("percent");
+            v.number(*value, Some(0f64), Some(100f64));
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Redacted > level {
+            self.message = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.phase = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.percent = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ProgressStatus {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,

@@ -23,6 +23,40 @@ pub struct ProgressTaskPlanned {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ProgressTaskPlanned {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.task {
+            v.key("task");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.task = None;
+        }
+        if let Some(value) = &mut self.task {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.parent = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ProgressTaskPlanned {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,

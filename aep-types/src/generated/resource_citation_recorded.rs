@@ -25,6 +25,49 @@ pub struct ResourceCitationRecorded {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ResourceCitationRecorded {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.citations {
+            v.key("citations");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.citations = None;
+        }
+        if let Some(value) = &mut self.citations {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.count = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -102,6 +145,57 @@ pub struct ResourceCitationRecordedCitationsItem {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl ResourceCitationRecordedCitationsItem {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.source {
+            v.key("source");
+            value.validate_into(v);
+            v.up();
+        }
+        if let Some(value) = &self.offset {
+            v.key("offset");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.source = None;
+        }
+        if let Some(value) = &mut self.source {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Redacted > level {
+            self.cited_text_redacted = None;
+        }
+        if super::registry::Capture::Full > level {
+            self.cited_text = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.offset = None;
+        }
+        if let Some(value) = &mut self.offset {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.document_index = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -192,6 +286,34 @@ pub struct ResourceCitationRecordedCitationsItemSource {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ResourceCitationRecordedCitationsItemSource {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.id = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.uri = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.title = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSource {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -259,6 +381,59 @@ pub struct ResourceCitationRecordedCitationsItemOffset {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ResourceCitationRecordedCitationsItemOffset {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.char {
+            v.key("char");
+            value.validate_into(v);
+            v.up();
+        }
+        if let Some(value) = &self.page {
+            v.key("page");
+            value.validate_into(v);
+            v.up();
+        }
+        if let Some(value) = &self.block {
+            v.key("block");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.char = None;
+        }
+        if let Some(value) = &mut self.char {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.page = None;
+        }
+        if let Some(value) = &mut self.page {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.block = None;
+        }
+        if let Some(value) = &mut self.block {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffset {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -321,6 +496,31 @@ pub struct ResourceCitationRecordedCitationsItemOffsetChar {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ResourceCitationRecordedCitationsItemOffsetChar {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.start = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.end = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetChar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -378,6 +578,34 @@ pub struct ResourceCitationRecordedCitationsItemOffsetPage {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl ResourceCitationRecordedCitationsItemOffsetPage {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.page = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.start = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.end = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetPage {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -439,6 +667,34 @@ pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl ResourceCitationRecordedCitationsItemOffsetBlock {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.block = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.start = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.end = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetBlock {
     fn deserialize<D: serde::Deserializer<'de>>(

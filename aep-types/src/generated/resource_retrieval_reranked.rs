@@ -53,6 +53,84 @@ pub struct ResourceRetrievalReranked {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl ResourceRetrievalReranked {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.input_documents {
+            v.key("input_documents");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+        if let Some(value) = &self.output_documents {
+            v.key("output_documents");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                item.validate_into(v);
+                v.up();
+            }
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Redacted > level {
+            self.query = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.query_digest = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.model = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.top_k = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.input_documents = None;
+        }
+        if let Some(value) = &mut self.input_documents {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.output_documents = None;
+        }
+        if let Some(value) = &mut self.output_documents {
+            if super::registry::Capture::Metadata > level {
+                value.clear();
+            }
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if super::registry::Capture::Metadata > level {
+            self.count = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.duration_ms = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,

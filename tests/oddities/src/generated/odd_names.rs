@@ -10,48 +10,109 @@ pub struct OddNames {
     /// `type`, required, capture `none`.
     #[serde(rename = "type")]
     pub type_: String,
-    /// `self`, required, capture `metadata`.
+    /// `self`, required, capture `some`.
     #[serde(rename = "self")]
     pub self_: bool,
-    /// `match`, optional, capture `metadata`.
+    /// `match`, optional, capture `some`.
     #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     pub match_: Option<i64>,
-    /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
+    /// `gen_ai.usage.input_tokens`, optional, capture `some`, minimum 0.
     #[serde(
         rename = "gen_ai.usage.input_tokens",
         skip_serializing_if = "Option::is_none"
     )]
     pub gen_ai_usage_input_tokens: Option<u64>,
-    /// `content-type`, optional, capture `metadata`.
+    /// `content-type`, optional, capture `some`.
     #[serde(rename = "content-type", skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
-    /// `with space`, optional, capture `metadata`.
+    /// `with space`, optional, capture `some`.
     #[serde(rename = "with space", skip_serializing_if = "Option::is_none")]
     pub with_space: Option<String>,
-    /// `2fa`, optional, capture `metadata`.
+    /// `2fa`, optional, capture `some`.
     #[serde(rename = "2fa", skip_serializing_if = "Option::is_none")]
     pub _2fa: Option<String>,
-    /// `_private`, optional, capture `metadata`.
+    /// `_private`, optional, capture `some`.
     #[serde(rename = "_private", skip_serializing_if = "Option::is_none")]
     pub private: Option<String>,
-    /// `$dollar`, optional, capture `metadata`.
+    /// `$dollar`, optional, capture `some`.
     #[serde(rename = "$dollar", skip_serializing_if = "Option::is_none")]
     pub dollar: Option<String>,
-    /// `Mixed-Case.Name`, optional, capture `metadata`.
+    /// `Mixed-Case.Name`, optional, capture `some`.
     #[serde(rename = "Mixed-Case.Name", skip_serializing_if = "Option::is_none")]
     pub mixed_case_name: Option<String>,
     /// `odd values`, optional, capture `all`.
     #[serde(rename = "odd values", skip_serializing_if = "Option::is_none")]
     pub odd_values: Option<super::odd_names::OddNamesOddValues>,
-    /// `fixed`, optional, capture `metadata`.
+    /// `fixed`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<super::odd_names::OddNamesFixed>,
-    /// `local`, optional, capture `metadata`.
+    /// `local`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<super::odd_names::LocalThing>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddNames {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.local {
+            v.key("local");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.match_ = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.gen_ai_usage_input_tokens = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.content_type = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.with_space = None;
+        }
+        if super::registry::Capture::Some > level {
+            self._2fa = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.private = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.dollar = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.mixed_case_name = None;
+        }
+        if super::registry::Capture::All > level {
+            self.odd_values = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.fixed = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.local = None;
+        }
+        if let Some(value) = &mut self.local {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddNames {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -255,12 +316,31 @@ impl std::str::FromStr for OddNamesFixed {
 /// Schema: `types/odd.names.schema.json#/$defs/local-thing`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LocalThing {
-    /// `fn`, required, capture `metadata`.
+    /// `fn`, required, capture `some`.
     #[serde(rename = "fn")]
     pub fn_: String,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl LocalThing {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for LocalThing {
     fn deserialize<D: serde::Deserializer<'de>>(

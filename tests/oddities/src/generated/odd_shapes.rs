@@ -9,54 +9,152 @@
 /// Schema: `types/odd.shapes.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapes {
-    /// `deep`, optional, capture `metadata`.
+    /// `deep`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deep: Option<super::odd_shapes::OddShapesDeep>,
-    /// `grid`, optional, capture `metadata`.
+    /// `grid`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grid: Option<Vec<Vec<super::odd_shapes::OddShapesGridItemItem>>>,
-    /// `numbers`, optional, capture `metadata`.
+    /// `numbers`, optional, capture `some`.
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "super::runtime::numbers"
     )]
     pub numbers: Option<Vec<f64>>,
-    /// `matrix`, optional, capture `metadata`.
+    /// `matrix`, optional, capture `some`.
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "super::runtime::numbers"
     )]
     pub matrix: Option<Vec<Vec<f64>>>,
-    /// `free`, optional, capture `metadata`.
+    /// `free`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub free: Option<Vec<super::runtime::Object>>,
-    /// `object_or_string`, optional, capture `metadata`.
+    /// `object_or_string`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_or_string: Option<super::odd_shapes::OddShapesObjectOrString>,
-    /// `string_or_integer`, optional, capture `metadata`.
+    /// `string_or_integer`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub string_or_integer: Option<super::odd_shapes::OddShapesStringOrInteger>,
-    /// `integer_or_number`, optional, capture `metadata`.
+    /// `integer_or_number`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integer_or_number: Option<super::odd_shapes::OddShapesIntegerOrNumber>,
-    /// `number_or_boolean`, optional, capture `metadata`.
+    /// `number_or_boolean`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub number_or_boolean: Option<super::odd_shapes::OddShapesNumberOrBoolean>,
-    /// `anything_scalar`, optional, capture `metadata`.
+    /// `anything_scalar`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anything_scalar: Option<super::odd_shapes::OddShapesAnythingScalar>,
-    /// `tags`, optional, capture `metadata`.
+    /// `tags`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<super::odd_shapes::OddShapesTagsItem>>,
-    /// `kind`, optional, capture `metadata`.
+    /// `kind`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<super::odd_shapes::OddShapesKind>,
-    /// `fancy_only`, optional, capture `metadata`.
+    /// `fancy_only`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fancy_only: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapes {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.deep {
+            v.key("deep");
+            value.validate_into(v);
+            v.up();
+        }
+        if let Some(value) = &self.grid {
+            v.key("grid");
+            for (index, item) in value.iter().enumerate() {
+                v.index(index);
+                for (index, item) in item.iter().enumerate() {
+                    v.index(index);
+                    item.validate_into(v);
+                    v.up();
+                }
+                v.up();
+            }
+            v.up();
+        }
+        {
+            let holds = self.kind.is_none_or(|x| x.as_str() == "fancy")
+                && self.kind.is_some();
+            if holds && self.fancy_only.is_none() {
+                v.report(
+                    None,
+                    "missing member `fancy_only`, required when `kind` is \"fancy\""
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.deep = None;
+        }
+        if let Some(value) = &mut self.deep {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Some > level {
+            self.grid = None;
+        }
+        if let Some(value) = &mut self.grid {
+            for item in value.iter_mut() {
+                for item in item.iter_mut() {
+                    item.drop_above(level);
+                }
+            }
+        }
+        if super::registry::Capture::Some > level {
+            self.numbers = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.matrix = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.free = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.object_or_string = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.string_or_integer = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.integer_or_number = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.number_or_boolean = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.anything_scalar = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.tags = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.kind = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.fancy_only = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapes {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -166,12 +264,43 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
 /// Schema: `types/odd.shapes.schema.json#/properties/deep`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeep {
-    /// `a`, optional, capture `metadata`.
+    /// `a`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub a: Option<super::odd_shapes::OddShapesDeepA>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapesDeep {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.a {
+            v.key("a");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.a = None;
+        }
+        if let Some(value) = &mut self.a {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesDeep {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -204,12 +333,43 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeep {
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepA {
-    /// `b`, optional, capture `metadata`.
+    /// `b`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub b: Option<super::odd_shapes::OddShapesDeepAB>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapesDeepA {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.b {
+            v.key("b");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.b = None;
+        }
+        if let Some(value) = &mut self.b {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -242,12 +402,43 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepAB {
-    /// `c`, optional, capture `metadata`.
+    /// `c`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub c: Option<super::odd_shapes::OddShapesDeepABC>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapesDeepAB {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.c {
+            v.key("c");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.c = None;
+        }
+        if let Some(value) = &mut self.c {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -283,12 +474,43 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepABC {
-    /// `d`, optional, capture `metadata`.
+    /// `d`, optional, capture `some`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub d: Option<super::odd_shapes::OddShapesDeepABCD>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapesDeepABC {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.d {
+            v.key("d");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.d = None;
+        }
+        if let Some(value) = &mut self.d {
+            value.drop_above(level);
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -324,7 +546,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c/properties/d`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepABCD {
-    /// `leaf`, optional, capture `metadata`.
+    /// `leaf`, optional, capture `some`.
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "super::runtime::numbers"
@@ -333,6 +555,28 @@ pub struct OddShapesDeepABCD {
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapesDeepABCD {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.leaf = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -368,12 +612,31 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
 /// Schema: `types/odd.shapes.schema.json#/properties/grid/items/items`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesGridItemItem {
-    /// `x`, required, capture `metadata`.
+    /// `x`, required, capture `some`.
     #[serde(serialize_with = "super::runtime::numbers")]
     pub x: f64,
     /// Members the schema does not describe, kept as they came (payloads are open).
     #[serde(flatten)]
     pub extra: super::runtime::Object,
+}
+impl OddShapesGridItemItem {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
     fn deserialize<D: serde::Deserializer<'de>>(

@@ -43,6 +43,30 @@ impl Payload {
             Payload::Untyped(_) => None,
         }
     }
+    /// Checks the payload schema's validation keywords, listing every
+    /// violation with its JSON Pointer from the payload root.
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        match self {
+            Payload::OddNames(payload) => payload.validate_into(v),
+            Payload::OddShapes(payload) => payload.validate_into(v),
+            Payload::Untyped(_) => {}
+        }
+    }
+    /// Drops every member whose capture level is above `level`
+    /// (see each payload type's `drop_above`); untyped data has no
+    /// capture table and is left as it is.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        match self {
+            Payload::OddNames(payload) => payload.drop_above(level),
+            Payload::OddShapes(payload) => payload.drop_above(level),
+            Payload::Untyped(_) => {}
+        }
+    }
     /// The payload as an event's `data`.
     pub fn to_data(&self) -> super::runtime::Data {
         super::runtime::Data::from_serialize(self)

@@ -2,8 +2,10 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Support code shared by the generated modules: the error type, the raw
-//! payload slot, and the decoding helpers the generated `Deserialize`
-//! impls call.
+//! payload slot, the decoding helpers the generated `Deserialize` impls
+//! call, and the validation helpers. Which helpers a registry needs
+//! depends on the keywords it uses, so unused ones are allowed.
+#![allow(dead_code)]
 use std::borrow::Cow;
 use std::fmt;
 use serde::de::{self, DeserializeOwned, MapAccess};
@@ -261,4 +263,318 @@ pub fn numbers<T: Numbers, S: Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     value.write(serializer)
+}
+/// One place where a value breaks its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON Pointer, from the event (or payload) root, of the offending value.
+    pub pointer: String,
+    /// The rule it breaks.
+    pub message: String,
+}
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() { "(root)" } else { &self.pointer };
+        write!(f, "{pointer}: {}", self.message)
+    }
+}
+/// Every violation found by a `validate()`, in document order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violations(pub Vec<Violation>);
+impl Violations {
+    /// `Ok` when there are none.
+    pub fn into_result(self) -> Result<(), Violations> {
+        if self.0.is_empty() { Ok(()) } else { Err(self) }
+    }
+}
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} violation(s)", self.0.len())?;
+        for violation in &self.0 {
+            write!(f, "\n  {violation}")?;
+        }
+        Ok(())
+    }
+}
+impl std::error::Error for Violations {}
+/// Collects violations while a value is walked; the pointer is built only
+/// when a violation is recorded.
+#[derive(Default)]
+pub struct Validator {
+    path: Vec<Segment>,
+    found: Vec<Violation>,
+}
+enum Segment {
+    Key(&'static str),
+    Index(usize),
+}
+impl Validator {
+    /// A validator at the root.
+    pub fn new() -> Validator {
+        Validator {
+            path: Vec::new(),
+            found: Vec::new(),
+        }
+    }
+    /// Descends into a member.
+    pub fn key(&mut self, key: &'static str) {
+        self.path.push(Segment::Key(key));
+    }
+    /// Descends into an array item.
+    pub fn index(&mut self, index: usize) {
+        self.path.push(Segment::Index(index));
+    }
+    /// Goes back up one level.
+    pub fn up(&mut self) {
+        self.path.pop();
+    }
+    /// Records a violation at the current place, or at its member `key`.
+    pub fn report(&mut self, key: Option<&str>, message: String) {
+        let mut pointer = String::new();
+        for segment in &self.path {
+            match segment {
+                Segment::Key(k) => escape_into(&mut pointer, k),
+                Segment::Index(i) => pointer.push_str(&format!("/{i}")),
+            }
+        }
+        if let Some(key) = key {
+            escape_into(&mut pointer, key);
+        }
+        self.found.push(Violation { pointer, message });
+    }
+    /// Records a violation at an absolute pointer.
+    pub fn report_at(&mut self, pointer: String, message: String) {
+        self.found.push(Violation { pointer, message });
+    }
+    /// Records a violation of the current string value, if it breaks a rule.
+    pub fn string(
+        &mut self,
+        value: &str,
+        min_length: Option<usize>,
+        pattern: Option<(&Regex, &str)>,
+        format: Option<&str>,
+    ) {
+        if let Some(min) = min_length {
+            if value.chars().count() < min {
+                self.report(None, format!("shorter than {min} character(s)"));
+            }
+        }
+        if let Some((regex, source)) = pattern {
+            if !regex.is_match(value) {
+                self.report(None, format!("does not match the pattern `{source}`"));
+            }
+        }
+        match format {
+            Some("date-time") if !is_date_time(value) => {
+                self.report(None, "not an RFC 3339 date-time".to_owned())
+            }
+            Some("uri") if !is_uri(value) => {
+                self.report(None, "not an absolute URI (RFC 3986)".to_owned())
+            }
+            _ => {}
+        }
+    }
+    /// Records a violation of the current number, if it is out of bounds.
+    pub fn number(&mut self, value: f64, minimum: Option<f64>, maximum: Option<f64>) {
+        if let Some(min) = minimum {
+            if value < min {
+                self.report(None, format!("less than the minimum {min}"));
+            }
+        }
+        if let Some(max) = maximum {
+            if value > max {
+                self.report(None, format!("greater than the maximum {max}"));
+            }
+        }
+    }
+    /// The violations found.
+    pub fn finish(self) -> Violations {
+        Violations(self.found)
+    }
+}
+fn escape_into(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+}
+pub use regex_lite::Regex;
+/// RFC 3339 `date-time` (the JSON Schema `format`): `T` and `Z` in either
+/// case, a leap second only where it lands on 23:59 UTC.
+pub fn is_date_time(value: &str) -> bool {
+    let Some(split) = value.find(['T', 't']) else { return false };
+    let (date, time) = (&value[..split], &value[split + 1..]);
+    is_full_date(date) && is_full_time(time)
+}
+fn digits(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+fn is_full_date(date: &str) -> bool {
+    let b = date.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day)) = (
+        digits(&date[..4]),
+        digits(&date[5..7]),
+        digits(&date[8..]),
+    ) else {
+        return false;
+    };
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+fn is_full_time(time: &str) -> bool {
+    let b = time.as_bytes();
+    if b.len() < 9 || b[2] != b':' || b[5] != b':' || !time.is_char_boundary(8) {
+        return false;
+    }
+    let (Some(hour), Some(minute), Some(second)) = (
+        digits(&time[..2]),
+        digits(&time[3..5]),
+        digits(&time[6..8]),
+    ) else {
+        return false;
+    };
+    if hour > 23 || minute > 59 || second > 60 {
+        return false;
+    }
+    let mut rest = &time[8..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let end = fraction.find(|c: char| !c.is_ascii_digit()).unwrap_or(fraction.len());
+        if end == 0 {
+            return false;
+        }
+        rest = &fraction[end..];
+    }
+    let offset: i64 = match rest.as_bytes().first() {
+        Some(b'Z' | b'z') if rest.len() == 1 => 0,
+        Some(sign @ (b'+' | b'-')) if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
+            let (Some(h), Some(m)) = (digits(&rest[1..3]), digits(&rest[4..6])) else {
+                return false
+            };
+            if h > 23 || m > 59 {
+                return false;
+            }
+            let minutes = i64::from(h * 60 + m);
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => return false,
+    };
+    if second == 60 {
+        let utc = (i64::from(hour * 60 + minute) - offset).rem_euclid(24 * 60);
+        return utc == 23 * 60 + 59;
+    }
+    true
+}
+/// RFC 3986 `URI` (the JSON Schema `uri` format): a scheme, then a
+/// hierarchical part, query and fragment made of the allowed characters.
+pub fn is_uri(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once(':') else { return false };
+    let mut scheme_chars = scheme.chars();
+    if !scheme_chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        || !scheme_chars
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return false;
+    }
+    let (rest, fragment) = match rest.split_once('#') {
+        Some((rest, fragment)) => (rest, Some(fragment)),
+        None => (rest, None),
+    };
+    let (hier, query) = match rest.split_once('?') {
+        Some((hier, query)) => (hier, Some(query)),
+        None => (rest, None),
+    };
+    let path = match hier.strip_prefix("//") {
+        Some(after) => {
+            let end = after.find('/').unwrap_or(after.len());
+            if !is_authority(&after[..end]) {
+                return false;
+            }
+            &after[end..]
+        }
+        None => hier,
+    };
+    const QUERY: &[char] = &[':', '@', '/', '?'];
+    chars_ok(path, &[':', '@', '/']) && query.is_none_or(|q| chars_ok(q, QUERY))
+        && fragment.is_none_or(|f| chars_ok(f, QUERY))
+}
+fn is_authority(authority: &str) -> bool {
+    let (userinfo, host_port) = match authority.rsplit_once('@') {
+        Some((userinfo, host_port)) => (Some(userinfo), host_port),
+        None => (None, authority),
+    };
+    if userinfo.is_some_and(|u| !chars_ok(u, &[':'])) {
+        return false;
+    }
+    let (host_ok, port) = match host_port.strip_prefix('[') {
+        Some(literal) => {
+            let Some((inside, after)) = literal.split_once(']') else { return false };
+            let port = match after {
+                "" => None,
+                _ => {
+                    match after.strip_prefix(':') {
+                        Some(port) => Some(port),
+                        None => return false,
+                    }
+                }
+            };
+            (is_ip_literal(inside), port)
+        }
+        None => {
+            match host_port.rsplit_once(':') {
+                Some((host, port)) => (chars_ok(host, &[]), Some(port)),
+                None => (chars_ok(host_port, &[]), None),
+            }
+        }
+    };
+    host_ok && port.is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+fn is_ip_literal(inside: &str) -> bool {
+    if let Some(future) = inside.strip_prefix(['v', 'V']) {
+        let Some((version, rest)) = future.split_once('.') else { return false };
+        return !version.is_empty() && version.bytes().all(|b| b.is_ascii_hexdigit())
+            && !rest.is_empty()
+            && rest.chars().all(|c| is_unreserved(c) || is_sub_delim(c) || c == ':');
+    }
+    inside.parse::<std::net::Ipv6Addr>().is_ok()
+}
+fn is_unreserved(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~')
+}
+fn is_sub_delim(c: char) -> bool {
+    matches!(c, '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';' | '=')
+}
+/// Whether `text` is only unreserved characters, sub-delims,
+/// percent-encodings and the `extra` characters.
+fn chars_ok(text: &str, extra: &[char]) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        if c == '%' {
+            if i + 2 >= bytes.len() || !bytes[i + 1].is_ascii_hexdigit()
+                || !bytes[i + 2].is_ascii_hexdigit()
+            {
+                return false;
+            }
+            i += 3;
+        } else if c.is_ascii()
+            && (is_unreserved(c) || is_sub_delim(c) || extra.contains(&c))
+        {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
 }
