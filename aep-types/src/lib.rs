@@ -33,6 +33,7 @@
 mod generated;
 
 mod down_level;
+pub mod form;
 
 pub use generated::*;
 
