@@ -1,5 +1,6 @@
 //! The fixture corpus: valid events decode, type and round-trip; invalid
-//! payloads are refused with the pointer and message each case pins.
+//! envelopes and payloads are refused with the message (and, for
+//! payloads, the pointer) each case pins.
 
 use aep_tests::{read_fixture, Report};
 use aep_types::{Event, Payload};
@@ -106,4 +107,22 @@ fn check_invalid(case: &Value) -> Result<(), String> {
         return Err(format!("message `{error}` lacks `{message}`"));
     }
     Ok(())
+}
+
+#[test]
+fn invalid_envelopes_are_refused_saying_why() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&read_fixture("invalid-envelopes.json")).expect("fixture is JSON");
+    let mut report = Report::default();
+    for case in &cases {
+        let text = case["text"].as_str().unwrap_or_default();
+        let message = case["message"].as_str().unwrap_or_default();
+        let outcome = match serde_json::from_str::<Event>(text) {
+            Ok(event) => Err(format!("accepted: {event:?}")),
+            Err(e) if !e.to_string().contains(message) => Err(format!("`{e}` lacks `{message}`")),
+            Err(_) => Ok(()),
+        };
+        report.case(case["name"].as_str().unwrap_or("?"), outcome);
+    }
+    report.finish("invalid-envelopes.json");
 }

@@ -1,6 +1,6 @@
-//! The envelope's promises: extension attributes are scalars with valid
-//! names, nothing is ever `null`, duplicates are refused, defaults come
-//! from the registry, and the registry facts are Rust values.
+//! The envelope's promises beyond the fixture corpus: extension names are
+//! checked when made, extensions and unknown members survive, defaults
+//! come from the registry, and the registry facts are Rust values.
 
 use aep_types::{
     Capture, Category, CategoryScope, Event, ExtensionName, ExtensionValue, NackReason, Payload,
@@ -12,64 +12,6 @@ const BASE: &str = r#""aep":"0.1","id":"e1","type":"run.started","time":"2026-11
 
 fn decode(members: &str) -> Result<Event, String> {
     serde_json::from_str(&format!("{{{BASE}{members}}}")).map_err(|e| e.to_string())
-}
-
-#[test]
-fn envelope_errors_say_what_is_wrong() {
-    let cases = [
-        (r#","Host":"a""#, "invalid extension attribute name `Host`"),
-        (
-            r#","averyveryverylongname1":"a""#,
-            "invalid extension attribute name `averyveryverylongname1`",
-        ),
-        (r#","x-b":"a""#, "invalid extension attribute name `x-b`"),
-        (
-            r#","ext":{"a":1}"#,
-            "invalid type: map, expected a JSON string, integer or boolean",
-        ),
-        (
-            r#","ext":[1]"#,
-            "invalid type: sequence, expected a JSON string, integer or boolean",
-        ),
-        (
-            r#","ext":1.5"#,
-            "invalid type: floating point `1.5`, expected a JSON string, integer or boolean",
-        ),
-        (r#","ext":null"#, "invalid type: null"),
-        (r#","ext":"a","ext":"b""#, "duplicate field `ext`"),
-        (
-            r#","subject":null"#,
-            "invalid type: null, expected a string",
-        ),
-        (r#","id":"e2""#, "duplicate field `id`"),
-        (r#","seq":-1"#, "duplicate field `seq`"),
-        (r#","data":[1]"#, "`data` must be a JSON object"),
-        (r#","data":"text""#, "`data` must be a JSON object"),
-        (r#","severity":"fatal""#, "unknown variant `fatal`"),
-    ];
-    let mut failures = Vec::new();
-    for (members, expected) in cases {
-        match decode(members) {
-            Ok(event) => failures.push(format!("{members}: accepted {event:?}")),
-            Err(e) if !e.contains(expected) => {
-                failures.push(format!("{members}: `{e}` lacks `{expected}`"))
-            }
-            Err(_) => {}
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-
-    let missing = serde_json::from_str::<Event>(r#"{"aep":"0.1","id":"e1"}"#).unwrap_err();
-    assert!(
-        missing.to_string().contains("missing field `type`"),
-        "{missing}"
-    );
-    let version =
-        serde_json::from_str::<Event>(&format!("{{{}}}", BASE.replace("0.1", "0.2"))).unwrap_err();
-    assert!(
-        version.to_string().contains("unknown variant `0.2`"),
-        "{version}"
-    );
 }
 
 #[test]

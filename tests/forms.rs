@@ -1,6 +1,7 @@
 //! The AEP-0006 form toolkit: typed values, the emitter's validation, the
 //! capture gate, and the Claude Code and MCP mappings both ways.
 
+use aep_tests::{read_fixture, Report};
 use aep_types::form::{self, claude_code, mcp, FormRule, FormValue};
 use aep_types::{Capture, Event, FieldSpec, Object, Payload};
 use serde_json::{json, Value};
@@ -426,4 +427,31 @@ fn schemas_outside_the_flat_subset_name_the_property() {
         .expect_err("not an object")
         .to_string()
         .contains("\"type\": \"object\""));
+}
+
+#[test]
+fn gating_cases() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&read_fixture("form-gating.json")).expect("fixture is JSON");
+    let mut report = Report::default();
+    for case in &cases {
+        let outcome = (|| -> Result<(), String> {
+            let fields: Vec<FieldSpec> =
+                serde_json::from_value(case["fields"].clone()).map_err(|e| e.to_string())?;
+            let answer = values(case["values"].clone());
+            let ceiling: Capture = case["ceiling"]
+                .as_str()
+                .unwrap_or_default()
+                .parse()
+                .map_err(|e| format!("{e}"))?;
+            let gated = Value::Object(form::gate_values(&fields, &answer, ceiling));
+            if gated == case["expected"] {
+                Ok(())
+            } else {
+                Err(format!("got {gated}, expected {}", case["expected"]))
+            }
+        })();
+        report.case(case["name"].as_str().unwrap_or("?"), outcome);
+    }
+    report.finish("form-gating.json");
 }

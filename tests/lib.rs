@@ -62,9 +62,14 @@ pub struct ScratchRegistry {
 impl ScratchRegistry {
     /// Copies `schemas/` into a new temporary directory.
     pub fn new() -> ScratchRegistry {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        copy_dir(&root().join("schemas"), dir.path());
-        ScratchRegistry { dir }
+        ScratchRegistry::copy_of(&root().join("schemas"))
+    }
+
+    /// Copies the registry in `dir` into a new temporary directory.
+    pub fn copy_of(dir: &std::path::Path) -> ScratchRegistry {
+        let scratch = tempfile::tempdir().expect("temporary directory");
+        copy_dir(dir, scratch.path());
+        ScratchRegistry { dir: scratch }
     }
 
     /// The registry directory.

@@ -1,0 +1,272 @@
+//! Property tests with fixed seeds and bounded case counts: whatever the
+//! input, decoding, typing, validating, down-levelling and generating end
+//! in `Ok` or an error, never a panic (a stack overflow would abort the
+//! test binary, so it fails too).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use aep_tests::{read_fixture, root, ScratchRegistry};
+use aep_types::{Capture, Event};
+use serde_json::{json, Map, Value};
+
+/// xorshift64*, fixed seeds: every run sees the same cases.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn corpus() -> Vec<String> {
+    read_fixture("valid.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Everything a consumer does with one line; panics propagate.
+fn consume(bytes: &[u8]) -> bool {
+    let Ok(event) = serde_json::from_slice::<Event>(bytes) else {
+        return false;
+    };
+    let _ = event.payload();
+    let _ = event.validate();
+    for ceiling in Capture::ALL {
+        let forwarded = event.down_level(ceiling);
+        let _ = forwarded.validate();
+    }
+    let text = serde_json::to_string(&event).expect("a decoded event encodes");
+    let again: Event = serde_json::from_str(&text).expect("an encoded event decodes");
+    assert_eq!(again, event, "decode(encode(event)) == event");
+    true
+}
+
+fn mutate_bytes(rng: &mut Rng, bytes: &mut Vec<u8>) {
+    const TOKENS: &[&[u8]] = &[
+        b"null",
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b"\"",
+        b",",
+        b":",
+        b"\\u0000",
+        b"\\ud800",
+        b"1e400",
+        b"-0",
+        b"18446744073709551616",
+        b"{\"data\":{}}",
+        b"\"type\":\"x\"",
+        b"\xff",
+        b"\xe2\x82",
+    ];
+    for _ in 0..=rng.below(3) {
+        let at = rng.below(bytes.len() + 1);
+        match rng.below(5) {
+            0 if !bytes.is_empty() => {
+                let i = at.min(bytes.len() - 1);
+                bytes[i] ^= 1 << rng.below(8);
+            }
+            1 => {
+                let token = TOKENS[rng.below(TOKENS.len())];
+                bytes.splice(at..at, token.iter().copied());
+            }
+            2 => bytes.truncate(at),
+            3 if at < bytes.len() => {
+                let end = (at + rng.below(16)).min(bytes.len());
+                bytes.drain(at..end);
+            }
+            _ => {
+                let end = (at + rng.below(32)).min(bytes.len());
+                let copy: Vec<u8> = bytes[at..end].to_vec();
+                let to = rng.below(bytes.len() + 1);
+                bytes.splice(to..to, copy);
+            }
+        }
+    }
+}
+
+#[test]
+fn mutated_bytes_never_panic() {
+    let corpus = corpus();
+    let mut rng = Rng(0x0BAD_5EED_0000_0001);
+    let (mut cases, mut decoded) = (0, 0);
+    for _ in 0..20_000 {
+        let mut bytes = corpus[rng.below(corpus.len())].clone().into_bytes();
+        mutate_bytes(&mut rng, &mut bytes);
+        let outcome = catch_unwind(AssertUnwindSafe(|| consume(&bytes)));
+        let ok =
+            outcome.unwrap_or_else(|_| panic!("panicked on {:?}", String::from_utf8_lossy(&bytes)));
+        cases += 1;
+        decoded += usize::from(ok);
+    }
+    for _ in 0..2_000 {
+        let bytes: Vec<u8> = (0..rng.below(200)).map(|_| rng.next() as u8).collect();
+        catch_unwind(AssertUnwindSafe(|| consume(&bytes)))
+            .unwrap_or_else(|_| panic!("panicked on {bytes:?}"));
+        cases += 1;
+    }
+    let deep = format!(
+        "{{\"aep\":\"0.1\",\"data\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    catch_unwind(AssertUnwindSafe(|| consume(deep.as_bytes())))
+        .expect("deep nesting is an error, not a crash");
+    eprintln!("{cases} byte-level cases, {decoded} of them decoded");
+    assert!(
+        decoded > 1_000,
+        "the mutations keep enough events decodable to reach payload and down_level"
+    );
+}
+
+/// A random JSON value that leans on schema keywords.
+fn random_value(rng: &mut Rng, depth: usize) -> Value {
+    const KEYS: &[&str] = &[
+        "type",
+        "properties",
+        "items",
+        "$ref",
+        "enum",
+        "const",
+        "required",
+        "if",
+        "then",
+        "else",
+        "minimum",
+        "maximum",
+        "minLength",
+        "pattern",
+        "format",
+        "x-aep-capture",
+        "$defs",
+        "default",
+        "allOf",
+        "oneOf",
+        "description",
+        "a",
+        "type ",
+        "",
+    ];
+    const STRINGS: &[&str] = &[
+        "object",
+        "string",
+        "integer",
+        "number",
+        "boolean",
+        "array",
+        "null",
+        "#/$defs/a",
+        "../common.schema.json#/$defs/tool_ref",
+        "metadata",
+        "full",
+        "date-time",
+        "^[a-z]+$",
+        "(",
+        "",
+        "é",
+    ];
+    match (depth, rng.below(8)) {
+        (0, _) | (_, 0) => json!(STRINGS[rng.below(STRINGS.len())]),
+        (_, 1) => json!(rng.below(3) as i64 - 1),
+        (_, 2) => json!(rng.below(2) == 0),
+        (_, 3) => Value::Null,
+        (_, 4) => (0..rng.below(4))
+            .map(|_| random_value(rng, depth - 1))
+            .collect(),
+        _ => {
+            let mut map = Map::new();
+            for _ in 0..rng.below(5) {
+                map.insert(
+                    KEYS[rng.below(KEYS.len())].to_owned(),
+                    random_value(rng, depth - 1),
+                );
+            }
+            Value::Object(map)
+        }
+    }
+}
+
+/// A random schema inside the subset, to reach emission and formatting.
+fn subset_schema(rng: &mut Rng, depth: usize) -> Value {
+    let names = ["a", "type", "b-c", "1x", "self", "gen_ai.x", "Δ", "_u"];
+    match (depth, rng.below(8)) {
+        (0, _) | (_, 0) => json!({"type": "string", "minLength": 1, "pattern": "^[a-z]*$"}),
+        (_, 1) => json!({"type": "integer", "minimum": rng.below(3) as i64 - 1}),
+        (_, 2) => json!({"type": "number", "maximum": 10, "x-aep-capture": "all"}),
+        (_, 3) => {
+            let values = &names[..1 + rng.below(names.len() - 1)];
+            json!({ "enum": values })
+        }
+        (_, 4) => {
+            let types = &["object", "string", "boolean"][..2 + rng.below(2)];
+            json!({ "type": types })
+        }
+        (_, 5) => json!({"type": "array", "items": subset_schema(rng, depth - 1)}),
+        _ => {
+            let mut properties = Map::new();
+            for _ in 0..rng.below(4) {
+                properties.insert(
+                    names[rng.below(names.len())].to_owned(),
+                    subset_schema(rng, depth - 1),
+                );
+            }
+            let required: Vec<&String> = properties.keys().take(rng.below(2)).collect();
+            json!({"type": "object", "properties": properties, "required": required})
+        }
+    }
+}
+
+#[test]
+fn arbitrary_schemas_never_panic_the_generator() {
+    let mut rng = Rng(0x0BAD_5EED_0000_0002);
+    let base = root().join("tests/oddities/schemas");
+    let mut accepted = 0;
+    const CASES: usize = 400;
+    for _ in 0..CASES {
+        let registry = ScratchRegistry::copy_of(&base);
+        let schema = if rng.below(2) == 0 {
+            random_value(&mut rng, 5)
+        } else {
+            subset_schema(&mut rng, 4)
+        };
+        let file = [
+            "types/odd.names.schema.json",
+            "types/odd.shapes.schema.json",
+            "aep-event.schema.json",
+        ][rng.below(3)];
+        registry.edit(file, |doc| match rng.below(3) {
+            0 => *doc = schema.clone(),
+            1 => doc["properties"]["fuzzed"] = schema.clone(),
+            _ => {
+                doc["properties"]["fuzzed"] =
+                    json!({"type": "object", "properties": {"inner": schema.clone()}})
+            }
+        });
+        let outcome = catch_unwind(AssertUnwindSafe(|| aep_codegen::generate(registry.path())));
+        let result =
+            outcome.unwrap_or_else(|_| panic!("the generator panicked on {file} with {schema}"));
+        if let Err(e) = &result {
+            assert!(
+                !e.message.contains("internal error"),
+                "emitted code did not parse: {e}"
+            );
+        }
+        accepted += usize::from(result.is_ok());
+    }
+    eprintln!("{CASES} arbitrary schemas, {accepted} accepted");
+    assert!(
+        accepted > CASES / 10,
+        "enough schemas are accepted to reach emission"
+    );
+}
