@@ -34,6 +34,7 @@ mod generated;
 
 mod down_level;
 pub mod form;
+pub mod reader;
 
 pub use generated::*;
 
