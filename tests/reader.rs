@@ -28,7 +28,7 @@ fn bad_lines_are_reported_and_skipped() {
     let mut stream = Vec::new();
     stream.extend_from_slice(format!("{good}\r\n\n   \n{{\"aep\":\"0.1\"}}\n").as_bytes());
     stream.extend_from_slice(b"\xff\xfe not UTF-8\n");
-    stream.extend_from_slice(format!("{good}").as_bytes()); // no final newline
+    stream.extend_from_slice(good.as_bytes()); // no final newline
 
     let results: Vec<_> = EventReader::new(stream.as_slice()).collect();
     let summary: Vec<Result<usize, usize>> = results
