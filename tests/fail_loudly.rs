@@ -157,7 +157,7 @@ fn cases() -> Vec<Case> {
             },
             file: TOOL,
             pointer: "/properties/args_digest/pattern",
-            message: "`pattern` is not a valid regular expression: found unclosed character class",
+            message: "`pattern` is not a valid regular expression: unclosed character class",
         },
         Case {
             name: "bad-capture-level",

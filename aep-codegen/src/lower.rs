@@ -99,7 +99,7 @@ const RESERVED_MODULES: &[&str] = &[
     "serde",
     "serde_json",
     "serde_path_to_error",
-    "regex_lite",
+    "regex",
 ];
 /// How deep schemas may nest, counting through `$ref`s: deeper registries
 /// are refused rather than risking the stack.
@@ -1106,9 +1106,14 @@ fn string_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
 /// A `pattern`: a string the generated code can compile as a regex.
 fn pattern_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
     let pattern = string_at(at, value)?;
-    match regex_lite::Regex::new(&pattern) {
+    match regex::Regex::new(&pattern) {
         Ok(_) => Ok(pattern),
-        Err(e) => Err(at.error(format!("`pattern` is not a valid regular expression: {e}"))),
+        Err(e) => {
+            // The regex error draws the pattern over several lines; keep the one-line cause.
+            let text = e.to_string();
+            let cause = text.lines().rev().find_map(|l| l.strip_prefix("error: ")).unwrap_or(&text);
+            Err(at.error(format!("`pattern` is not a valid regular expression: {}", cause.trim())))
+        }
     }
 }
 

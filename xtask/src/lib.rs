@@ -1,5 +1,6 @@
 //! The project's developer commands, as a library so tests can run them.
 
+pub mod bench;
 pub mod codegen;
 
 use std::path::PathBuf;

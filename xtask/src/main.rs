@@ -7,6 +7,7 @@ use xtask::{codegen, project_root};
 
 const USAGE: &str = "\
 usage: cargo xtask codegen [--check] [--schemas DIR] [--out DIR]
+       cargo xtask bench [--corpus FILE] [--json FILE] [--passes N] [--size MB]
 
   codegen           regenerate every generated tree from its registry:
                     schemas/ -> aep-types/src/generated/ and
@@ -14,7 +15,11 @@ usage: cargo xtask codegen [--check] [--schemas DIR] [--out DIR]
   --check           write nothing; fail with a diff if any tree is out of date
   --schemas DIR     generate from this registry only (default: schemas/)
   --out DIR         into this directory only, root module mod.rs
-                    (default: aep-types/src/generated/)";
+                    (default: aep-types/src/generated/)
+
+  bench             build the benchmark in release and measure decoding, typing,
+                    validating, down-levelling and encoding against serde_json
+                    baselines, and the code generator; options go to the benchmark";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +28,7 @@ fn main() -> ExitCode {
             Ok(parsed) => parsed.run(),
             Err(message) => usage_error(&message),
         },
+        Some((command, rest)) if command == "bench" => xtask::bench::run(rest),
         Some((command, _)) if command == "--help" || command == "-h" => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -48,8 +48,8 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
         impl ExtensionName {
             /// Checks `name` against the envelope's naming rule.
             pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
-                static PATTERN: LazyLock<regex_lite::Regex> =
-                    LazyLock::new(|| regex_lite::Regex::new(#pattern).expect("the generator checked the pattern"));
+                static PATTERN: LazyLock<super::runtime::Regex> =
+                    LazyLock::new(|| super::runtime::Regex::new(#pattern).expect("the generator checked the pattern"));
                 let name = name.into();
                 if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
                     return Err(super::runtime::Error::ExtensionName { name, reason: #name_rule.to_owned() });

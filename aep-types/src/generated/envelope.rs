@@ -499,8 +499,8 @@ pub struct ExtensionName(String);
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
     pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
-        static PATTERN: LazyLock<regex_lite::Regex> = LazyLock::new(|| {
-            regex_lite::Regex::new("^[a-z0-9]{1,20}$")
+        static PATTERN: LazyLock<super::runtime::Regex> = LazyLock::new(|| {
+            super::runtime::Regex::new("^[a-z0-9]{1,20}$")
                 .expect("the generator checked the pattern")
         });
         let name = name.into();

@@ -195,8 +195,8 @@ pub struct ExtensionName(String);
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
     pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
-        static PATTERN: LazyLock<regex_lite::Regex> = LazyLock::new(|| {
-            regex_lite::Regex::new("^[a-z]{1,8}$")
+        static PATTERN: LazyLock<super::runtime::Regex> = LazyLock::new(|| {
+            super::runtime::Regex::new("^[a-z]{1,8}$")
                 .expect("the generator checked the pattern")
         });
         let name = name.into();

@@ -396,7 +396,7 @@ fn escape_into(pointer: &mut String, key: &str) {
     pointer.push('/');
     pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
 }
-pub use regex_lite::Regex;
+pub use regex::Regex;
 /// RFC 3339 `date-time` (the JSON Schema `format`): `T` and `Z` in either
 /// case, a leap second only where it lands on 23:59 UTC.
 pub fn is_date_time(value: &str) -> bool {

@@ -1,0 +1,271 @@
+//! The measurements behind `cargo xtask bench`: decoding, typing,
+//! validating, down-levelling and encoding a JSONL corpus with
+//! `aep-types`, against serde_json baselines measured in the same run.
+
+pub mod alloc;
+pub mod corpus;
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use aep_types::reader::EventReader;
+use aep_types::{Capture, Event};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What to measure.
+pub struct Options {
+    /// The JSONL corpus.
+    pub corpus: String,
+    /// Timed passes per measurement; the median is reported.
+    pub passes: usize,
+    /// The registry whose in-process generation is timed.
+    pub schemas: std::path::PathBuf,
+    /// How many times generation is timed.
+    pub codegen_runs: usize,
+    /// The wall time of `cargo xtask codegen --check`, measured outside.
+    pub codegen_check_ms: Option<f64>,
+}
+
+/// One decode-side measurement.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    /// What was measured.
+    pub name: &'static str,
+    /// What it does to each line.
+    pub what: &'static str,
+    /// Median seconds for the whole corpus.
+    pub seconds: f64,
+    /// Megabytes (10^6 bytes) of corpus per second.
+    pub mb_per_s: f64,
+    /// Events per second.
+    pub events_per_s: f64,
+    /// Time relative to `floor`.
+    pub vs_floor: f64,
+    /// Time relative to `value`.
+    pub vs_value: f64,
+}
+
+/// Every figure of one run.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// Corpus size in bytes.
+    pub corpus_bytes: usize,
+    /// Corpus size in events.
+    pub corpus_events: usize,
+    /// Timed passes per row.
+    pub passes: usize,
+    /// The rows, `floor` first.
+    pub rows: Vec<Row>,
+    /// Peak heap growth (bytes) of a streaming pass over the first half
+    /// of the corpus and over all of it; `None` without the counting
+    /// allocator (as in tests).
+    pub stream_peak_bytes: Option<(usize, usize)>,
+    /// Median in-process time to generate the registry, in milliseconds.
+    pub codegen_ms: f64,
+    /// Median wall time of a warm `cargo xtask codegen --check`, in
+    /// milliseconds, when `cargo xtask bench` measured it.
+    pub codegen_check_ms: Option<f64>,
+}
+
+/// The median of `passes` timings of `f`.
+fn median(passes: usize, mut f: impl FnMut()) -> Duration {
+    f(); // warm up
+    let mut times: Vec<Duration> = (0..passes.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Runs every measurement.
+pub fn run(options: &Options) -> Report {
+    let lines: Vec<&str> = options
+        .corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let bytes = options.corpus.len();
+    let passes = options.passes;
+    let each = |f: &dyn Fn(&str)| {
+        median(passes, || {
+            for line in &lines {
+                f(line);
+            }
+        })
+    };
+    let events: Vec<Event> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("the corpus decodes"))
+        .collect();
+    let values: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("the corpus is JSON"))
+        .collect();
+    let mut buffer = Vec::with_capacity(64 * 1024);
+
+    let timings: Vec<(&'static str, &'static str, Duration)> = vec![
+        (
+            "floor",
+            "serde_json into IgnoredAny",
+            each(&|l| {
+                black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).unwrap());
+            }),
+        ),
+        (
+            "value",
+            "serde_json into Value",
+            each(&|l| {
+                black_box(serde_json::from_str::<Value>(l).unwrap());
+            }),
+        ),
+        (
+            "envelope",
+            "Event decode",
+            each(&|l| {
+                black_box(serde_json::from_str::<Event>(l).unwrap());
+            }),
+        ),
+        (
+            "typed",
+            "Event decode + payload()",
+            each(&|l| {
+                let event: Event = serde_json::from_str(l).unwrap();
+                black_box(event.payload().unwrap());
+            }),
+        ),
+        (
+            "validate",
+            "Event decode + validate() (which types the payload)",
+            each(&|l| {
+                let event: Event = serde_json::from_str(l).unwrap();
+                event.validate().unwrap();
+                black_box(&event);
+            }),
+        ),
+        (
+            "down_level",
+            "Event decode + down_level(metadata) (which types the payload)",
+            each(&|l| {
+                let event: Event = serde_json::from_str(l).unwrap();
+                black_box(event.down_level(Capture::Metadata));
+            }),
+        ),
+        (
+            "encode",
+            "Event back to JSON",
+            median(passes, || {
+                for event in &events {
+                    buffer.clear();
+                    serde_json::to_writer(&mut buffer, event).unwrap();
+                    black_box(&buffer);
+                }
+            }),
+        ),
+        (
+            "encode_value",
+            "Value back to JSON",
+            median(passes, || {
+                for value in &values {
+                    buffer.clear();
+                    serde_json::to_writer(&mut buffer, value).unwrap();
+                    black_box(&buffer);
+                }
+            }),
+        ),
+    ];
+    let floor = timings[0].2.as_secs_f64();
+    let value = timings[1].2.as_secs_f64();
+    let rows = timings
+        .into_iter()
+        .map(|(name, what, time)| {
+            let seconds = time.as_secs_f64();
+            Row {
+                name,
+                what,
+                seconds,
+                mb_per_s: bytes as f64 / 1e6 / seconds,
+                events_per_s: lines.len() as f64 / seconds,
+                vs_floor: seconds / floor,
+                vs_value: seconds / value,
+            }
+        })
+        .collect();
+
+    let stream_peak_bytes = alloc::counting().then(|| {
+        let cut = options.corpus[..options.corpus.len() / 2]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let half = &options.corpus.as_bytes()[..cut];
+        (stream_peak(half), stream_peak(options.corpus.as_bytes()))
+    });
+    let codegen = median(options.codegen_runs, || {
+        black_box(aep_codegen::generate(&options.schemas).expect("the registry generates"));
+    });
+    Report {
+        corpus_bytes: bytes,
+        corpus_events: lines.len(),
+        passes,
+        rows,
+        stream_peak_bytes,
+        codegen_ms: codegen.as_secs_f64() * 1e3,
+        codegen_check_ms: options.codegen_check_ms,
+    }
+}
+
+/// Heap growth at the peak of a streaming, typing pass over `input`.
+fn stream_peak(input: &[u8]) -> usize {
+    alloc::peak_growth(|| {
+        for event in EventReader::new(input) {
+            let event = event.expect("the corpus decodes");
+            black_box(event.payload().expect("the corpus types"));
+        }
+    })
+}
+
+impl Report {
+    /// The figures as a Markdown table.
+    pub fn table(&self) -> String {
+        let mut text = format!(
+            "corpus: {:.1} MB, {} events; median of {} passes\n\n\
+             | measurement | what | MB/s | events/s | time vs floor | time vs value |\n\
+             |---|---|---:|---:|---:|---:|\n",
+            self.corpus_bytes as f64 / 1e6,
+            self.corpus_events,
+            self.passes
+        );
+        for row in &self.rows {
+            text.push_str(&format!(
+                "| `{}` | {} | {:.0} | {:.0} | {:.2} | {:.2} |\n",
+                row.name, row.what, row.mb_per_s, row.events_per_s, row.vs_floor, row.vs_value
+            ));
+        }
+        if let Some((half, full)) = self.stream_peak_bytes {
+            text.push_str(&format!(
+                "\nstreaming pass peak heap growth: {:.1} KiB over half the corpus, {:.1} KiB over all of it\n",
+                half as f64 / 1024.0,
+                full as f64 / 1024.0
+            ));
+        }
+        text.push_str(&format!(
+            "in-process codegen of the registry: {:.1} ms (median)\n",
+            self.codegen_ms
+        ));
+        if let Some(ms) = self.codegen_check_ms {
+            text.push_str(&format!(
+                "`cargo xtask codegen --check`, warm: {ms:.0} ms wall (median)\n"
+            ));
+        }
+        text
+    }
+}
+
+/// Reads a corpus file.
+pub fn read_corpus(path: &Path) -> std::io::Result<String> {
+    std::fs::read_to_string(path)
+}
