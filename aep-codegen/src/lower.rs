@@ -1111,8 +1111,15 @@ fn pattern_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
         Err(e) => {
             // The regex error draws the pattern over several lines; keep the one-line cause.
             let text = e.to_string();
-            let cause = text.lines().rev().find_map(|l| l.strip_prefix("error: ")).unwrap_or(&text);
-            Err(at.error(format!("`pattern` is not a valid regular expression: {}", cause.trim())))
+            let cause = text
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+                .unwrap_or(&text);
+            Err(at.error(format!(
+                "`pattern` is not a valid regular expression: {}",
+                cause.trim()
+            )))
         }
     }
 }

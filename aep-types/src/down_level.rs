@@ -39,9 +39,7 @@ impl Event {
         } else {
             ceiling
         };
-        let mut event = self.clone();
-        event.capture = Some(level);
-        event.data = match (&self.data, level) {
+        let data = match (&self.data, level) {
             (None, _) | (_, Capture::None) => None,
             (Some(_), _) => match self.payload() {
                 Ok(Payload::Untyped(_)) | Err(_) => None,
@@ -54,6 +52,8 @@ impl Event {
                 }
             },
         };
+        let mut event = self.with_data(data);
+        event.capture = Some(level);
         event
     }
 

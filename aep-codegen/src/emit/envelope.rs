@@ -23,7 +23,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
     let pattern = &env.extension_name_pattern;
     let core: Vec<&str> = env.event.fields.iter().map(|f| f.json.as_str()).collect();
     let name_rule = format!("must match `{pattern}` and not be a core attribute");
-    let methods = methods(ir);
+    let methods = methods(cx);
     quote! {
         //! The event envelope: context attributes, extension attributes and `data`.
 
@@ -110,7 +110,8 @@ fn field<'a>(ir: &'a Ir, json: &str) -> &'a Field {
         .expect("lowering checked the envelope's attributes")
 }
 
-fn methods(ir: &Ir) -> TokenStream {
+fn methods(cx: &Context<'_>) -> TokenStream {
+    let ir = cx.ir;
     let fields = &ir.envelope.event.fields;
     let type_field = ident(&field(ir, "type").ident);
     let data_field = ident(&field(ir, "data").ident);
@@ -136,6 +137,14 @@ fn methods(ir: &Ir) -> TokenStream {
         }
     }
     let defaults = fields.iter().filter_map(|f| default_accessor(ir, f));
+    let copies = fields.iter().filter(|f| f.json != "data").map(|f| {
+        let name = ident(&f.ident);
+        if cx.is_copy(&f.ty) {
+            quote!(#name: self.#name)
+        } else {
+            quote!(#name: self.#name.clone())
+        }
+    });
     quote! {
         impl Event {
             /// An event with the given required attributes, no optional
@@ -182,6 +191,16 @@ fn methods(ir: &Ir) -> TokenStream {
                     }
                 }
                 v.finish().into_result()
+            }
+
+            /// A copy of the event with `data` replaced (cheaper than
+            /// cloning the event and then replacing its `data`).
+            pub fn with_data(&self, #data_field: Option<super::runtime::Data>) -> Event {
+                Event {
+                    #(#copies,)*
+                    #data_field,
+                    extensions: self.extensions.clone(),
+                }
             }
 
             /// Sets `data` to the payload's JSON object.

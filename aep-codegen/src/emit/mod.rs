@@ -32,6 +32,28 @@ impl Context<'_> {
             .any(|i| matches!(i, Item::Struct(s) if s.name == path.name))
     }
 
+    /// Whether a type is `Copy` (numbers, booleans and string enums).
+    pub fn is_copy(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Integer(_) | Ty::Number(_) | Ty::Boolean => true,
+            Ty::Named(path) if path.module == "registry" => true,
+            Ty::Named(path) => {
+                let items = if path.module == "envelope" {
+                    &self.ir.envelope.items
+                } else {
+                    match self.ir.modules.iter().find(|m| m.name == path.module) {
+                        Some(module) => &module.items,
+                        None => return false,
+                    }
+                };
+                items
+                    .iter()
+                    .any(|i| matches!(i, Item::Enum(e) if e.name == path.name))
+            }
+            _ => false,
+        }
+    }
+
     /// A capture level as a `Capture` variant.
     pub fn capture(&self, level: &str) -> TokenStream {
         let variant = self

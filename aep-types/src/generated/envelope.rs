@@ -615,6 +615,30 @@ impl Event {
         }
         v.finish().into_result()
     }
+    /// A copy of the event with `data` replaced (cheaper than
+    /// cloning the event and then replacing its `data`).
+    pub fn with_data(&self, data: Option<super::runtime::Data>) -> Event {
+        Event {
+            aep: self.aep,
+            id: self.id.clone(),
+            type_: self.type_.clone(),
+            subject: self.subject.clone(),
+            time: self.time.clone(),
+            source: self.source.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+            run: self.run.clone(),
+            step: self.step.clone(),
+            seq: self.seq,
+            epoch: self.epoch,
+            cause: self.cause.clone(),
+            traceparent: self.traceparent.clone(),
+            severity: self.severity,
+            capture: self.capture,
+            data,
+            extensions: self.extensions.clone(),
+        }
+    }
     /// Sets `data` to the payload's JSON object.
     pub fn set_payload(&mut self, payload: &super::payload::Payload) {
         self.data = Some(payload.to_data());

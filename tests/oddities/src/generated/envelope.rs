@@ -293,6 +293,18 @@ impl Event {
         }
         v.finish().into_result()
     }
+    /// A copy of the event with `data` replaced (cheaper than
+    /// cloning the event and then replacing its `data`).
+    pub fn with_data(&self, data: Option<super::runtime::Data>) -> Event {
+        Event {
+            aep: self.aep,
+            type_: self.type_.clone(),
+            severity: self.severity,
+            capture: self.capture,
+            data,
+            extensions: self.extensions.clone(),
+        }
+    }
     /// Sets `data` to the payload's JSON object.
     pub fn set_payload(&mut self, payload: &super::payload::Payload) {
         self.data = Some(payload.to_data());
