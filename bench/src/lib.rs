@@ -69,18 +69,34 @@ pub struct Report {
     pub codegen_check_ms: Option<f64>,
 }
 
-/// The median of `passes` timings of `f`.
-fn median(passes: usize, mut f: impl FnMut()) -> Duration {
-    f(); // warm up
-    let mut times: Vec<Duration> = (0..passes.max(1))
-        .map(|_| {
+/// One measured operation over the whole corpus.
+struct Measurement<'a> {
+    name: &'static str,
+    what: &'static str,
+    run: Box<dyn FnMut() + 'a>,
+}
+
+/// Times every measurement `passes` times, round-robin so that noise on a
+/// shared machine falls on all of them alike, after one warm-up pass
+/// each; returns the medians.
+fn medians(passes: usize, measurements: &mut [Measurement<'_>]) -> Vec<Duration> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); measurements.len()];
+    for pass in 0..=passes.max(1) {
+        for (m, t) in measurements.iter_mut().zip(&mut times) {
             let start = Instant::now();
-            f();
-            start.elapsed()
+            (m.run)();
+            if pass > 0 {
+                t.push(start.elapsed());
+            }
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
         })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
+        .collect()
 }
 
 /// Runs every measurement.
@@ -92,13 +108,6 @@ pub fn run(options: &Options) -> Report {
         .collect();
     let bytes = options.corpus.len();
     let passes = options.passes;
-    let each = |f: &dyn Fn(&str)| {
-        median(passes, || {
-            for line in &lines {
-                f(line);
-            }
-        })
-    };
     let events: Vec<Event> = lines
         .iter()
         .map(|l| serde_json::from_str(l).expect("the corpus decodes"))
@@ -107,78 +116,75 @@ pub fn run(options: &Options) -> Report {
         .iter()
         .map(|l| serde_json::from_str(l).expect("the corpus is JSON"))
         .collect();
-    let mut buffer = Vec::with_capacity(64 * 1024);
-
-    let timings: Vec<(&'static str, &'static str, Duration)> = vec![
-        (
-            "floor",
-            "serde_json into IgnoredAny",
-            each(&|l| {
-                black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).unwrap());
-            }),
-        ),
-        (
-            "value",
-            "serde_json into Value",
-            each(&|l| {
-                black_box(serde_json::from_str::<Value>(l).unwrap());
-            }),
-        ),
-        (
-            "envelope",
-            "Event decode",
-            each(&|l| {
-                black_box(serde_json::from_str::<Event>(l).unwrap());
-            }),
-        ),
-        (
-            "typed",
-            "Event decode + payload()",
-            each(&|l| {
-                let event: Event = serde_json::from_str(l).unwrap();
-                black_box(event.payload().unwrap());
-            }),
-        ),
-        (
+    let lines = &lines;
+    let per_line = |name, what, f: fn(&str)| Measurement {
+        name,
+        what,
+        run: Box::new(move || lines.iter().for_each(|l| f(l))),
+    };
+    let mut event_buffer = Vec::with_capacity(64 * 1024);
+    let mut value_buffer = Vec::with_capacity(64 * 1024);
+    let mut measurements = vec![
+        per_line("floor", "serde_json into IgnoredAny", |l| {
+            black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).unwrap());
+        }),
+        per_line("value", "serde_json into Value", |l| {
+            black_box(serde_json::from_str::<Value>(l).unwrap());
+        }),
+        per_line("envelope", "Event decode", |l| {
+            black_box(serde_json::from_str::<Event>(l).unwrap());
+        }),
+        per_line("typed", "Event decode + payload()", |l| {
+            let event: Event = serde_json::from_str(l).unwrap();
+            black_box(event.payload().unwrap());
+        }),
+        per_line(
             "validate",
             "Event decode + validate() (which types the payload)",
-            each(&|l| {
+            |l| {
                 let event: Event = serde_json::from_str(l).unwrap();
                 event.validate().unwrap();
                 black_box(&event);
-            }),
+            },
         ),
-        (
+        per_line(
             "down_level",
             "Event decode + down_level(metadata) (which types the payload)",
-            each(&|l| {
+            |l| {
                 let event: Event = serde_json::from_str(l).unwrap();
                 black_box(event.down_level(Capture::Metadata));
-            }),
+            },
         ),
-        (
-            "encode",
-            "Event back to JSON",
-            median(passes, || {
+        Measurement {
+            name: "encode",
+            what: "Event back to JSON",
+            run: Box::new(|| {
                 for event in &events {
-                    buffer.clear();
-                    serde_json::to_writer(&mut buffer, event).unwrap();
-                    black_box(&buffer);
+                    event_buffer.clear();
+                    serde_json::to_writer(&mut event_buffer, event).unwrap();
+                    black_box(&event_buffer);
                 }
             }),
-        ),
-        (
-            "encode_value",
-            "Value back to JSON",
-            median(passes, || {
+        },
+        Measurement {
+            name: "encode_value",
+            what: "Value back to JSON",
+            run: Box::new(|| {
                 for value in &values {
-                    buffer.clear();
-                    serde_json::to_writer(&mut buffer, value).unwrap();
-                    black_box(&buffer);
+                    value_buffer.clear();
+                    serde_json::to_writer(&mut value_buffer, value).unwrap();
+                    black_box(&value_buffer);
                 }
             }),
-        ),
+        },
     ];
+    let times = medians(passes, &mut measurements);
+    let timings: Vec<(&'static str, &'static str, Duration)> = measurements
+        .iter()
+        .zip(times)
+        .map(|(m, t)| (m.name, m.what, t))
+        .collect();
+    drop(measurements);
     let floor = timings[0].2.as_secs_f64();
     let value = timings[1].2.as_secs_f64();
     let rows = timings
@@ -204,9 +210,14 @@ pub fn run(options: &Options) -> Report {
         let half = &options.corpus.as_bytes()[..cut];
         (stream_peak(half), stream_peak(options.corpus.as_bytes()))
     });
-    let codegen = median(options.codegen_runs, || {
-        black_box(aep_codegen::generate(&options.schemas).expect("the registry generates"));
-    });
+    let mut codegen = [Measurement {
+        name: "codegen",
+        what: "generate the registry",
+        run: Box::new(|| {
+            black_box(aep_codegen::generate(&options.schemas).expect("the registry generates"));
+        }),
+    }];
+    let codegen = medians(options.codegen_runs, &mut codegen)[0];
     Report {
         corpus_bytes: bytes,
         corpus_events: lines.len(),
