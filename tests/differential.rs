@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use aep_tests::{read_fixture, root};
+use aep_tests::{read_fixture, root, Rng};
 use aep_types::Event;
 use serde_json::{json, Value};
 
@@ -70,26 +70,6 @@ fn ours(event: &Value) -> Result<(), String> {
     let text = event.to_string();
     let decoded: Event = serde_json::from_str(&text).map_err(|e| format!("decode: {e}"))?;
     decoded.validate().map_err(|v| v.to_string())
-}
-
-/// xorshift64*: a small deterministic generator, fixed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 const TIMES: &[&str] = &[

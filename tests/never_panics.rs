@@ -5,25 +5,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use aep_tests::{read_fixture, root, ScratchRegistry};
+use aep_tests::{read_fixture, root, Rng, ScratchRegistry};
 use aep_types::{Capture, Event};
 use serde_json::{json, Map, Value};
-
-/// xorshift64*, fixed seeds: every run sees the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn corpus() -> Vec<String> {
     read_fixture("valid.jsonl")
@@ -111,7 +95,7 @@ fn mutated_bytes_never_panic() {
         decoded += usize::from(ok);
     }
     for _ in 0..2_000 {
-        let bytes: Vec<u8> = (0..rng.below(200)).map(|_| rng.next() as u8).collect();
+        let bytes: Vec<u8> = (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect();
         catch_unwind(AssertUnwindSafe(|| consume(&bytes)))
             .unwrap_or_else(|_| panic!("panicked on {bytes:?}"));
         cases += 1;

@@ -14,7 +14,10 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::{Capture, FieldSpec, FieldSpecType, Object};
+use crate::{
+    AttentionRequested, AttentionRequestedKind, AttentionRequestedRespondViaItem, Capture,
+    FieldSpec, FieldSpecType, Object,
+};
 
 /// One field's answer, as `answer.values` carries it.
 #[derive(Debug, Clone, PartialEq)]
@@ -237,6 +240,21 @@ pub fn gate_values(fields: &[FieldSpec], values: &Object, ceiling: Capture) -> O
         }
     }
     gated
+}
+
+/// A `kind: "form"` request answered through the control channel, as both
+/// mappings make it.
+fn form_request(prompt: String, fields: Vec<FieldSpec>) -> AttentionRequested {
+    AttentionRequested {
+        kind: AttentionRequestedKind::Form,
+        prompt,
+        options: None,
+        fields: Some(fields),
+        expires_at: None,
+        respond_via: Some(vec![AttentionRequestedRespondViaItem::Control]),
+        context: None,
+        extra: Object::new(),
+    }
 }
 
 fn is_choice(field: &FieldSpec, id: &str) -> bool {

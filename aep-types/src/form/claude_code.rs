@@ -6,10 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{
-    AttentionRequested, AttentionRequestedKind, AttentionRequestedRespondViaItem, Capture, Choice,
-    FieldSpec, FieldSpecType, Object,
-};
+use crate::{AttentionRequested, Capture, Choice, FieldSpec, FieldSpecType, Object};
 
 /// The tool's input: one to a few questions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,19 +93,8 @@ pub fn request(input: &AskUserQuestion, agent: &str, capture: Capture) -> Attent
         })
         .collect();
     let n = input.questions.len();
-    AttentionRequested {
-        kind: AttentionRequestedKind::Form,
-        prompt: format!(
-            "{agent} asks {n} {}",
-            if n == 1 { "question" } else { "questions" }
-        ),
-        options: None,
-        fields: Some(fields),
-        expires_at: None,
-        respond_via: Some(vec![AttentionRequestedRespondViaItem::Control]),
-        context: None,
-        extra: Object::new(),
-    }
+    let noun = if n == 1 { "question" } else { "questions" };
+    super::form_request(format!("{agent} asks {n} {noun}"), fields)
 }
 
 /// The tool's answers for `answer.values`: keyed by question text, a

@@ -5,10 +5,7 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
-use crate::{
-    AttentionRequested, AttentionRequestedKind, AttentionRequestedRespondViaItem, Capture, Choice,
-    FieldSpec, FieldSpecType, Object,
-};
+use crate::{AttentionRequested, Capture, Choice, FieldSpec, FieldSpecType, Object};
 
 /// Why an elicitation request cannot become a form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,20 +144,12 @@ pub fn request(
         fields.push(field);
     }
     let n = fields.len();
-    Ok(AttentionRequested {
-        kind: AttentionRequestedKind::Form,
-        prompt: if content {
-            message.to_owned()
-        } else {
-            format!("{agent} requests input ({n} fields)")
-        },
-        options: None,
-        fields: Some(fields),
-        expires_at: None,
-        respond_via: Some(vec![AttentionRequestedRespondViaItem::Control]),
-        context: None,
-        extra: Object::new(),
-    })
+    let prompt = if content {
+        message.to_owned()
+    } else {
+        format!("{agent} requests input ({n} fields)")
+    };
+    Ok(super::form_request(prompt, fields))
 }
 
 fn choices(
