@@ -415,6 +415,58 @@ fn cases() -> Vec<Case> {
             message: "the file name becomes the module `serde`, which the generated code uses",
         },
         Case {
+            name: "required-data",
+            breaks: |r| {
+                r.edit("aep-event.schema.json", |doc| doc["required"] = json!(["aep", "id", "type", "data"]));
+            },
+            file: "aep-event.schema.json",
+            pointer: "/required",
+            message: "`data` cannot be required",
+        },
+        Case {
+            name: "optional-type",
+            breaks: |r| {
+                r.edit("aep-event.schema.json", |doc| doc["required"] = json!(["aep", "id"]));
+            },
+            file: "aep-event.schema.json",
+            pointer: "/properties/type",
+            message: "`type` must be a required string",
+        },
+        Case {
+            name: "enum-type",
+            breaks: |r| {
+                r.edit("aep-event.schema.json", |doc| doc["properties"]["type"] = json!({"enum": ["tool.requested"]}));
+            },
+            file: "aep-event.schema.json",
+            pointer: "/properties/type",
+            message: "`type` must be a required string",
+        },
+        Case {
+            name: "types-nested-too-deep",
+            breaks: |r| {
+                r.edit(COMMON, |doc| {
+                    // Leaf first: each definition is lowered shallowly, but the types still nest.
+                    doc["$defs"]["d150"] = json!({"type": "object", "properties": {}});
+                    for i in (0..150).rev() {
+                        let next = format!("#/$defs/d{}", i + 1);
+                        doc["$defs"][format!("d{i}")] = json!({"type": "object", "properties": {"next": {"$ref": next}}});
+                    }
+                });
+            },
+            file: COMMON,
+            pointer: "/$defs/d86",
+            message: "types nested more than 64 deep",
+        },
+        Case {
+            name: "name-too-long",
+            breaks: |r| {
+                r.edit(TOOL, property("mode", json!({"enum": ["a".repeat(1500)]})));
+            },
+            file: TOOL,
+            pointer: "/properties/mode/enum",
+            message: "a name becomes a Rust name of 1500 characters (at most 1024)",
+        },
+        Case {
             name: "schema-not-an-object",
             breaks: |r| {
                 r.write(TOOL, b"[]");
@@ -463,7 +515,7 @@ fn every_refused_construct_has_its_diagnostic() {
         report.case(case.name, refuse(&case));
     }
     let count = report.finish("fail-loudly corpus");
-    assert!(count >= 42, "{count} refused constructs");
+    assert!(count >= 47, "{count} refused constructs");
 }
 
 #[test]

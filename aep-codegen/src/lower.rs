@@ -4,7 +4,7 @@
 //! either given a meaning here or refused with an [`Error`] naming the
 //! file, the JSON Pointer and the construct.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -104,6 +104,8 @@ const RESERVED_MODULES: &[&str] = &[
 /// How deep schemas may nest, counting through `$ref`s: deeper registries
 /// are refused rather than risking the stack.
 const MAX_DEPTH: usize = 100;
+/// How deep generated types may nest (structs in structs and vectors).
+const MAX_TYPE_DEPTH: usize = 64;
 /// The member that keeps unknown payload members.
 const EXTRA_FIELD: &str = "extra";
 /// The member that keeps the envelope's extension attributes.
@@ -207,6 +209,8 @@ struct Lowerer<'r> {
     defs: BTreeMap<(String, String), Option<Ty>>,
     /// How many schemas are being lowered inside one another.
     depth: usize,
+    /// How deeply each struct nests other structs and vectors.
+    depths: BTreeMap<String, usize>,
     modules: Vec<PendingModule>,
 }
 
@@ -232,6 +236,7 @@ impl<'r> Lowerer<'r> {
             names,
             defs: BTreeMap::new(),
             depth: 0,
+            depths: BTreeMap::new(),
             modules: Vec::new(),
         }
     }
@@ -439,8 +444,18 @@ impl<'r> Lowerer<'r> {
         };
         registry_type("severity", "Severity", "registry/severity.json")?;
         registry_type("capture", "Capture", "registry/capture.json")?;
-        field("type")?;
-        field("data")?;
+        // The generated code reads `type` as a string to pick the payload.
+        let event_type = field("type")?;
+        if !event_type.required || !matches!(event_type.ty, Ty::String(_)) {
+            return Err(at
+                .child("properties")
+                .child("type")
+                .error("`type` must be a required string"));
+        }
+        // Down-levelling to `none` removes `data`, so it cannot be required.
+        if field("data")?.required {
+            return Err(at.child("required").error("`data` cannot be required"));
+        }
         let aep = field("aep")?;
         let version_ok = match &aep.ty {
             Ty::Named(p) => self
@@ -455,6 +470,15 @@ impl<'r> Lowerer<'r> {
             )));
         }
         Ok(())
+    }
+
+    /// How deeply a type nests structs and vectors.
+    fn type_depth(&self, ty: &Ty) -> usize {
+        match ty {
+            Ty::Array(item, _) => 1 + self.type_depth(item),
+            Ty::Named(path) => self.depths.get(&path.name).copied().unwrap_or(1),
+            _ => 0,
+        }
     }
 
     /// An `if` test reads a member as a string: it must be a string or a
@@ -757,9 +781,10 @@ impl<'r> Lowerer<'r> {
             (_, Some(Value::Array(items))) => {
                 let enum_at = at.child("enum");
                 let mut values = Vec::new();
+                let mut seen = BTreeSet::new();
                 for (i, item) in items.iter().enumerate() {
                     match item {
-                        Value::String(s) if !values.contains(s) => values.push(s.clone()),
+                        Value::String(s) if seen.insert(s) => values.push(s.clone()),
                         Value::String(s) => {
                             return Err(enum_at
                                 .child(&i.to_string())
@@ -783,13 +808,17 @@ impl<'r> Lowerer<'r> {
             return Ok(Ty::Named(path.clone()));
         }
         let mut variants: Vec<(String, String)> = Vec::new();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for value in values {
             let variant = naming::type_name(&value);
-            if let Some((other, _)) = variants.iter().find(|(_, v)| *v == variant) {
+            name_length(&values_at, &variant)?;
+            if let Some(&other) = seen.get(&variant) {
+                let other = &variants[other].0;
                 return Err(values_at.error(format!(
                     "enum values `{other}` and `{value}` both become the Rust variant `{variant}`"
                 )));
             }
+            seen.insert(variant.clone(), variants.len());
             variants.push((value, variant));
         }
         let name = self.claim(at, hint)?;
@@ -846,6 +875,8 @@ impl<'r> Lowerer<'r> {
             None => return Err(at.error("object without `properties`")),
         };
         let required = required_list(at, map.get("required"), properties)?;
+        let required: BTreeSet<&String> = required.iter().collect();
+        let mut idents: BTreeMap<String, &String> = BTreeMap::new();
         let mut fields: Vec<Field> = Vec::new();
         for (json, schema) in properties {
             let field_at = props_at.child(json);
@@ -855,10 +886,10 @@ impl<'r> Lowerer<'r> {
                     "property `{json}` becomes the Rust field `{ident}`, which keeps unknown members"
                 )));
             }
-            if let Some(other) = fields.iter().find(|f| f.ident == ident) {
+            name_length(&field_at, &ident)?;
+            if let Some(other) = idents.insert(ident.clone(), json) {
                 return Err(field_at.error(format!(
-                    "properties `{}` and `{json}` both become the Rust field `{ident}`",
-                    other.json
+                    "properties `{other}` and `{json}` both become the Rust field `{ident}`"
                 )));
             }
             let ty = if at.module == "envelope" && at.pointer.is_empty() && json == "data" {
@@ -891,6 +922,17 @@ impl<'r> Lowerer<'r> {
         let names: Vec<String> = fields.iter().map(|f| f.json.clone()).collect();
         let rules: Vec<Conditional> = conditional(at, map, &names)?.into_iter().collect();
         self.check_tests(at, &rules, &fields)?;
+        // rustc's drop checking overflows on deeply nested types; chains of
+        // `$defs` can nest deeper than any one file.
+        let depth = 1 + fields
+            .iter()
+            .map(|f| self.type_depth(&f.ty))
+            .max()
+            .unwrap_or(0);
+        if depth > MAX_TYPE_DEPTH {
+            return Err(at.error(format!("types nested more than {MAX_TYPE_DEPTH} deep")));
+        }
+        self.depths.insert(name.clone(), depth);
         Ok(Struct {
             name,
             doc: doc_of(map),
@@ -999,6 +1041,7 @@ impl<'r> Lowerer<'r> {
 
     /// Takes a type name for the type at `at`, refusing a collision.
     fn claim(&mut self, at: &At<'_>, name: &str) -> Result<String, Error> {
+        name_length(at, name)?;
         let origin = format!("{}#{}", at.file, at.pointer);
         if let Some(other) = self.names.get(name) {
             return Err(at.error(format!(
@@ -1103,6 +1146,20 @@ fn string_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
     }
 }
 
+/// Longest Rust name the generator makes: far beyond any real schema,
+/// short enough that rustc is never asked to digest a megabyte identifier.
+const MAX_NAME: usize = 1024;
+
+fn name_length(at: &At<'_>, name: &str) -> Result<(), Error> {
+    if name.len() > MAX_NAME {
+        return Err(at.error(format!(
+            "a name becomes a Rust name of {} characters (at most {MAX_NAME})",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A `pattern`: a string the generated code can compile as a regex.
 fn pattern_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
     let pattern = string_at(at, value)?;
@@ -1129,9 +1186,10 @@ fn strings_at(at: &At<'_>, value: &Value) -> Result<Vec<String>, Error> {
         return Err(at.error("expected an array of strings"));
     };
     let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
     for (i, item) in items.iter().enumerate() {
         match item {
-            Value::String(s) if !out.contains(s) => out.push(s.clone()),
+            Value::String(s) if seen.insert(s) => out.push(s.clone()),
             Value::String(s) => {
                 return Err(at.child(&i.to_string()).error(format!("duplicate `{s}`")))
             }

@@ -279,7 +279,8 @@ pub fn enumeration(e: &Enum) -> TokenStream {
 
         impl std::str::FromStr for #name {
             type Err = super::runtime::Error;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
+            // Not `Self::Err`: a variant may be called `Err`.
+            fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
                 match s {
                     #(#values => Ok(#name::#variants),)*
                     _ => Err(super::runtime::Error::UnknownValue { expected: #expected, value: s.to_owned() }),

@@ -120,7 +120,7 @@ impl std::fmt::Display for AgentHealthStatus {
 }
 impl std::str::FromStr for AgentHealthStatus {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "ok" => Ok(AgentHealthStatus::Ok),
             "degraded" => Ok(AgentHealthStatus::Degraded),

@@ -105,7 +105,7 @@ impl std::fmt::Display for AgentPresenceState {
 }
 impl std::str::FromStr for AgentPresenceState {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "online" => Ok(AgentPresenceState::Online),
             "offline" => Ok(AgentPresenceState::Offline),

@@ -284,7 +284,7 @@ impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailStage {
 }
 impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "input" => Ok(AssessmentGuardrailRecordedGuardrailStage::Input),
             "output" => Ok(AssessmentGuardrailRecordedGuardrailStage::Output),
@@ -340,7 +340,7 @@ impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailVerdict {
 }
 impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "allowed" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Allowed),
             "flagged" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Flagged),

@@ -137,7 +137,7 @@ impl std::fmt::Display for AttentionAnsweredVia {
 }
 impl std::str::FromStr for AttentionAnsweredVia {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "control" => Ok(AttentionAnsweredVia::Control),
             "oob" => Ok(AttentionAnsweredVia::Oob),

@@ -240,7 +240,7 @@ impl std::fmt::Display for AttentionRequestedKind {
 }
 impl std::str::FromStr for AttentionRequestedKind {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "permission" => Ok(AttentionRequestedKind::Permission),
             "input" => Ok(AttentionRequestedKind::Input),
@@ -290,7 +290,7 @@ impl std::fmt::Display for AttentionRequestedRespondViaItem {
 }
 impl std::str::FromStr for AttentionRequestedRespondViaItem {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "control" => Ok(AttentionRequestedRespondViaItem::Control),
             "oob" => Ok(AttentionRequestedRespondViaItem::Oob),

@@ -122,7 +122,7 @@ impl std::fmt::Display for AttentionResolvedResolution {
 }
 impl std::str::FromStr for AttentionResolvedResolution {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "answered" => Ok(AttentionResolvedResolution::Answered),
             "auto" => Ok(AttentionResolvedResolution::Auto),

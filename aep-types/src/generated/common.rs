@@ -1008,7 +1008,7 @@ impl std::fmt::Display for FieldSpecType {
 }
 impl std::str::FromStr for FieldSpecType {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "string" => Ok(FieldSpecType::String),
             "number" => Ok(FieldSpecType::Number),

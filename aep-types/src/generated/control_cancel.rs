@@ -113,7 +113,7 @@ impl std::fmt::Display for ControlCancelScope {
 }
 impl std::str::FromStr for ControlCancelScope {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "run" => Ok(ControlCancelScope::Run),
             "session" => Ok(ControlCancelScope::Session),

@@ -379,7 +379,7 @@ impl std::fmt::Display for EventAep {
 }
 impl std::str::FromStr for EventAep {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "0.1" => Ok(EventAep::V01),
             _ => {

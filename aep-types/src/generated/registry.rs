@@ -261,7 +261,7 @@ impl std::fmt::Display for RegisteredType {
 }
 impl std::str::FromStr for RegisteredType {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session.started" => Ok(RegisteredType::SessionStarted),
             "session.ended" => Ok(RegisteredType::SessionEnded),
@@ -368,7 +368,7 @@ impl std::fmt::Display for Status {
 }
 impl std::str::FromStr for Status {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "mandatory" => Ok(Status::Mandatory),
             "optional" => Ok(Status::Optional),
@@ -416,7 +416,7 @@ impl std::fmt::Display for Scope {
 }
 impl std::str::FromStr for Scope {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(Scope::Session),
             "agent" => Ok(Scope::Agent),
@@ -822,7 +822,7 @@ impl std::fmt::Display for Category {
 }
 impl std::str::FromStr for Category {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "agent" => Ok(Category::Agent),
             "session" => Ok(Category::Session),
@@ -885,7 +885,7 @@ impl std::fmt::Display for CategoryScope {
 }
 impl std::str::FromStr for CategoryScope {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(CategoryScope::Session),
             "agent" => Ok(CategoryScope::Agent),
@@ -998,7 +998,7 @@ impl std::fmt::Display for Severity {
 }
 impl std::str::FromStr for Severity {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "debug" => Ok(Severity::Debug),
             "info" => Ok(Severity::Info),
@@ -1122,7 +1122,7 @@ impl std::fmt::Display for Capture {
 }
 impl std::str::FromStr for Capture {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "none" => Ok(Capture::None),
             "metadata" => Ok(Capture::Metadata),
@@ -1212,7 +1212,7 @@ impl std::fmt::Display for NackReason {
 }
 impl std::str::FromStr for NackReason {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "unsupported" => Ok(NackReason::Unsupported),
             "unauthorized" => Ok(NackReason::Unauthorized),

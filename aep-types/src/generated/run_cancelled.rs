@@ -140,7 +140,7 @@ impl std::fmt::Display for RunCancelledBy {
 }
 impl std::str::FromStr for RunCancelledBy {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "user" => Ok(RunCancelledBy::User),
             "control" => Ok(RunCancelledBy::Control),

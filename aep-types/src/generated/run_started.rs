@@ -194,7 +194,7 @@ impl std::fmt::Display for RunStartedTrigger {
 }
 impl std::str::FromStr for RunStartedTrigger {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "user" => Ok(RunStartedTrigger::User),
             "schedule" => Ok(RunStartedTrigger::Schedule),

@@ -98,9 +98,11 @@ impl Data {
     pub fn get(&self) -> &str {
         self.0.get()
     }
-    /// The data as a free-form object.
-    pub fn to_object(&self) -> Object {
-        serde_json::from_str(self.get()).expect("data is a JSON object")
+    /// The data as a free-form object. Fails only where a `Value` cannot
+    /// hold what the text holds (a number beyond `f64`, nesting beyond
+    /// serde_json's limit), which the raw text itself keeps.
+    pub fn to_object(&self) -> Result<Object, serde_json::Error> {
+        serde_json::from_str(self.get())
     }
 }
 impl PartialEq for Data {

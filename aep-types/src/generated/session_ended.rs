@@ -145,7 +145,7 @@ impl std::fmt::Display for SessionEndedReason {
 }
 impl std::str::FromStr for SessionEndedReason {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "normal" => Ok(SessionEndedReason::Normal),
             "error" => Ok(SessionEndedReason::Error),

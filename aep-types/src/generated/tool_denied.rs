@@ -134,7 +134,7 @@ impl std::fmt::Display for ToolDeniedBy {
 }
 impl std::str::FromStr for ToolDeniedBy {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "policy" => Ok(ToolDeniedBy::Policy),
             "user_setting" => Ok(ToolDeniedBy::UserSetting),

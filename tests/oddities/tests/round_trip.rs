@@ -66,6 +66,8 @@ fn enum_values_that_are_not_identifiers() {
         ("a.b", OddNamesOddValues::AB),
         ("Upper", OddNamesOddValues::Upper),
         ("snake_case", OddNamesOddValues::SnakeCase),
+        ("err", OddNamesOddValues::Err),
+        ("ok", OddNamesOddValues::Ok),
     ];
     for (json, variant) in expected {
         let value = event(

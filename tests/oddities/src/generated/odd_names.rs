@@ -227,10 +227,16 @@ pub enum OddNamesOddValues {
     /// `"snake_case"`
     #[serde(rename = "snake_case")]
     SnakeCase,
+    /// `"err"`
+    #[serde(rename = "err")]
+    Err,
+    /// `"ok"`
+    #[serde(rename = "ok")]
+    Ok,
 }
 impl OddNamesOddValues {
     /// Every value, in schema order.
-    pub const ALL: [OddNamesOddValues; 7] = [
+    pub const ALL: [OddNamesOddValues; 9] = [
         OddNamesOddValues::Empty,
         OddNamesOddValues::V2xx,
         OddNamesOddValues::Self_,
@@ -238,6 +244,8 @@ impl OddNamesOddValues {
         OddNamesOddValues::AB,
         OddNamesOddValues::Upper,
         OddNamesOddValues::SnakeCase,
+        OddNamesOddValues::Err,
+        OddNamesOddValues::Ok,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
@@ -249,6 +257,8 @@ impl OddNamesOddValues {
             OddNamesOddValues::AB => "a.b",
             OddNamesOddValues::Upper => "Upper",
             OddNamesOddValues::SnakeCase => "snake_case",
+            OddNamesOddValues::Err => "err",
+            OddNamesOddValues::Ok => "ok",
         }
     }
 }
@@ -259,7 +269,7 @@ impl std::fmt::Display for OddNamesOddValues {
 }
 impl std::str::FromStr for OddNamesOddValues {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "" => Ok(OddNamesOddValues::Empty),
             "2xx" => Ok(OddNamesOddValues::V2xx),
@@ -268,6 +278,8 @@ impl std::str::FromStr for OddNamesOddValues {
             "a.b" => Ok(OddNamesOddValues::AB),
             "Upper" => Ok(OddNamesOddValues::Upper),
             "snake_case" => Ok(OddNamesOddValues::SnakeCase),
+            "err" => Ok(OddNamesOddValues::Err),
+            "ok" => Ok(OddNamesOddValues::Ok),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
                     expected: "`OddNamesOddValues` value",
@@ -301,7 +313,7 @@ impl std::fmt::Display for OddNamesFixed {
 }
 impl std::str::FromStr for OddNamesFixed {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "exactly this" => Ok(OddNamesFixed::ExactlyThis),
             _ => {

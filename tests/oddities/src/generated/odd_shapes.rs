@@ -1029,7 +1029,7 @@ impl std::fmt::Display for OddShapesTagsItem {
 }
 impl std::str::FromStr for OddShapesTagsItem {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "x" => Ok(OddShapesTagsItem::X),
             "y" => Ok(OddShapesTagsItem::Y),
@@ -1070,7 +1070,7 @@ impl std::fmt::Display for OddShapesKind {
 }
 impl std::str::FromStr for OddShapesKind {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "plain" => Ok(OddShapesKind::Plain),
             "fancy" => Ok(OddShapesKind::Fancy),

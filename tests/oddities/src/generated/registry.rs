@@ -42,7 +42,7 @@ impl std::fmt::Display for RegisteredType {
 }
 impl std::str::FromStr for RegisteredType {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "odd.names" => Ok(RegisteredType::OddNames),
             "odd.shapes" => Ok(RegisteredType::OddShapes),
@@ -90,7 +90,7 @@ impl std::fmt::Display for Status {
 }
 impl std::str::FromStr for Status {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "mandatory" => Ok(Status::Mandatory),
             "optional" => Ok(Status::Optional),
@@ -138,7 +138,7 @@ impl std::fmt::Display for Scope {
 }
 impl std::str::FromStr for Scope {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(Scope::Session),
             "agent" => Ok(Scope::Agent),
@@ -214,7 +214,7 @@ impl std::fmt::Display for Category {
 }
 impl std::str::FromStr for Category {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "odd" => Ok(Category::Odd),
             _ => {
@@ -264,7 +264,7 @@ impl std::fmt::Display for CategoryScope {
 }
 impl std::str::FromStr for CategoryScope {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(CategoryScope::Session),
             "agent" => Ok(CategoryScope::Agent),
@@ -326,7 +326,7 @@ impl std::fmt::Display for Severity {
 }
 impl std::str::FromStr for Severity {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "low" => Ok(Severity::Low),
             "high" => Ok(Severity::High),
@@ -421,7 +421,7 @@ impl std::fmt::Display for Capture {
 }
 impl std::str::FromStr for Capture {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "none" => Ok(Capture::None),
             "some" => Ok(Capture::Some),
@@ -487,7 +487,7 @@ impl std::fmt::Display for NackReason {
 }
 impl std::str::FromStr for NackReason {
     type Err = super::runtime::Error;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "no" => Ok(NackReason::No),
             _ => {
