@@ -467,6 +467,43 @@ fn cases() -> Vec<Case> {
             message: "a name becomes a Rust name of 1500 characters (at most 1024)",
         },
         Case {
+            name: "required-member-above-default-capture",
+            breaks: |r| {
+                r.edit(TOOL, |doc| doc["properties"]["args"]["x-aep-capture"] = json!("full"));
+                r.edit(TOOL, |doc| doc["required"] = json!(["tool", "args"]));
+            },
+            file: TOOL,
+            pointer: "/properties/args/x-aep-capture",
+            message: "a required member cannot have a capture level above `metadata`",
+        },
+        Case {
+            name: "capture-on-a-definition",
+            breaks: |r| {
+                r.edit(COMMON, |doc| doc["$defs"]["tool_ref"]["x-aep-capture"] = json!("full"));
+            },
+            file: COMMON,
+            pointer: "/$defs/tool_ref/x-aep-capture",
+            message: "`x-aep-capture` belongs where a definition is used, not on the definition",
+        },
+        Case {
+            name: "generic-parameter-name",
+            breaks: |r| {
+                r.edit(COMMON, |doc| doc["$defs"]["e"] = json!({"type": ["string", "integer"]}));
+            },
+            file: COMMON,
+            pointer: "/$defs/e",
+            message: "the Rust type name `E` is already taken by a type of the generated code",
+        },
+        Case {
+            name: "unicode-class-in-pattern",
+            breaks: |r| {
+                r.edit(TOOL, property("args_digest", json!({"type": "string", "pattern": "^\\d+$"})));
+            },
+            file: TOOL,
+            pointer: "/properties/args_digest/pattern",
+            message: "`\\d` means something else in JSON Schema (ECMA-262) than in Rust: write the class out, e.g. `[0-9]`",
+        },
+        Case {
             name: "schema-not-an-object",
             breaks: |r| {
                 r.write(TOOL, b"[]");
@@ -515,7 +552,7 @@ fn every_refused_construct_has_its_diagnostic() {
         report.case(case.name, refuse(&case));
     }
     let count = report.finish("fail-loudly corpus");
-    assert!(count >= 47, "{count} refused constructs");
+    assert!(count >= 51, "{count} refused constructs");
 }
 
 #[test]

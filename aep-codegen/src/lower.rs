@@ -67,6 +67,11 @@ const RESERVED_TYPES: &[&str] = &[
     "Box",
     "Default",
     "Visitor",
+    // The generic parameters of the generated serde impls.
+    "A",
+    "D",
+    "E",
+    "S",
     "BTreeMap",
     "LazyLock",
     "ExtensionName",
@@ -909,6 +914,16 @@ impl<'r> Lowerer<'r> {
                 // Absent means the registry's default level (`metadata`).
                 None => self.registry.tables.capture.default.clone(),
             };
+            let rank = |level: &str| self.levels.iter().position(|l| l == level);
+            if required.contains(json)
+                && rank(&capture) > rank(&self.registry.tables.capture.default)
+            {
+                // Down-levelling could not drop it without breaking the payload.
+                return Err(field_at.child("x-aep-capture").error(format!(
+                    "a required member cannot have a capture level above `{}`",
+                    self.registry.tables.capture.default
+                )));
+            }
             fields.push(Field {
                 json: json.clone(),
                 ident,
@@ -1021,6 +1036,12 @@ impl<'r> Lowerer<'r> {
         }
         let doc = &self.registry.documents[file];
         let value = &doc.value["$defs"][name];
+        if value.get("x-aep-capture").is_some() {
+            // A level is a fact of a use site; one on the definition would apply nowhere.
+            return Err(at.child("x-aep-capture").error(
+                "`x-aep-capture` belongs where a definition is used, not on the definition",
+            ));
+        }
         self.defs.insert(key.clone(), None);
         let ty = self.schema(at, value, &naming::type_name(name))?;
         self.defs.insert(key, Some(ty.clone()));
@@ -1161,8 +1182,21 @@ fn name_length(at: &At<'_>, name: &str) -> Result<(), Error> {
 }
 
 /// A `pattern`: a string the generated code can compile as a regex.
+/// Escapes whose meaning differs between ECMA-262 (ASCII) and the `regex`
+/// crate (Unicode) are refused, so a pattern never matches more than the
+/// schema says.
 fn pattern_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
     let pattern = string_at(at, value)?;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(class @ ('d' | 'D' | 'w' | 'W' | 's' | 'S' | 'b' | 'B')) = chars.next() {
+                return Err(at.error(format!(
+                    "`\\{class}` means something else in JSON Schema (ECMA-262) than in Rust: write the class out, e.g. `[0-9]`"
+                )));
+            }
+        }
+    }
     match regex::Regex::new(&pattern) {
         Ok(_) => Ok(pattern),
         Err(e) => {

@@ -123,10 +123,9 @@ impl Serialize for FormValue {
 /// An integral number as a JSON integer (`50`, not `50.0`), as the
 /// generated types write numbers.
 fn json_number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        Value::from(n as i64)
-    } else {
-        serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+    match crate::integral(n) {
+        Some(i) => Value::from(i),
+        None => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Strict, lossless Rust types for the Agent Event Protocol (AEP) 0.1.
 //!
-//! Everything here is generated from the AEP JSON Schema registry by
-//! `aep-codegen`; this file only lays the generated modules out.
+//! The types, registry facts, validation and capture tables are generated
+//! from the AEP JSON Schema registry by `aep-codegen`; beside them sit
+//! three small hand-written modules: capture down-levelling's protocol
+//! rules, the AEP-0006 [`form`] toolkit and the JSONL [`reader`].
 //!
 //! - [`Event`] is the envelope. Decoding and encoding it is lossless:
 //!   extension attributes ([`Extensions`]) and unknown payload members

@@ -60,7 +60,6 @@ impl<R: BufRead> Iterator for EventReader<R> {
                         kind: LineErrorKind::Decode(e),
                     }));
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.line -= 1,
                 Err(e) => {
                     self.done = true;
                     return Some(Err(LineError {

@@ -5,7 +5,7 @@ use quote::quote;
 
 use super::items::{self, CatchAll};
 use super::{ident, ty, Context};
-use crate::ir::{Assertion, Conditional, Field, Ir, Item, Test, Ty, TypePath};
+use crate::ir::{Assertion, Conditional, Field, Ir, Item, Ty, TypePath};
 
 pub fn module(cx: &Context<'_>) -> TokenStream {
     let ir = cx.ir;
@@ -237,24 +237,31 @@ fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
     if f.required {
         return None;
     }
-    let value = match (&f.ty, default) {
+    let name = ident(&f.ident);
+    let body = match (&f.ty, default) {
         (Ty::Integer(rules), serde_json::Value::Number(n)) if rules.unsigned() => {
             let n = proc_macro2::Literal::u64_unsuffixed(n.as_u64()?);
-            quote!(#n)
+            quote!(self.#name.unwrap_or(#n))
         }
         (Ty::Integer(_), serde_json::Value::Number(n)) => {
             let n = proc_macro2::Literal::i64_unsuffixed(n.as_i64()?);
-            quote!(#n)
+            quote!(self.#name.unwrap_or(#n))
         }
-        (Ty::Boolean, serde_json::Value::Bool(b)) => quote!(#b),
+        (Ty::Number(_), serde_json::Value::Number(n)) => {
+            let n = proc_macro2::Literal::f64_unsuffixed(n.as_f64()?);
+            quote!(self.#name.unwrap_or(#n))
+        }
+        (Ty::Boolean, serde_json::Value::Bool(b)) => quote!(self.#name.unwrap_or(#b)),
+        (Ty::String(_), serde_json::Value::String(s)) => {
+            quote!(self.#name.clone().unwrap_or_else(|| #s.to_owned()))
+        }
         (Ty::Named(path), serde_json::Value::String(s)) => {
             let variant = ident(&enum_variant(ir, path, s)?);
             let t = super::path(path);
-            quote!(#t::#variant)
+            quote!(self.#name.unwrap_or(#t::#variant))
         }
         _ => return None,
     };
-    let name = ident(&f.ident);
     let method = quote::format_ident!("{}_or_default", f.ident.trim_end_matches('_'));
     let t = ty(&f.ty);
     let doc = format!(
@@ -264,7 +271,7 @@ fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
     Some(quote! {
         #[doc = #doc]
         pub fn #method(&self) -> #t {
-            self.#name.unwrap_or(#value)
+            #body
         }
     })
 }
@@ -297,28 +304,11 @@ fn enum_variant(ir: &Ir, path: &TypePath, value: &str) -> Option<String> {
         .map(|(_, variant)| variant.clone())
 }
 
-/// A rule in words, for documentation.
+/// A rule in words, for documentation (its condition worded as the
+/// violations word it).
 pub fn describe_rule(rule: &Conditional) -> String {
-    let mut when: Vec<String> = rule
-        .when
-        .tests
-        .iter()
-        .map(|(member, test)| match test {
-            Test::Const(c) => format!("`{member}` is `\"{c}\"`"),
-            Test::Pattern(p) => format!("`{member}` matches `{p}`"),
-        })
-        .collect();
-    when.extend(
-        rule.when
-            .required
-            .iter()
-            .map(|m| format!("`{m}` is present")),
-    );
-    let mut text = format!(
-        "when {}, {}",
-        when.join(" and "),
-        describe_assertion(&rule.then)
-    );
+    let when = super::rules::describe_predicate(rule);
+    let mut text = format!("when {when}, {}", describe_assertion(&rule.then));
     if let Some(otherwise) = &rule.otherwise {
         text.push_str(&format!("; otherwise {}", describe_assertion(otherwise)));
     }

@@ -24,12 +24,20 @@ impl Context<'_> {
     /// Whether a named type is a struct (which has `validate_into` and
     /// `drop_above`), not an enum or union.
     pub fn is_struct(&self, path: &TypePath) -> bool {
-        self.ir
+        self.items(path)
+            .any(|i| matches!(i, Item::Struct(s) if s.name == path.name))
+    }
+
+    /// The items of the module a path points into.
+    fn items<'p>(&'p self, path: &'p TypePath) -> impl Iterator<Item = &'p Item> + 'p {
+        let envelope = (path.module == "envelope").then_some(&self.ir.envelope.items);
+        let modules = self
+            .ir
             .modules
             .iter()
-            .filter(|m| m.name == path.module)
-            .flat_map(|m| &m.items)
-            .any(|i| matches!(i, Item::Struct(s) if s.name == path.name))
+            .filter(move |m| m.name == path.module)
+            .map(|m| &m.items);
+        envelope.into_iter().chain(modules).flatten()
     }
 
     /// Whether a type is `Copy` (numbers, booleans and string enums).
@@ -37,19 +45,9 @@ impl Context<'_> {
         match ty {
             Ty::Integer(_) | Ty::Number(_) | Ty::Boolean => true,
             Ty::Named(path) if path.module == "registry" => true,
-            Ty::Named(path) => {
-                let items = if path.module == "envelope" {
-                    &self.ir.envelope.items
-                } else {
-                    match self.ir.modules.iter().find(|m| m.name == path.module) {
-                        Some(module) => &module.items,
-                        None => return false,
-                    }
-                };
-                items
-                    .iter()
-                    .any(|i| matches!(i, Item::Enum(e) if e.name == path.name))
-            }
+            Ty::Named(path) => self
+                .items(path)
+                .any(|i| matches!(i, Item::Enum(e) if e.name == path.name)),
             _ => false,
         }
     }
@@ -151,7 +149,7 @@ fn root(ir: &Ir) -> TokenStream {
         mod payload;
         #(mod #schema_modules;)*
 
-        pub use runtime::{Data, Error, Object};
+        pub use runtime::{integral, Data, Error, Object};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use payload::Payload;

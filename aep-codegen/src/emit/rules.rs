@@ -222,7 +222,8 @@ fn member_field<'a>(s: &'a Struct, json: &str) -> &'a Field {
         .expect("lowering checked rule members are properties")
 }
 
-fn describe_predicate(rule: &Conditional) -> String {
+/// The `if` of a rule in words.
+pub fn describe_predicate(rule: &Conditional) -> String {
     let mut parts: Vec<String> = rule
         .when
         .tests

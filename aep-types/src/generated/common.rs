@@ -783,7 +783,7 @@ impl<'de> serde::Deserialize<'de> for TaskRef {
 }
 /// One typed input of a kind=form attention request (AEP-0006). The field's answer appears under its id in answer.values. A field of type select must list its choices.
 ///
-/// Rule: when `type` is `"select"` and `type` is present, `choices` must be present.
+/// Rule: when `type` is "select", `choices` must be present.
 ///
 /// Schema: `common.schema.json#/$defs/field_spec`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 ///
 /// One AEP event: sixteen context attributes describing who emitted what, when and in which session, plus the type-specific payload in data. Any further top-level member is an extension attribute: a lowercase alphanumeric name of at most 20 characters with a string, integer or boolean value. Which of session and seq must be present depends on the event type (see allOf).
 ///
-/// Rule: when `type` matches `^agent\.` and `type` is present, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` matches `^(control\.attention\.respond|control\.cancel|control\.pause|control\.resume|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$` and `type` is present, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
+/// Rule: when `type` matches `^agent\.`, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` matches `^(control\.attention\.respond|control\.cancel|control\.pause|control\.resume|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$`, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
 ///
 /// Schema: `aep-event.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -186,3 +186,28 @@ fn the_registry_of_another_protocol_version() {
         .to_string()
         .contains("invalid extension attribute name `toolongname`"));
 }
+
+#[test]
+fn objects_in_the_envelope_are_validated() {
+    let good: Event = serde_json::from_value(
+        json!({"aep": "9.9", "type": "odd.names", "trace": {"tid": "00af"}}),
+    )
+    .expect("decodes");
+    assert_eq!(good.validate(), Ok(()));
+    let bad: Event = serde_json::from_value(
+        json!({"aep": "9.9", "type": "odd.names", "trace": {"tid": "NOT HEX"}}),
+    )
+    .expect("decodes");
+    let violations = bad.validate().expect_err("the pattern is checked").0;
+    assert_eq!(violations.len(), 1);
+    assert_eq!(violations[0].pointer, "/trace/tid");
+}
+
+#[test]
+fn large_integral_numbers_stay_integers() {
+    let value = event(
+        "odd.shapes",
+        json!({"numbers": [1152921504606846976u64, -4611686018427387904i64, 0.5]}),
+    );
+    round_trip(&value);
+}

@@ -35,12 +35,23 @@ pub struct Event {
     /// `data`, optional.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<super::runtime::Data>,
+    /// An object attribute, validated like payload objects.
+    ///
+    /// `trace`, optional.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::envelope::EventTrace>,
     /// Extension attributes: every other top-level member, kept as they came.
     #[serde(flatten)]
     pub extensions: Extensions,
 }
 impl Event {
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.trace {
+            v.key("trace");
+            value.validate_into(v);
+            v.up();
+        }
+    }
 }
 impl<'de> serde::Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -61,6 +72,7 @@ impl<'de> serde::Deserialize<'de> for Event {
                 let mut slot_2: Option<super::registry::Severity> = None;
                 let mut slot_3: Option<super::registry::Capture> = None;
                 let mut slot_4: Option<super::runtime::Data> = None;
+                let mut slot_5: Option<super::envelope::EventTrace> = None;
                 let mut extensions = <Extensions>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -73,6 +85,7 @@ impl<'de> serde::Deserialize<'de> for Event {
                             super::runtime::fill(&mut slot_3, &mut map, "capture")?
                         }
                         "data" => super::runtime::fill(&mut slot_4, &mut map, "data")?,
+                        "trace" => super::runtime::fill(&mut slot_5, &mut map, "trace")?,
                         _ => keep_extension(&mut extensions, key, &mut map)?,
                     }
                 }
@@ -82,6 +95,7 @@ impl<'de> serde::Deserialize<'de> for Event {
                     severity: slot_2,
                     capture: slot_3,
                     data: slot_4,
+                    trace: slot_5,
                     extensions,
                 })
             }
@@ -125,6 +139,79 @@ impl std::str::FromStr for EventAep {
                 })
             }
         }
+    }
+}
+/// An object attribute, validated like payload objects.
+///
+/// Schema: `aep-event.schema.json#/properties/trace`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EventTrace {
+    /// `tid`, optional, capture `some`, pattern `^[0-9a-f]{4}$`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tid: Option<String>,
+    /// Members the schema does not describe, kept as they came (payloads are open).
+    #[serde(flatten)]
+    pub extra: super::runtime::Object,
+}
+impl EventTrace {
+    /// Checks the schema's validation keywords here and in nested
+    /// values, listing every violation with its JSON Pointer (the
+    /// shape is already guaranteed by the type).
+    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        let mut validator = super::runtime::Validator::new();
+        self.validate_into(&mut validator);
+        validator.finish().into_result()
+    }
+    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+        if let Some(value) = &self.tid {
+            v.key("tid");
+            static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+            {
+                super::runtime::Regex::new("^[0-9a-f]{4}$")
+                    .expect("the generator checked the pattern")
+            });
+            v.string(value, None, Some((&*PATTERN, "^[0-9a-f]{4}$")), None);
+            v.up();
+        }
+    }
+    /// Drops every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level. Required members are kept.
+    pub fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Some > level {
+            self.tid = None;
+        }
+        if super::registry::Capture::Some > level {
+            self.extra.clear();
+        }
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventTrace {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = EventTrace;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a `EventTrace` object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<EventTrace, A::Error> {
+                let mut slot_0: Option<String> = None;
+                let mut extra = <super::runtime::Object>::default();
+                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                    match key.as_str() {
+                        "tid" => super::runtime::fill(&mut slot_0, &mut map, "tid")?,
+                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                    }
+                }
+                Ok(EventTrace { tid: slot_0, extra })
+            }
+        }
+        deserializer.deserialize_map(Visitor)
     }
 }
 /// The value of an extension attribute.
@@ -182,7 +269,14 @@ impl<'de> serde::Deserialize<'de> for ExtensionValue {
     }
 }
 /// The core attribute names; an extension attribute may not take one.
-pub const CORE_ATTRIBUTES: &[&str] = &["aep", "type", "severity", "capture", "data"];
+pub const CORE_ATTRIBUTES: &[&str] = &[
+    "aep",
+    "type",
+    "severity",
+    "capture",
+    "data",
+    "trace",
+];
 /// Extension attributes by name, in name order.
 pub type Extensions = BTreeMap<ExtensionName, ExtensionValue>;
 #[doc = concat!(
@@ -256,6 +350,7 @@ impl Event {
             severity: None,
             capture: None,
             data: None,
+            trace: None,
             extensions: Extensions::new(),
         }
     }
@@ -301,6 +396,7 @@ impl Event {
             type_: self.type_.clone(),
             severity: self.severity,
             capture: self.capture,
+            trace: self.trace.clone(),
             data,
             extensions: self.extensions.clone(),
         }

@@ -8,10 +8,11 @@ mod envelope;
 mod payload;
 mod odd_names;
 mod odd_shapes;
-pub use runtime::{Data, Error, Object};
+pub use runtime::{integral, Data, Error, Object};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,
+    EventTrace,
 };
 pub use payload::Payload;
 pub use odd_names::{OddNames, OddNamesOddValues, OddNamesFixed, LocalThing};

@@ -4,7 +4,7 @@
 //! Types of `types/odd.shapes.schema.json`.
 /// Shapes at the edge of the subset
 ///
-/// Rule: when `kind` is `"fancy"` and `kind` is present, `fancy_only` must be present.
+/// Rule: when `kind` is "fancy", `fancy_only` must be present.
 ///
 /// Schema: `types/odd.shapes.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -230,15 +230,19 @@ pub trait Numbers {
 }
 impl Numbers for f64 {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        const EXACT: f64 = 9_007_199_254_740_992.0;
-        if self.fract() == 0.0 && self.abs() < EXACT
-            && !(*self == 0.0 && self.is_sign_negative())
-        {
-            serializer.serialize_i64(*self as i64)
-        } else {
-            serializer.serialize_f64(*self)
+        match integral(*self) {
+            Some(n) => serializer.serialize_i64(n),
+            None => serializer.serialize_f64(*self),
         }
     }
+}
+/// The integer an integral `f64` holds, if it is one (`-0.0` is not: it
+/// stays a float). Every integral `f64` below 2^63 in magnitude converts
+/// exactly; integers beyond 2^53 were already rounded when read.
+pub fn integral(x: f64) -> Option<i64> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    (x.fract() == 0.0 && x.abs() < LIMIT && !(x == 0.0 && x.is_sign_negative()))
+        .then_some(x as i64)
 }
 impl<T: Numbers> Numbers for Option<T> {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
