@@ -260,20 +260,13 @@ impl<'r> Lowerer<'r> {
     /// The registry tables with Rust names.
     fn registry(&self) -> Result<RegistryIr, Error> {
         let t = &self.registry.tables;
-        let variants = |file: &str, values: &[String]| -> Result<Vec<(String, String)>, Error> {
-            let mut out: Vec<(String, String)> = Vec::new();
-            for value in values {
-                let variant = naming::type_name(value);
-                if let Some((other, _)) = out.iter().find(|(_, v)| *v == variant) {
-                    return Err(Error::new(
-                        file,
-                        "",
-                        format!("`{other}` and `{value}` both become the Rust variant `{variant}`"),
-                    ));
-                }
-                out.push((value.clone(), variant));
-            }
-            Ok(out)
+        let variants = |file: &str, values: &[String]| {
+            let at = At {
+                file,
+                pointer: String::new(),
+                module: "registry".to_owned(),
+            };
+            enum_variants(&at, values.to_vec())
         };
         let default_of = |values: &[(String, String)], default: &str| {
             values
@@ -812,20 +805,7 @@ impl<'r> Lowerer<'r> {
         if let Some((_, path)) = self.registry_enums.iter().find(|(v, _)| *v == values) {
             return Ok(Ty::Named(path.clone()));
         }
-        let mut variants: Vec<(String, String)> = Vec::new();
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for value in values {
-            let variant = naming::type_name(&value);
-            name_length(&values_at, &variant)?;
-            if let Some(&other) = seen.get(&variant) {
-                let other = &variants[other].0;
-                return Err(values_at.error(format!(
-                    "enum values `{other}` and `{value}` both become the Rust variant `{variant}`"
-                )));
-            }
-            seen.insert(variant.clone(), variants.len());
-            variants.push((value, variant));
-        }
+        let variants = enum_variants(&values_at, values)?;
         let name = self.claim(at, hint)?;
         self.push(
             at,
@@ -1165,6 +1145,26 @@ fn string_at(at: &At<'_>, value: Option<&Value>) -> Result<String, Error> {
         Some(Value::String(s)) => Ok(s.clone()),
         _ => Err(at.error("expected a string")),
     }
+}
+
+/// The Rust variant of each enum value, refusing two values that become
+/// the same variant.
+fn enum_variants(at: &At<'_>, values: Vec<String>) -> Result<Vec<(String, String)>, Error> {
+    let mut variants: Vec<(String, String)> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for value in values {
+        let variant = naming::type_name(&value);
+        name_length(at, &variant)?;
+        if let Some(&other) = seen.get(&variant) {
+            let other = &variants[other].0;
+            return Err(at.error(format!(
+                "enum values `{other}` and `{value}` both become the Rust variant `{variant}`"
+            )));
+        }
+        seen.insert(variant.clone(), variants.len());
+        variants.push((value, variant));
+    }
+    Ok(variants)
 }
 
 /// Longest Rust name the generator makes: far beyond any real schema,
