@@ -107,7 +107,7 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
         },
         EmittedModule {
             name: "envelope".to_owned(),
-            source: crate::load::ENVELOPE_FILE.to_owned(),
+            source: ir.envelope.source.clone(),
             tokens: envelope::module(&cx),
         },
         EmittedModule {

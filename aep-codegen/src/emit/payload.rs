@@ -23,8 +23,8 @@ pub fn module(ir: &Ir) -> TokenStream {
             .registry
             .types
             .iter()
-            .find(|(row, _)| row.name == p.event_type)
-            .map(|(row, _)| row.summary.as_str())
+            .find(|row| row.name == p.event_type)
+            .map(|row| row.summary.as_str())
             .unwrap_or_default();
         format!(" `{}`: {summary}.", p.event_type)
     });

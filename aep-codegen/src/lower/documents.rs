@@ -120,6 +120,7 @@ impl<'r> Lowerer<'r> {
         self.check_envelope(&at, &event)?;
 
         Ok(Envelope {
+            source: doc.path.clone(),
             event,
             extension_name_pattern,
             extension_value,

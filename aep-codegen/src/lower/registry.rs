@@ -3,7 +3,8 @@
 use super::names::enum_variants;
 use super::{At, Lowerer};
 use crate::error::Error;
-use crate::ir::RegistryIr;
+use crate::ir::{CategoryEntry, RegistryIr, TypeEntry};
+use crate::load::{CATEGORY_SCOPES, STATUSES, TYPE_SCOPES};
 
 impl<'r> Lowerer<'r> {
     /// The registry tables with Rust names.
@@ -17,13 +18,16 @@ impl<'r> Lowerer<'r> {
             };
             enum_variants(&at, values.to_vec())
         };
-        let default_of = |values: &[(String, String)], default: &str| {
+        let variant_of = |values: &[(String, String)], value: &str| {
             values
                 .iter()
-                .find(|(v, _)| v == default)
+                .find(|(v, _)| v == value)
                 .map(|(_, variant)| variant.clone())
                 .unwrap_or_default()
         };
+        let statuses = variants("registry/types.json", &owned(STATUSES))?;
+        let type_scopes = variants("registry/types.json", &owned(TYPE_SCOPES))?;
+        let category_scopes = variants("registry/categories.json", &owned(CATEGORY_SCOPES))?;
         let type_names: Vec<String> = t.types.iter().map(|r| r.name.clone()).collect();
         let type_variants = variants("registry/types.json", &type_names)?;
         let category_names: Vec<String> = t.categories.iter().map(|c| c.name.clone()).collect();
@@ -35,22 +39,42 @@ impl<'r> Lowerer<'r> {
             types: t
                 .types
                 .iter()
-                .cloned()
-                .zip(type_variants.into_iter().map(|(_, v)| v))
+                .zip(type_variants)
+                .map(|(row, (_, variant))| TypeEntry {
+                    name: row.name.clone(),
+                    variant,
+                    status: variant_of(&statuses, &row.status),
+                    mandatory: row.status == "mandatory",
+                    scope: variant_of(&type_scopes, &row.scope),
+                    schema: row.schema.clone(),
+                    summary: row.summary.clone(),
+                })
                 .collect(),
             categories: t
                 .categories
                 .iter()
-                .cloned()
-                .zip(category_variants.into_iter().map(|(_, v)| v))
+                .zip(category_variants)
+                .map(|(row, (_, variant))| CategoryEntry {
+                    name: row.name.clone(),
+                    variant,
+                    scope: variant_of(&category_scopes, &row.scope),
+                    summary: row.summary.clone(),
+                })
                 .collect(),
-            severity_default: default_of(&severity, &t.severity.levels.default),
+            statuses,
+            type_scopes,
+            category_scopes,
+            severity_default: variant_of(&severity, &t.severity.levels.default),
             severity,
             severity_otlp: t.severity.otlp.clone(),
             severity_ocsf: t.severity.ocsf.clone(),
-            capture_default: default_of(&capture, &t.capture.default),
+            capture_default: variant_of(&capture, &t.capture.default),
             capture,
             nack_reasons: variants("registry/nack-reasons.json", &t.nack_reasons)?,
         })
     }
+}
+
+fn owned(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| (*v).to_owned()).collect()
 }
