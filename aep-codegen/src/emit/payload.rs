@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::ident;
+use super::tokens::ident;
 use crate::ir::Ir;
 
 pub fn module(ir: &Ir) -> TokenStream {

@@ -4,7 +4,8 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::{ident, items};
+use super::items;
+use super::tokens::ident;
 use crate::ir::{Enum, RegistryIr, TypeEntry};
 
 pub fn module(r: &RegistryIr) -> TokenStream {
