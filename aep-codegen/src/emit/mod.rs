@@ -18,8 +18,9 @@
 //! - `docs`: doc attributes and the schemas' rules in words;
 //! - `tokens`: Rust names and types as tokens.
 //!
-//! A module uses only modules to its right (a later one may skip
-//! intermediate steps), never one to its left.
+//! A module uses only modules to its right, not necessarily the next
+//! ones, and never one to its left or in its own group;
+//! `aep-codegen/tests/layers.rs` checks it.
 
 mod context;
 mod docs;
