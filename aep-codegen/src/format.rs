@@ -1,4 +1,17 @@
 //! Stage 4: tokens to formatted source text under the generated header.
+//!
+//! prettyplease prints items back to back; the generated files are read
+//! by people, so this stage also puts a blank line between top-level items,
+//! between the members of every `impl`, and after an item declared inside
+//! a function body, as hand-formatted Rust has them. Runs of `use`
+//! declarations and of `mod name;` declarations stay together.
+
+use proc_macro2::{Span, TokenStream};
+use syn::visit_mut::{self, VisitMut};
+use syn::{
+    Block, File, ImplItem, ImplItemMacro, Item, ItemImpl, ItemMacro, Macro, MacroDelimiter, Stmt,
+    StmtMacro,
+};
 
 use crate::emit::EmittedModule;
 use crate::{Error, GeneratedFile};
@@ -9,20 +22,206 @@ pub const HEADER: &str = "\
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 ";
 
+/// A macro call standing where a blank line goes: prettyplease prints it
+/// on a line of its own, which is then emptied.
+const BLANK: &str = "__aep_codegen_blank_line";
+
 pub fn file(module: EmittedModule) -> Result<GeneratedFile, Error> {
     let path = format!("{}.rs", module.name);
-    // The tokens come from the generator itself, so a parse failure is a
+    // The tokens come from the generator itself, so a failure here is a
     // generator bug; it is still reported, never a panic.
-    let syntax: syn::File = syn::parse2(module.tokens).map_err(|e| {
-        Error::new(
-            &path,
-            "",
-            format!("internal error: generated code does not parse: {e}"),
-        )
-    })?;
+    let internal = |message: String| Error::new(&path, "", format!("internal error: {message}"));
+    let mut syntax: File = syn::parse2(module.tokens)
+        .map_err(|e| internal(format!("generated code does not parse: {e}")))?;
+    let mut spacer = Spacer { blanks: 0 };
+    spacer.visit_file_mut(&mut syntax);
+    let contents = blank_lines(&prettyplease::unparse(&syntax), spacer.blanks).map_err(internal)?;
     Ok(GeneratedFile {
-        contents: format!("{HEADER}\n{}", prettyplease::unparse(&syntax)),
+        contents: format!("{HEADER}\n{contents}"),
         path,
         source: module.source,
     })
+}
+
+/// Puts a blank-line marker wherever the module documentation says a
+/// blank line goes, counting them.
+struct Spacer {
+    blanks: usize,
+}
+
+impl VisitMut for Spacer {
+    fn visit_file_mut(&mut self, file: &mut File) {
+        visit_mut::visit_file_mut(self, file);
+        let mut items = Vec::with_capacity(file.items.len() * 2);
+        // After the module's own attributes (its `//!` doc), too.
+        let spaced = !file.attrs.is_empty();
+        for item in std::mem::take(&mut file.items) {
+            let after = items
+                .last()
+                .map_or(spaced, |previous| !together(previous, &item));
+            if after {
+                items.push(Item::Macro(ItemMacro {
+                    attrs: Vec::new(),
+                    ident: None,
+                    mac: blank(),
+                    semi_token: Some(Default::default()),
+                }));
+                self.blanks += 1;
+            }
+            items.push(item);
+        }
+        file.items = items;
+    }
+
+    fn visit_item_impl_mut(&mut self, imp: &mut ItemImpl) {
+        visit_mut::visit_item_impl_mut(self, imp);
+        let mut members = Vec::with_capacity(imp.items.len() * 2);
+        for member in std::mem::take(&mut imp.items) {
+            if !members.is_empty() {
+                members.push(ImplItem::Macro(ImplItemMacro {
+                    attrs: Vec::new(),
+                    mac: blank(),
+                    semi_token: Some(Default::default()),
+                }));
+                self.blanks += 1;
+            }
+            members.push(member);
+        }
+        imp.items = members;
+    }
+
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        visit_mut::visit_block_mut(self, block);
+        let mut stmts = Vec::with_capacity(block.stmts.len());
+        for stmt in std::mem::take(&mut block.stmts) {
+            if matches!(stmts.last(), Some(Stmt::Item(_))) {
+                stmts.push(Stmt::Macro(StmtMacro {
+                    attrs: Vec::new(),
+                    mac: blank(),
+                    semi_token: Some(Default::default()),
+                }));
+                self.blanks += 1;
+            }
+            stmts.push(stmt);
+        }
+        block.stmts = stmts;
+    }
+}
+
+/// Whether two adjacent top-level items stay on consecutive lines.
+fn together(previous: &Item, item: &Item) -> bool {
+    let declaration = |item: &Item| matches!(item, Item::Mod(m) if m.content.is_none());
+    matches!((previous, item), (Item::Use(_), Item::Use(_)))
+        || (declaration(previous) && declaration(item))
+}
+
+/// `__aep_codegen_blank_line!()`.
+fn blank() -> Macro {
+    Macro {
+        path: syn::Ident::new(BLANK, Span::call_site()).into(),
+        bang_token: Default::default(),
+        delimiter: MacroDelimiter::Paren(Default::default()),
+        tokens: TokenStream::new(),
+    }
+}
+
+/// Empties the marker lines, checking there are exactly `expected`.
+fn blank_lines(text: &str, expected: usize) -> Result<String, String> {
+    let marker = format!("{BLANK}!();");
+    let mut found = 0;
+    let mut out = String::with_capacity(text.len() + expected);
+    for line in text.lines() {
+        if line.trim() == marker {
+            found += 1;
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if found == expected {
+        Ok(out)
+    } else {
+        Err(format!(
+            "{expected} blank-line markers placed, {found} printed on lines of their own"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format(source: &str) -> Result<String, Error> {
+        let module = EmittedModule {
+            name: "m".to_owned(),
+            source: "a test".to_owned(),
+            tokens: source.parse().expect("test source is Rust"),
+        };
+        let contents = file(module)?.contents;
+        Ok(contents
+            .strip_prefix(&format!("{HEADER}\n"))
+            .expect("the header comes first")
+            .to_owned())
+    }
+
+    #[test]
+    fn blank_lines_between_items_and_members() {
+        let source = r#"
+            //! A module.
+            mod a;
+            mod b;
+            use x::y;
+            use x::z;
+            pub struct S;
+            impl S {
+                const A: u8 = 1;
+                fn f() -> u8 {
+                    struct V;
+                    impl V { fn g() {} fn h() {} }
+                    let a = 1;
+                    a
+                }
+            }
+        "#;
+        let expected = "\
+//! A module.
+
+mod a;
+mod b;
+
+use x::y;
+use x::z;
+
+pub struct S;
+
+impl S {
+    const A: u8 = 1;
+
+    fn f() -> u8 {
+        struct V;
+
+        impl V {
+            fn g() {}
+
+            fn h() {}
+        }
+
+        let a = 1;
+        a
+    }
+}
+";
+        assert_eq!(format(source).unwrap(), expected);
+    }
+
+    #[test]
+    fn a_marker_line_inside_a_literal_is_an_error_not_a_blank_line() {
+        let source = "const S: &str = \"\n__aep_codegen_blank_line!();\n\";";
+        let err = format(source).unwrap_err().to_string();
+        assert!(err.contains("internal error"), "{err}");
+        assert!(
+            err.contains("0 blank-line markers placed, 1 printed"),
+            "{err}"
+        );
+    }
 }

@@ -235,6 +235,8 @@ pub struct Assertion {
 /// The envelope schema.
 #[derive(Debug, Clone)]
 pub struct Envelope {
+    /// The schema file it comes from, relative to the registry.
+    pub source: String,
     /// The event struct (its fields are the context attributes).
     pub event: Struct,
     /// `propertyNames.pattern`: the extension attribute name rule.
@@ -261,10 +263,16 @@ pub struct PayloadIr {
 pub struct RegistryIr {
     /// The protocol version.
     pub aep: String,
-    /// `(type row, variant name)`.
-    pub types: Vec<(crate::load::TypeRow, String)>,
-    /// `(category row, variant name)`.
-    pub categories: Vec<(crate::load::CategoryRow, String)>,
+    /// The registered event types, in registry order.
+    pub types: Vec<TypeEntry>,
+    /// The event categories, in registry order.
+    pub categories: Vec<CategoryEntry>,
+    /// Type statuses `(value, variant)`.
+    pub statuses: Vec<(String, String)>,
+    /// Type scopes `(value, variant)`.
+    pub type_scopes: Vec<(String, String)>,
+    /// Category scopes `(value, variant)`.
+    pub category_scopes: Vec<(String, String)>,
     /// Severity levels `(value, variant)`, lowest first.
     pub severity: Vec<(String, String)>,
     /// The default severity's variant.
@@ -279,4 +287,36 @@ pub struct RegistryIr {
     pub capture_default: String,
     /// Nack reasons `(value, variant)`.
     pub nack_reasons: Vec<(String, String)>,
+}
+
+/// One registered event type, named for Rust.
+#[derive(Debug, Clone)]
+pub struct TypeEntry {
+    /// The dotted type name, e.g. `tool.requested`.
+    pub name: String,
+    /// The `RegisteredType` variant.
+    pub variant: String,
+    /// The `Status` variant.
+    pub status: String,
+    /// Whether emitters must support the type (status `mandatory`).
+    pub mandatory: bool,
+    /// The `Scope` variant.
+    pub scope: String,
+    /// The payload schema's path relative to the registry, if any.
+    pub schema: Option<String>,
+    /// One-line summary.
+    pub summary: String,
+}
+
+/// One event category, named for Rust.
+#[derive(Debug, Clone)]
+pub struct CategoryEntry {
+    /// The category, the first segment of a type name.
+    pub name: String,
+    /// The `Category` variant.
+    pub variant: String,
+    /// The `CategoryScope` variant.
+    pub scope: String,
+    /// One-line summary.
+    pub summary: String,
 }

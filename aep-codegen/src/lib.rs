@@ -8,7 +8,7 @@
 //! 2. [`lower`]: lower each schema to the [`ir`], which is the single
 //!    definition of the accepted subset; anything outside it is an
 //!    [`Error`] naming the file, the JSON Pointer and the construct;
-//! 3. `emit`: turn the IR into tokens with `quote`;
+//! 3. `emit`: turn the IR, and nothing else, into tokens with `quote`;
 //! 4. `format`: print the tokens with `prettyplease`, under a header.
 //!
 //! ```no_run

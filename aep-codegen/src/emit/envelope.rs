@@ -3,9 +3,10 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::context::Context;
 use super::items::{self, CatchAll};
-use super::{ident, ty, Context};
-use crate::ir::{Assertion, Conditional, Field, Ir, Item, Ty, TypePath};
+use super::tokens::{self, ident, ty};
+use crate::ir::{Field, Ir, Item, Ty, TypePath};
 
 pub fn module(cx: &Context<'_>) -> TokenStream {
     let ir = cx.ir;
@@ -257,7 +258,7 @@ fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
         }
         (Ty::Named(path), serde_json::Value::String(s)) => {
             let variant = ident(&enum_variant(ir, path, s)?);
-            let t = super::path(path);
+            let t = tokens::path(path);
             quote!(self.#name.unwrap_or(#t::#variant))
         }
         _ => return None,
@@ -302,41 +303,4 @@ fn enum_variant(ir: &Ir, path: &TypePath, value: &str) -> Option<String> {
         .iter()
         .find(|(v, _)| v == value)
         .map(|(_, variant)| variant.clone())
-}
-
-/// A rule in words, for documentation (its condition worded as the
-/// violations word it).
-pub fn describe_rule(rule: &Conditional) -> String {
-    let when = super::rules::describe_predicate(rule);
-    let mut text = format!("when {when}, {}", describe_assertion(&rule.then));
-    if let Some(otherwise) = &rule.otherwise {
-        text.push_str(&format!("; otherwise {}", describe_assertion(otherwise)));
-    }
-    text
-}
-
-fn describe_assertion(a: &Assertion) -> String {
-    let mut parts = Vec::new();
-    if !a.required.is_empty() {
-        parts.push(format!("{} must be present", list(&a.required)));
-    }
-    if !a.forbidden.is_empty() {
-        parts.push(format!("{} must be absent", list(&a.forbidden)));
-    }
-    if let Some(nested) = &a.nested {
-        parts.push(describe_rule(nested));
-    }
-    if parts.is_empty() {
-        "nothing more is required".to_owned()
-    } else {
-        parts.join(", and ")
-    }
-}
-
-fn list(members: &[String]) -> String {
-    members
-        .iter()
-        .map(|m| format!("`{m}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

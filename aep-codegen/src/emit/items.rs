@@ -3,7 +3,10 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{docs, holds_numbers, ident, rules, ty, Context};
+use super::context::Context;
+use super::docs::{describe_rule, docs};
+use super::rules;
+use super::tokens::{holds_numbers, ident, ty};
 use crate::ir::{Enum, Field, Item, Primitive, Struct, Ty, Union};
 
 pub fn name(item: &Item) -> &str {
@@ -88,7 +91,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
 fn struct_doc(s: &Struct) -> Vec<String> {
     let mut doc = s.doc.clone();
     for rule in &s.rules {
-        doc.push(format!("Rule: {}.", super::envelope::describe_rule(rule)));
+        doc.push(format!("Rule: {}.", describe_rule(rule)));
     }
     doc.push(origin(&s.origin));
     doc

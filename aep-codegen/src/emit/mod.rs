@@ -3,74 +3,41 @@
 //! Emission cannot fail: every name in the IR is already a valid, unique
 //! Rust identifier. It knows nothing of files; `lib.rs` lays the modules
 //! out.
+//!
+//! Dependencies between the submodules point one way, from the modules
+//! that emit whole generated modules down to the shared pieces:
+//!
+//! ```text
+//! mod ─▶ envelope, registry, payload ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
+//! ```
+//!
+//! - `envelope`, `registry`, `payload`: one generated module each;
+//! - `items`: the named types of the schema modules (structs, enums, unions);
+//! - `rules`: validation and the capture table beside a struct;
+//! - `context`: what emitting one item needs to know about the whole IR;
+//! - `docs`: doc attributes and the schemas' rules in words;
+//! - `tokens`: Rust names and types as tokens.
+//!
+//! A module uses only modules to its right, not necessarily the next
+//! ones, and never one to its left or in its own group;
+//! `aep-codegen/tests/layers.rs` checks it.
 
+mod context;
+mod docs;
 mod envelope;
 mod items;
 mod payload;
 mod registry;
 mod rules;
+mod tokens;
 
-use proc_macro2::{Ident, Literal, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use crate::ir::{Ir, Item, Ty, TypePath};
-
-/// What emission needs to know about the whole IR while emitting one item.
-pub(crate) struct Context<'a> {
-    pub ir: &'a Ir,
-}
-
-impl Context<'_> {
-    /// Whether a named type is a struct (which has `validate_into` and
-    /// `drop_above`), not an enum or union.
-    pub fn is_struct(&self, path: &TypePath) -> bool {
-        self.items(path)
-            .any(|i| matches!(i, Item::Struct(s) if s.name == path.name))
-    }
-
-    /// The items of the module a path points into.
-    fn items<'p>(&'p self, path: &'p TypePath) -> impl Iterator<Item = &'p Item> + 'p {
-        let envelope = (path.module == "envelope").then_some(&self.ir.envelope.items);
-        let modules = self
-            .ir
-            .modules
-            .iter()
-            .filter(move |m| m.name == path.module)
-            .map(|m| &m.items);
-        envelope.into_iter().chain(modules).flatten()
-    }
-
-    /// Whether a type is `Copy` (numbers, booleans and string enums).
-    pub fn is_copy(&self, ty: &Ty) -> bool {
-        match ty {
-            Ty::Integer(_) | Ty::Number(_) | Ty::Boolean => true,
-            Ty::Named(path) if path.module == "registry" => true,
-            Ty::Named(path) => self
-                .items(path)
-                .any(|i| matches!(i, Item::Enum(e) if e.name == path.name)),
-            _ => false,
-        }
-    }
-
-    /// A capture level as a `Capture` variant.
-    pub fn capture(&self, level: &str) -> TokenStream {
-        let variant = self
-            .ir
-            .registry
-            .capture
-            .iter()
-            .find(|(value, _)| value == level)
-            .map(|(_, variant)| ident(variant))
-            .expect("lowering checked every capture level");
-        quote!(super::registry::Capture::#variant)
-    }
-
-    /// The level of members without `x-aep-capture`.
-    pub fn capture_default(&self) -> TokenStream {
-        let variant = ident(&self.ir.registry.capture_default);
-        quote!(super::registry::Capture::#variant)
-    }
-}
+use crate::ir::Ir;
+use context::Context;
+use docs::doc_line;
+use tokens::ident;
 
 /// The support module, emitted as written.
 const RUNTIME: &str = include_str!("../../templates/runtime.rs");
@@ -107,7 +74,7 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
         },
         EmittedModule {
             name: "envelope".to_owned(),
-            source: crate::load::ENVELOPE_FILE.to_owned(),
+            source: ir.envelope.source.clone(),
             tokens: envelope::module(&cx),
         },
         EmittedModule {
@@ -154,72 +121,5 @@ fn root(ir: &Ir) -> TokenStream {
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use payload::Payload;
         #(#exports)*
-    }
-}
-
-pub(crate) fn ident(name: &str) -> Ident {
-    Ident::new(name, Span::call_site())
-}
-
-/// A path to a named type from a sibling module.
-pub(crate) fn path(path: &TypePath) -> TokenStream {
-    let module = ident(&path.module);
-    let name = ident(&path.name);
-    quote!(super::#module::#name)
-}
-
-/// The Rust type of a value.
-pub(crate) fn ty(ty: &Ty) -> TokenStream {
-    match ty {
-        Ty::String(_) => quote!(String),
-        Ty::Integer(rules) if rules.unsigned() => quote!(u64),
-        Ty::Integer(_) => quote!(i64),
-        Ty::Number(_) => quote!(f64),
-        Ty::Boolean => quote!(bool),
-        Ty::FreeObject => quote!(super::runtime::Object),
-        Ty::Array(item, _) => {
-            let item = self::ty(item);
-            quote!(Vec<#item>)
-        }
-        Ty::Named(p) => path(p),
-        Ty::PayloadSlot => quote!(super::runtime::Data),
-    }
-}
-
-/// Whether a value's Rust type holds `f64`s directly (not inside a
-/// named type, which writes its own).
-pub(crate) fn holds_numbers(ty: &Ty) -> bool {
-    match ty {
-        Ty::Number(_) => true,
-        Ty::Array(item, _) => holds_numbers(item),
-        _ => false,
-    }
-}
-
-/// Doc attributes, one paragraph each.
-pub(crate) fn docs(paragraphs: &[String]) -> TokenStream {
-    let mut out = TokenStream::new();
-    for (i, paragraph) in paragraphs.iter().enumerate() {
-        if i > 0 {
-            out.extend(doc_attr(""));
-        }
-        out.extend(doc_attr(
-            &paragraph.split_whitespace().collect::<Vec<_>>().join(" "),
-        ));
-    }
-    out
-}
-
-fn doc_attr(text: &str) -> TokenStream {
-    let line = doc_line(text);
-    quote!(#[doc = #line])
-}
-
-/// A doc line as prettyplease prints it after `///`.
-pub(crate) fn doc_line(text: &str) -> Literal {
-    if text.is_empty() {
-        Literal::string("")
-    } else {
-        Literal::string(&format!(" {text}"))
     }
 }

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::ident;
+use super::tokens::ident;
 use crate::ir::Ir;
 
 pub fn module(ir: &Ir) -> TokenStream {
@@ -23,8 +23,8 @@ pub fn module(ir: &Ir) -> TokenStream {
             .registry
             .types
             .iter()
-            .find(|(row, _)| row.name == p.event_type)
-            .map(|(row, _)| row.summary.as_str())
+            .find(|row| row.name == p.event_type)
+            .map(|row| row.summary.as_str())
             .unwrap_or_default();
         format!(" `{}`: {summary}.", p.event_type)
     });

@@ -4,10 +4,9 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::{ident, items};
-use crate::ir::{Enum, RegistryIr};
-use crate::load::{CATEGORY_SCOPES, STATUSES, TYPE_SCOPES};
-use crate::naming;
+use super::items;
+use super::tokens::ident;
+use crate::ir::{Enum, RegistryIr, TypeEntry};
 
 pub fn module(r: &RegistryIr) -> TokenStream {
     let version = &r.aep;
@@ -47,15 +46,12 @@ pub fn module(r: &RegistryIr) -> TokenStream {
     }
 }
 
-fn fixed_enum(name: &str, doc: &str, values: &[&str]) -> TokenStream {
+fn fixed_enum(name: &str, doc: &str, values: &[(String, String)]) -> TokenStream {
     items::enumeration(&Enum {
         name: name.to_owned(),
         doc: vec![doc.to_owned()],
         origin: "registry/types.json".to_owned(),
-        variants: values
-            .iter()
-            .map(|v| ((*v).to_owned(), naming::type_name(v)))
-            .collect(),
+        variants: values.to_vec(),
     })
 }
 
@@ -67,32 +63,36 @@ fn types(r: &RegistryIr) -> TokenStream {
         variants: r
             .types
             .iter()
-            .map(|(row, v)| (row.name.clone(), v.clone()))
+            .map(|row| (row.name.clone(), row.variant.clone()))
             .collect(),
     });
-    let status = fixed_enum("Status", "Whether emitters must support a type.", STATUSES);
+    let status = fixed_enum(
+        "Status",
+        "Whether emitters must support a type.",
+        &r.statuses,
+    );
     let scope = fixed_enum(
         "Scope",
         "Which envelope attributes a type's events carry.",
-        TYPE_SCOPES,
+        &r.type_scopes,
     );
     let variant = |v: &str| ident(v);
-    let arms = |f: &dyn Fn(&crate::load::TypeRow) -> TokenStream| -> Vec<TokenStream> {
+    let arms = |f: &dyn Fn(&TypeEntry) -> TokenStream| -> Vec<TokenStream> {
         r.types
             .iter()
-            .map(|(row, v)| {
-                let v = variant(v);
+            .map(|row| {
+                let v = variant(&row.variant);
                 let value = f(row);
                 quote!(RegisteredType::#v => #value,)
             })
             .collect()
     };
     let status_arms = arms(&|row| {
-        let s = ident(&naming::type_name(&row.status));
+        let s = ident(&row.status);
         quote!(Status::#s)
     });
     let scope_arms = arms(&|row| {
-        let s = ident(&naming::type_name(&row.scope));
+        let s = ident(&row.scope);
         quote!(Scope::#s)
     });
     let summary_arms = arms(&|row| {
@@ -106,8 +106,8 @@ fn types(r: &RegistryIr) -> TokenStream {
     let mandatory: Vec<_> = r
         .types
         .iter()
-        .filter(|(row, _)| row.status == "mandatory")
-        .map(|(_, v)| variant(v))
+        .filter(|row| row.mandatory)
+        .map(|row| variant(&row.variant))
         .collect();
     let count = Literal::usize_unsuffixed(mandatory.len());
     quote! {
@@ -150,21 +150,21 @@ fn categories(r: &RegistryIr) -> TokenStream {
         variants: r
             .categories
             .iter()
-            .map(|(row, v)| (row.name.clone(), v.clone()))
+            .map(|row| (row.name.clone(), row.variant.clone()))
             .collect(),
     });
     let scope = fixed_enum(
         "CategoryScope",
         "Which events a category's types are.",
-        CATEGORY_SCOPES,
+        &r.category_scopes,
     );
-    let scope_arms = r.categories.iter().map(|(row, v)| {
-        let v = ident(v);
-        let s = ident(&naming::type_name(&row.scope));
+    let scope_arms = r.categories.iter().map(|row| {
+        let v = ident(&row.variant);
+        let s = ident(&row.scope);
         quote!(Category::#v => CategoryScope::#s,)
     });
-    let summary_arms = r.categories.iter().map(|(row, v)| {
-        let v = ident(v);
+    let summary_arms = r.categories.iter().map(|row| {
+        let v = ident(&row.variant);
         let s = &row.summary;
         quote!(Category::#v => #s,)
     });

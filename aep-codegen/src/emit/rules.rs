@@ -5,7 +5,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{ident, Context};
+use super::context::Context;
+use super::docs::describe_predicate;
+use super::tokens::ident;
 use crate::ir::{Assertion, Conditional, Field, Struct, Test, Ty};
 
 /// `validate_into` for a struct: its checks, with pointers from wherever
@@ -220,28 +222,6 @@ fn member_field<'a>(s: &'a Struct, json: &str) -> &'a Field {
         .iter()
         .find(|f| f.json == json)
         .expect("lowering checked rule members are properties")
-}
-
-/// The `if` of a rule in words.
-pub fn describe_predicate(rule: &Conditional) -> String {
-    let mut parts: Vec<String> = rule
-        .when
-        .tests
-        .iter()
-        .map(|(member, test)| match test {
-            Test::Const(c) => format!("`{member}` is \"{c}\""),
-            Test::Pattern(p) => format!("`{member}` matches `{p}`"),
-        })
-        .collect();
-    let tested = |m: &String| rule.when.tests.iter().any(|(t, _)| t == m);
-    parts.extend(
-        rule.when
-            .required
-            .iter()
-            .filter(|m| !tested(m))
-            .map(|m| format!("`{m}` is present")),
-    );
-    parts.join(" and ")
 }
 
 /// `drop_above` for a payload struct: the generated capture table.

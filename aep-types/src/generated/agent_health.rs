@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/agent.health.schema.json`.
+
 /// AEP payload: agent.health
 ///
 /// A health report from the emitter. Agent-scoped.
@@ -22,6 +23,7 @@ pub struct AgentHealth {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AgentHealth {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -31,7 +33,9 @@ impl AgentHealth {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -44,16 +48,20 @@ impl AgentHealth {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AgentHealth {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AgentHealth;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AgentHealth` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -79,9 +87,11 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Overall health: fully working, working with reduced capability, or not working.
 ///
 /// Schema: `types/agent.health.schema.json#/properties/status`.
@@ -97,6 +107,7 @@ pub enum AgentHealthStatus {
     #[serde(rename = "failing")]
     Failing,
 }
+
 impl AgentHealthStatus {
     /// Every value, in schema order.
     pub const ALL: [AgentHealthStatus; 3] = [
@@ -104,6 +115,7 @@ impl AgentHealthStatus {
         AgentHealthStatus::Degraded,
         AgentHealthStatus::Failing,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -113,13 +125,16 @@ impl AgentHealthStatus {
         }
     }
 }
+
 impl std::fmt::Display for AgentHealthStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AgentHealthStatus {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "ok" => Ok(AgentHealthStatus::Ok),

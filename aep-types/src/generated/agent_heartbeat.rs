@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/agent.heartbeat.schema.json`.
+
 /// AEP payload: agent.heartbeat
 ///
 /// Periodic liveness signal from the emitter. Agent-scoped.
@@ -23,6 +24,7 @@ pub struct AgentHeartbeat {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AgentHeartbeat {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -32,7 +34,9 @@ impl AgentHeartbeat {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -48,16 +52,20 @@ impl AgentHeartbeat {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AgentHeartbeat {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AgentHeartbeat;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AgentHeartbeat` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -81,6 +89,7 @@ impl<'de> serde::Deserialize<'de> for AgentHeartbeat {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/agent.idle.schema.json`.
+
 /// AEP payload: agent.idle
 ///
 /// The agent has become idle and is waiting for work. Agent-scoped.
@@ -23,6 +24,7 @@ pub struct AgentIdle {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AgentIdle {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -32,7 +34,9 @@ impl AgentIdle {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -48,16 +52,20 @@ impl AgentIdle {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AgentIdle {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AgentIdle;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AgentIdle` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -83,6 +91,7 @@ impl<'de> serde::Deserialize<'de> for AgentIdle {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/agent.presence.schema.json`.
+
 /// AEP payload: agent.presence
 ///
 /// The emitter's presence changed. Agent-scoped: no session, run, step or seq.
@@ -17,6 +18,7 @@ pub struct AgentPresence {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AgentPresence {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -26,7 +28,9 @@ impl AgentPresence {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -36,16 +40,20 @@ impl AgentPresence {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AgentPresence {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AgentPresence;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AgentPresence` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -64,9 +72,11 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// New presence: reachable, gone, or reachable but occupied.
 ///
 /// Schema: `types/agent.presence.schema.json#/properties/state`.
@@ -82,6 +92,7 @@ pub enum AgentPresenceState {
     #[serde(rename = "busy")]
     Busy,
 }
+
 impl AgentPresenceState {
     /// Every value, in schema order.
     pub const ALL: [AgentPresenceState; 3] = [
@@ -89,6 +100,7 @@ impl AgentPresenceState {
         AgentPresenceState::Offline,
         AgentPresenceState::Busy,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -98,13 +110,16 @@ impl AgentPresenceState {
         }
     }
 }
+
 impl std::fmt::Display for AgentPresenceState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AgentPresenceState {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "online" => Ok(AgentPresenceState::Online),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/assessment.evaluation.recorded.schema.json`.
+
 /// AEP payload: assessment.evaluation.recorded
 ///
 /// An automated or LLM-judge evaluation of some work produced a result (experimental). Member names follow the OpenTelemetry GenAI evaluation attributes.
@@ -48,6 +49,7 @@ pub struct AssessmentEvaluationRecorded {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AssessmentEvaluationRecorded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -57,7 +59,9 @@ impl AssessmentEvaluationRecorded {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -82,16 +86,20 @@ impl AssessmentEvaluationRecorded {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AssessmentEvaluationRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AssessmentEvaluationRecorded;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AssessmentEvaluationRecorded` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -148,6 +156,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentEvaluationRecorded {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/assessment.feedback.received.schema.json`.
+
 /// AEP payload: assessment.feedback.received
 ///
 /// A human gave feedback on some work: a rating, a label, a comment or a correction (experimental).
@@ -41,6 +42,7 @@ pub struct AssessmentFeedbackReceived {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AssessmentFeedbackReceived {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -50,7 +52,9 @@ impl AssessmentFeedbackReceived {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -75,16 +79,20 @@ impl AssessmentFeedbackReceived {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AssessmentFeedbackReceived {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AssessmentFeedbackReceived;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AssessmentFeedbackReceived` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -123,6 +131,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentFeedbackReceived {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/assessment.guardrail.recorded.schema.json`.
+
 /// AEP payload: assessment.guardrail.recorded
 ///
 /// A content-safety guardrail or filter has already acted on an input or an output; records its verdict (experimental).
@@ -20,6 +21,7 @@ pub struct AssessmentGuardrailRecorded {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AssessmentGuardrailRecorded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -29,6 +31,7 @@ impl AssessmentGuardrailRecorded {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.guardrail {
             v.key("guardrail");
@@ -36,6 +39,7 @@ impl AssessmentGuardrailRecorded {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -51,16 +55,20 @@ impl AssessmentGuardrailRecorded {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AssessmentGuardrailRecorded;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AssessmentGuardrailRecorded` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -83,9 +91,11 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The guardrail's decision.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail`.
@@ -130,6 +140,7 @@ pub struct AssessmentGuardrailRecordedGuardrail {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AssessmentGuardrailRecordedGuardrail {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -139,6 +150,7 @@ impl AssessmentGuardrailRecordedGuardrail {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.categories {
             v.key("categories");
@@ -155,6 +167,7 @@ impl AssessmentGuardrailRecordedGuardrail {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -190,16 +203,20 @@ impl AssessmentGuardrailRecordedGuardrail {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AssessmentGuardrailRecordedGuardrail;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AssessmentGuardrailRecordedGuardrail` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -248,9 +265,11 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Whether the checked content was an input or an output.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/stage`.
@@ -263,12 +282,14 @@ pub enum AssessmentGuardrailRecordedGuardrailStage {
     #[serde(rename = "output")]
     Output,
 }
+
 impl AssessmentGuardrailRecordedGuardrailStage {
     /// Every value, in schema order.
     pub const ALL: [AssessmentGuardrailRecordedGuardrailStage; 2] = [
         AssessmentGuardrailRecordedGuardrailStage::Input,
         AssessmentGuardrailRecordedGuardrailStage::Output,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -277,13 +298,16 @@ impl AssessmentGuardrailRecordedGuardrailStage {
         }
     }
 }
+
 impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "input" => Ok(AssessmentGuardrailRecordedGuardrailStage::Input),
@@ -297,6 +321,7 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
         }
     }
 }
+
 /// Outcome: let through, let through but flagged, blocked, or altered.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/verdict`.
@@ -315,6 +340,7 @@ pub enum AssessmentGuardrailRecordedGuardrailVerdict {
     #[serde(rename = "modified")]
     Modified,
 }
+
 impl AssessmentGuardrailRecordedGuardrailVerdict {
     /// Every value, in schema order.
     pub const ALL: [AssessmentGuardrailRecordedGuardrailVerdict; 4] = [
@@ -323,6 +349,7 @@ impl AssessmentGuardrailRecordedGuardrailVerdict {
         AssessmentGuardrailRecordedGuardrailVerdict::Blocked,
         AssessmentGuardrailRecordedGuardrailVerdict::Modified,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -333,13 +360,16 @@ impl AssessmentGuardrailRecordedGuardrailVerdict {
         }
     }
 }
+
 impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailVerdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "allowed" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Allowed),
@@ -355,6 +385,7 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
         }
     }
 }
+
 /// One scored category.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/categories/items`.
@@ -377,6 +408,7 @@ pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -386,7 +418,9 @@ impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -402,19 +436,23 @@ impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de>
 for AssessmentGuardrailRecordedGuardrailCategoriesItem {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AssessmentGuardrailRecordedGuardrailCategoriesItem;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(
                     "a `AssessmentGuardrailRecordedGuardrailCategoriesItem` object",
                 )
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -436,9 +474,11 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The detector that produced the verdict.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/detector`.
@@ -458,6 +498,7 @@ pub struct AssessmentGuardrailRecordedGuardrailDetector {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AssessmentGuardrailRecordedGuardrailDetector {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -467,7 +508,9 @@ impl AssessmentGuardrailRecordedGuardrailDetector {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -483,16 +526,20 @@ impl AssessmentGuardrailRecordedGuardrailDetector {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetector {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AssessmentGuardrailRecordedGuardrailDetector;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AssessmentGuardrailRecordedGuardrailDetector` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -516,6 +563,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetect
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/attention.answered.schema.json`.
+
 /// AEP payload: attention.answered
 ///
 /// A response to an attention request was produced; the envelope subject names the request.
@@ -27,6 +28,7 @@ pub struct AttentionAnswered {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AttentionAnswered {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -36,6 +38,7 @@ impl AttentionAnswered {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
             let value = &self.answer;
@@ -44,6 +47,7 @@ impl AttentionAnswered {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -63,16 +67,20 @@ impl AttentionAnswered {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AttentionAnswered {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AttentionAnswered;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AttentionAnswered` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -101,9 +109,11 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// How the answer arrived: through a control command or out of band.
 ///
 /// Schema: `types/attention.answered.schema.json#/properties/via`.
@@ -116,12 +126,14 @@ pub enum AttentionAnsweredVia {
     #[serde(rename = "oob")]
     Oob,
 }
+
 impl AttentionAnsweredVia {
     /// Every value, in schema order.
     pub const ALL: [AttentionAnsweredVia; 2] = [
         AttentionAnsweredVia::Control,
         AttentionAnsweredVia::Oob,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -130,13 +142,16 @@ impl AttentionAnsweredVia {
         }
     }
 }
+
 impl std::fmt::Display for AttentionAnsweredVia {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AttentionAnsweredVia {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "control" => Ok(AttentionAnsweredVia::Control),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/attention.requested.schema.json`.
+
 /// AEP payload: attention.requested
 ///
 /// The agent needs a human or a policy delegate: a permission decision, some input, authentication, a review, or a multi-field form. Opens the attention lifecycle requested, routed*, answered, then resolved or timeout; the later lifecycle events name this request in their envelope subject.
@@ -48,6 +49,7 @@ pub struct AttentionRequested {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AttentionRequested {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -57,6 +59,7 @@ impl AttentionRequested {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.options {
             v.key("options");
@@ -82,6 +85,7 @@ impl AttentionRequested {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -122,16 +126,20 @@ impl AttentionRequested {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AttentionRequested {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AttentionRequested;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AttentionRequested` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -184,9 +192,11 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/kind`.
@@ -211,6 +221,7 @@ pub enum AttentionRequestedKind {
     #[serde(rename = "other")]
     Other,
 }
+
 impl AttentionRequestedKind {
     /// Every value, in schema order.
     pub const ALL: [AttentionRequestedKind; 6] = [
@@ -221,6 +232,7 @@ impl AttentionRequestedKind {
         AttentionRequestedKind::Form,
         AttentionRequestedKind::Other,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -233,13 +245,16 @@ impl AttentionRequestedKind {
         }
     }
 }
+
 impl std::fmt::Display for AttentionRequestedKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AttentionRequestedKind {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "permission" => Ok(AttentionRequestedKind::Permission),
@@ -257,6 +272,7 @@ impl std::str::FromStr for AttentionRequestedKind {
         }
     }
 }
+
 /// One response channel.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/respond_via/items`.
@@ -269,12 +285,14 @@ pub enum AttentionRequestedRespondViaItem {
     #[serde(rename = "oob")]
     Oob,
 }
+
 impl AttentionRequestedRespondViaItem {
     /// Every value, in schema order.
     pub const ALL: [AttentionRequestedRespondViaItem; 2] = [
         AttentionRequestedRespondViaItem::Control,
         AttentionRequestedRespondViaItem::Oob,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -283,13 +301,16 @@ impl AttentionRequestedRespondViaItem {
         }
     }
 }
+
 impl std::fmt::Display for AttentionRequestedRespondViaItem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AttentionRequestedRespondViaItem {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "control" => Ok(AttentionRequestedRespondViaItem::Control),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/attention.resolved.schema.json`.
+
 /// AEP payload: attention.resolved
 ///
 /// The attention request's lifecycle closed without timing out.
@@ -22,6 +23,7 @@ pub struct AttentionResolved {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AttentionResolved {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -31,7 +33,9 @@ impl AttentionResolved {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -44,16 +48,20 @@ impl AttentionResolved {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AttentionResolved {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AttentionResolved;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AttentionResolved` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -81,9 +89,11 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
 ///
 /// Schema: `types/attention.resolved.schema.json#/properties/resolution`.
@@ -99,6 +109,7 @@ pub enum AttentionResolvedResolution {
     #[serde(rename = "dismissed")]
     Dismissed,
 }
+
 impl AttentionResolvedResolution {
     /// Every value, in schema order.
     pub const ALL: [AttentionResolvedResolution; 3] = [
@@ -106,6 +117,7 @@ impl AttentionResolvedResolution {
         AttentionResolvedResolution::Auto,
         AttentionResolvedResolution::Dismissed,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -115,13 +127,16 @@ impl AttentionResolvedResolution {
         }
     }
 }
+
 impl std::fmt::Display for AttentionResolvedResolution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for AttentionResolvedResolution {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "answered" => Ok(AttentionResolvedResolution::Answered),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/attention.routed.schema.json`.
+
 /// AEP payload: attention.routed
 ///
 /// A router or sink passed the attention request on to a recipient. Written by consumers, so it carries session but no seq.
@@ -23,6 +24,7 @@ pub struct AttentionRouted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AttentionRouted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -32,7 +34,9 @@ impl AttentionRouted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -48,16 +52,20 @@ impl AttentionRouted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AttentionRouted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AttentionRouted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AttentionRouted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -79,6 +87,7 @@ impl<'de> serde::Deserialize<'de> for AttentionRouted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/attention.timeout.schema.json`.
+
 /// AEP payload: attention.timeout
 ///
 /// The attention request expired without an answer; terminal for the request.
@@ -18,6 +19,7 @@ pub struct AttentionTimeout {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl AttentionTimeout {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -27,7 +29,9 @@ impl AttentionTimeout {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -40,16 +44,20 @@ impl AttentionTimeout {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for AttentionTimeout {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = AttentionTimeout;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `AttentionTimeout` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -70,6 +78,7 @@ impl<'de> serde::Deserialize<'de> for AttentionTimeout {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

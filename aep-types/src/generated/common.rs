@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `common.schema.json`.
+
 /// Names the tool an invocation concerns and, when available, the specific call.
 ///
 /// Schema: `common.schema.json#/$defs/tool_ref`.
@@ -20,6 +21,7 @@ pub struct ToolRef {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ToolRef {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -29,7 +31,9 @@ impl ToolRef {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -42,16 +46,20 @@ impl ToolRef {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolRef;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ToolRef` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -75,9 +83,11 @@ impl<'de> serde::Deserialize<'de> for ToolRef {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// What went wrong: a structural error class and a human-readable message.
 ///
 /// Schema: `common.schema.json#/$defs/error_info`.
@@ -97,6 +107,7 @@ pub struct ErrorInfo {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ErrorInfo {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -106,7 +117,9 @@ impl ErrorInfo {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -122,16 +135,20 @@ impl ErrorInfo {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ErrorInfo {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ErrorInfo;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ErrorInfo` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -155,9 +172,11 @@ impl<'de> serde::Deserialize<'de> for ErrorInfo {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Money spent on a unit of work, in one currency, with an optional breakdown. Every amount is non-negative.
 ///
 /// Schema: `common.schema.json#/$defs/cost`.
@@ -211,6 +230,7 @@ pub struct Cost {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl Cost {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -220,6 +240,7 @@ impl Cost {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.total {
             v.key("total");
@@ -247,6 +268,7 @@ impl Cost {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -271,16 +293,20 @@ impl Cost {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for Cost {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Cost;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `Cost` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -322,9 +348,11 @@ impl<'de> serde::Deserialize<'de> for Cost {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// A reply to an attention request: a picked option, free text and/or form values. attention.answered reports it; control.attention.respond delivers it to the agent.
 ///
 /// Schema: `common.schema.json#/$defs/answer`.
@@ -349,6 +377,7 @@ pub struct Answer {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl Answer {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -358,7 +387,9 @@ impl Answer {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -377,16 +408,20 @@ impl Answer {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for Answer {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Answer;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `Answer` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -415,9 +450,11 @@ impl<'de> serde::Deserialize<'de> for Answer {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// One entry of a closed set of answers: an option of attention.requested or a choice of a select field_spec.
 ///
 /// Schema: `common.schema.json#/$defs/choice`.
@@ -435,6 +472,7 @@ pub struct Choice {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl Choice {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -444,7 +482,9 @@ impl Choice {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -454,16 +494,20 @@ impl Choice {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for Choice {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Choice;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `Choice` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -485,9 +529,11 @@ impl<'de> serde::Deserialize<'de> for Choice {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// One document of a retrieval or rerank result, with its score and its content at two capture tiers.
 ///
 /// Schema: `common.schema.json#/$defs/retrieved_document`.
@@ -525,6 +571,7 @@ pub struct RetrievedDocument {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RetrievedDocument {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -534,7 +581,9 @@ impl RetrievedDocument {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -559,16 +608,20 @@ impl RetrievedDocument {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RetrievedDocument {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RetrievedDocument;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RetrievedDocument` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -609,9 +662,11 @@ impl<'de> serde::Deserialize<'de> for RetrievedDocument {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Points at another agent's session, run and agent identifiers so its event stream can be joined; every member is optional.
 ///
 /// Schema: `common.schema.json#/$defs/session_ref`.
@@ -636,6 +691,7 @@ pub struct SessionRef {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl SessionRef {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -645,7 +701,9 @@ impl SessionRef {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -664,16 +722,20 @@ impl SessionRef {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for SessionRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = SessionRef;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `SessionRef` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -700,9 +762,11 @@ impl<'de> serde::Deserialize<'de> for SessionRef {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// A plan item: a stable id and a readable title.
 ///
 /// Schema: `common.schema.json#/$defs/task_ref`.
@@ -722,6 +786,7 @@ pub struct TaskRef {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl TaskRef {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -731,7 +796,9 @@ impl TaskRef {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -747,16 +814,20 @@ impl TaskRef {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for TaskRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = TaskRef;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `TaskRef` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -778,9 +849,11 @@ impl<'de> serde::Deserialize<'de> for TaskRef {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// One typed input of a kind=form attention request (AEP-0006). The field's answer appears under its id in answer.values. A field of type select must list its choices.
 ///
 /// Rule: when `type` is "select", `choices` must be present.
@@ -841,6 +914,7 @@ pub struct FieldSpec {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl FieldSpec {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -850,6 +924,7 @@ impl FieldSpec {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.choices {
             v.key("choices");
@@ -871,6 +946,7 @@ impl FieldSpec {
             }
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -906,16 +982,20 @@ impl FieldSpec {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for FieldSpec {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = FieldSpec;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `FieldSpec` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -962,9 +1042,11 @@ impl<'de> serde::Deserialize<'de> for FieldSpec {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Kind of value the field takes: free text (string), a number, a boolean, or a pick from choices (select).
 ///
 /// Schema: `common.schema.json#/$defs/field_spec/properties/type`.
@@ -983,6 +1065,7 @@ pub enum FieldSpecType {
     #[serde(rename = "select")]
     Select,
 }
+
 impl FieldSpecType {
     /// Every value, in schema order.
     pub const ALL: [FieldSpecType; 4] = [
@@ -991,6 +1074,7 @@ impl FieldSpecType {
         FieldSpecType::Boolean,
         FieldSpecType::Select,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -1001,13 +1085,16 @@ impl FieldSpecType {
         }
     }
 }
+
 impl std::fmt::Display for FieldSpecType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for FieldSpecType {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "string" => Ok(FieldSpecType::String),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/control.attention.respond.schema.json`.
+
 /// AEP payload: control.attention.respond
 ///
 /// Command delivering an answer to a pending attention request (experimental control profile). The command event's subject is the id of the attention.requested event being answered. Like every command it carries session but no seq; the target acknowledges with control.accepted or control.rejected.
@@ -17,6 +18,7 @@ pub struct ControlAttentionRespond {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ControlAttentionRespond {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -26,6 +28,7 @@ impl ControlAttentionRespond {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
             let value = &self.answer;
@@ -34,6 +37,7 @@ impl ControlAttentionRespond {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -47,16 +51,20 @@ impl ControlAttentionRespond {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ControlAttentionRespond {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ControlAttentionRespond;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ControlAttentionRespond` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -77,6 +85,7 @@ impl<'de> serde::Deserialize<'de> for ControlAttentionRespond {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

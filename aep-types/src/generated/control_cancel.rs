@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/control.cancel.schema.json`.
+
 /// AEP payload: control.cancel
 ///
 /// Command asking the target to cancel a run or the whole session (experimental control profile).
@@ -22,6 +23,7 @@ pub struct ControlCancel {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ControlCancel {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -31,7 +33,9 @@ impl ControlCancel {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -44,16 +48,20 @@ impl ControlCancel {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ControlCancel {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ControlCancel;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ControlCancel` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -77,9 +85,11 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// What to cancel: the current run or the entire session.
 ///
 /// Schema: `types/control.cancel.schema.json#/properties/scope`.
@@ -92,12 +102,14 @@ pub enum ControlCancelScope {
     #[serde(rename = "session")]
     Session,
 }
+
 impl ControlCancelScope {
     /// Every value, in schema order.
     pub const ALL: [ControlCancelScope; 2] = [
         ControlCancelScope::Run,
         ControlCancelScope::Session,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -106,13 +118,16 @@ impl ControlCancelScope {
         }
     }
 }
+
 impl std::fmt::Display for ControlCancelScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for ControlCancelScope {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "run" => Ok(ControlCancelScope::Run),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/control.pause.schema.json`.
+
 /// AEP payload: control.pause
 ///
 /// Command asking the target to pause (experimental control profile). No payload members are defined.
@@ -13,6 +14,7 @@ pub struct ControlPause {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ControlPause {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -22,7 +24,9 @@ impl ControlPause {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -32,16 +36,20 @@ impl ControlPause {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ControlPause {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ControlPause;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ControlPause` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -53,6 +61,7 @@ impl<'de> serde::Deserialize<'de> for ControlPause {
                 Ok(ControlPause { extra })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

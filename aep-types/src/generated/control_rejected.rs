@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/control.rejected.schema.json`.
+
 /// AEP payload: control.rejected
 ///
 /// Negative acknowledgement: the target will not attempt a command (experimental control profile). The envelope cause holds the command's event id.
@@ -22,6 +23,7 @@ pub struct ControlRejected {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ControlRejected {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -31,7 +33,9 @@ impl ControlRejected {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -44,16 +48,20 @@ impl ControlRejected {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ControlRejected {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ControlRejected;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ControlRejected` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -79,6 +87,7 @@ impl<'de> serde::Deserialize<'de> for ControlRejected {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

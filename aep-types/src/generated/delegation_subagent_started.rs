@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/delegation.subagent.started.schema.json`.
+
 /// AEP payload: delegation.subagent.started
 ///
 /// The agent started a subagent (delegate) to work on its behalf.
@@ -28,6 +29,7 @@ pub struct DelegationSubagentStarted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl DelegationSubagentStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -37,6 +39,7 @@ impl DelegationSubagentStarted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.child {
             v.key("child");
@@ -44,6 +47,7 @@ impl DelegationSubagentStarted {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -65,16 +69,20 @@ impl DelegationSubagentStarted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for DelegationSubagentStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = DelegationSubagentStarted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `DelegationSubagentStarted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -101,6 +109,7 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStarted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/delegation.subagent.stopped.schema.json`.
+
 /// AEP payload: delegation.subagent.stopped
 ///
 /// A subagent started by this agent stopped.
@@ -33,6 +34,7 @@ pub struct DelegationSubagentStopped {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl DelegationSubagentStopped {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -42,6 +44,7 @@ impl DelegationSubagentStopped {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.child {
             v.key("child");
@@ -49,6 +52,7 @@ impl DelegationSubagentStopped {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -73,16 +77,20 @@ impl DelegationSubagentStopped {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = DelegationSubagentStopped;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `DelegationSubagentStopped` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -116,6 +124,7 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,8 +2,10 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The event envelope: context attributes, extension attributes and `data`.
+
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
+
 /// AEP event envelope, version 0.1
 ///
 /// One AEP event: sixteen context attributes describing who emitted what, when and in which session, plus the type-specific payload in data. Any further top-level member is an extension attribute: a lowercase alphanumeric name of at most 20 characters with a string, integer or boolean value. Which of session and seq must be present depends on the event type (see allOf).
@@ -97,6 +99,7 @@ pub struct Event {
     #[serde(flatten)]
     pub extensions: Extensions,
 }
+
 impl Event {
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
@@ -115,6 +118,7 @@ impl Event {
                     )
                     .expect("the generator checked the pattern")
             });
+
             v.string(
                 value,
                 None,
@@ -178,6 +182,7 @@ impl Event {
                     )
                     .expect("the generator checked the pattern")
             });
+
             v.string(
                 value,
                 None,
@@ -193,6 +198,7 @@ impl Event {
                     super::runtime::Regex::new("^agent\\.")
                         .expect("the generator checked the pattern")
                 });
+
                 PATTERN.is_match(self.type_.as_str())
             };
             if holds && self.session.is_some() {
@@ -228,6 +234,7 @@ impl Event {
                             )
                             .expect("the generator checked the pattern")
                     });
+
                     PATTERN.is_match(self.type_.as_str())
                 };
                 if holds && self.session.is_none() {
@@ -262,16 +269,20 @@ impl Event {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Event;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `Event` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -350,9 +361,11 @@ impl<'de> serde::Deserialize<'de> for Event {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Protocol version the event conforms to; always the string "0.1" here.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
@@ -362,9 +375,11 @@ pub enum EventAep {
     #[serde(rename = "0.1")]
     V01,
 }
+
 impl EventAep {
     /// Every value, in schema order.
     pub const ALL: [EventAep; 1] = [EventAep::V01];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -372,13 +387,16 @@ impl EventAep {
         }
     }
 }
+
 impl std::fmt::Display for EventAep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for EventAep {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "0.1" => Ok(EventAep::V01),
@@ -391,6 +409,7 @@ impl std::str::FromStr for EventAep {
         }
     }
 }
+
 /// The value of an extension attribute.
 ///
 /// Schema: `aep-event.schema.json#/additionalProperties`.
@@ -403,6 +422,7 @@ pub enum ExtensionValue {
     /// A boolean.
     Boolean(bool),
 }
+
 impl serde::Serialize for ExtensionValue {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -418,34 +438,41 @@ impl serde::Serialize for ExtensionValue {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ExtensionValue {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ExtensionValue;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string, integer or boolean")
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<ExtensionValue, E> {
                 Ok(ExtensionValue::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
             ) -> Result<ExtensionValue, E> {
                 Ok(ExtensionValue::String(v))
             }
+
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
             ) -> Result<ExtensionValue, E> {
                 Ok(ExtensionValue::Integer(v))
             }
+
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
@@ -457,6 +484,7 @@ impl<'de> serde::Deserialize<'de> for ExtensionValue {
                         &self,
                     ))
             }
+
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
@@ -464,9 +492,11 @@ impl<'de> serde::Deserialize<'de> for ExtensionValue {
                 Ok(ExtensionValue::Boolean(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// The core attribute names; an extension attribute may not take one.
 pub const CORE_ATTRIBUTES: &[&str] = &[
     "aep",
@@ -487,8 +517,10 @@ pub const CORE_ATTRIBUTES: &[&str] = &[
     "capture",
     "data",
 ];
+
 /// Extension attributes by name, in name order.
 pub type Extensions = BTreeMap<ExtensionName, ExtensionValue>;
+
 #[doc = concat!(
     " The name of an extension attribute: it ",
     "must match `^[a-z0-9]{1,20}$` and not be a core attribute", "."
@@ -496,6 +528,7 @@ pub type Extensions = BTreeMap<ExtensionName, ExtensionValue>;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
 pub struct ExtensionName(String);
+
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
     pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
@@ -503,6 +536,7 @@ impl ExtensionName {
             super::runtime::Regex::new("^[a-z0-9]{1,20}$")
                 .expect("the generator checked the pattern")
         });
+
         let name = name.into();
         if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
             return Err(super::runtime::Error::ExtensionName {
@@ -513,21 +547,25 @@ impl ExtensionName {
         }
         Ok(ExtensionName(name))
     }
+
     /// The name.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl std::fmt::Display for ExtensionName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 impl std::borrow::Borrow<str> for ExtensionName {
     fn borrow(&self) -> &str {
         &self.0
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ExtensionName {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -536,6 +574,7 @@ impl<'de> serde::Deserialize<'de> for ExtensionName {
         ExtensionName::new(name).map_err(serde::de::Error::custom)
     }
 }
+
 /// Keeps one extension attribute, refusing a bad name, a non-scalar value or a duplicate.
 fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
     extensions: &mut Extensions,
@@ -550,6 +589,7 @@ fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
     extensions.insert(name, value);
     Ok(())
 }
+
 impl Event {
     /// An event with the given required attributes, no optional
     /// attribute, no extension attribute and no `data`.
@@ -581,6 +621,7 @@ impl Event {
             extensions: Extensions::new(),
         }
     }
+
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
@@ -588,10 +629,12 @@ impl Event {
     pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
         super::payload::Payload::from_data(&self.type_, self.data.as_ref())
     }
+
     /// The registered type, if the event's type is one.
     pub fn registered_type(&self) -> Option<super::registry::RegisteredType> {
         self.type_.parse().ok()
     }
+
     /// Checks everything the envelope and payload schemas state beyond
     /// shape: string lengths, patterns and formats, bounds, the
     /// scoping rules, and the payload's own rules. Every violation is
@@ -615,6 +658,7 @@ impl Event {
         }
         v.finish().into_result()
     }
+
     /// A copy of the event with `data` replaced (cheaper than
     /// cloning the event and then replacing its `data`).
     pub fn with_data(&self, data: Option<super::runtime::Data>) -> Event {
@@ -639,18 +683,22 @@ impl Event {
             extensions: self.extensions.clone(),
         }
     }
+
     /// Sets `data` to the payload's JSON object.
     pub fn set_payload(&mut self, payload: &super::payload::Payload) {
         self.data = Some(payload.to_data());
     }
+
     /// `epoch`, or its protocol default `0` when absent.
     pub fn epoch_or_default(&self) -> u64 {
         self.epoch.unwrap_or(0)
     }
+
     /// `severity`, or its protocol default `"info"` when absent.
     pub fn severity_or_default(&self) -> super::registry::Severity {
         self.severity.unwrap_or(super::registry::Severity::Info)
     }
+
     /// `capture`, or its protocol default `"metadata"` when absent.
     pub fn capture_or_default(&self) -> super::registry::Capture {
         self.capture.unwrap_or(super::registry::Capture::Metadata)

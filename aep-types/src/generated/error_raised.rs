@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/error.raised.schema.json`.
+
 /// AEP payload: error.raised
 ///
 /// A fault that is not already reported by a tool or run terminal event.
@@ -28,6 +29,7 @@ pub struct ErrorRaised {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ErrorRaised {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -37,6 +39,7 @@ impl ErrorRaised {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.error {
             v.key("error");
@@ -44,6 +47,7 @@ impl ErrorRaised {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -65,16 +69,20 @@ impl ErrorRaised {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ErrorRaised {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ErrorRaised;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ErrorRaised` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -99,6 +107,7 @@ impl<'de> serde::Deserialize<'de> for ErrorRaised {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The AEP registry as Rust types.
+
 mod runtime;
 mod registry;
 mod envelope;
@@ -51,6 +52,7 @@ mod control_pause;
 mod control_resume;
 mod control_accepted;
 mod control_rejected;
+
 pub use runtime::{integral, Data, Error, Object};
 pub use registry::*;
 pub use envelope::{

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/progress.artifact.produced.schema.json`.
+
 /// AEP payload: progress.artifact.produced
 ///
 /// The run produced an output artifact (a file, document, image and so on).
@@ -20,6 +21,7 @@ pub struct ProgressArtifactProduced {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ProgressArtifactProduced {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -29,6 +31,7 @@ impl ProgressArtifactProduced {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.artifact {
             v.key("artifact");
@@ -36,6 +39,7 @@ impl ProgressArtifactProduced {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -51,16 +55,20 @@ impl ProgressArtifactProduced {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ProgressArtifactProduced;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ProgressArtifactProduced` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -83,9 +91,11 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Description of the artifact.
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#/properties/artifact`.
@@ -120,6 +130,7 @@ pub struct ProgressArtifactProducedArtifact {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ProgressArtifactProducedArtifact {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -129,7 +140,9 @@ impl ProgressArtifactProducedArtifact {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -154,16 +167,20 @@ impl ProgressArtifactProducedArtifact {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ProgressArtifactProducedArtifact;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ProgressArtifactProducedArtifact` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -194,6 +211,7 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

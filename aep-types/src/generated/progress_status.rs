@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/progress.status.schema.json`.
+
 /// AEP payload: progress.status
 ///
 /// Free-form progress update for the current run.
@@ -31,6 +32,7 @@ pub struct ProgressStatus {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ProgressStatus {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -40,6 +42,7 @@ impl ProgressStatus {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.percent {
             v.key("percent");
@@ -47,6 +50,7 @@ impl ProgressStatus {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -65,16 +69,20 @@ impl ProgressStatus {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ProgressStatus {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ProgressStatus;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ProgressStatus` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -103,6 +111,7 @@ impl<'de> serde::Deserialize<'de> for ProgressStatus {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

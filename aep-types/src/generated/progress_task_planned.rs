@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/progress.task.planned.schema.json`.
+
 /// AEP payload: progress.task.planned
 ///
 /// An item was added to the agent's plan.
@@ -23,6 +24,7 @@ pub struct ProgressTaskPlanned {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ProgressTaskPlanned {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -32,6 +34,7 @@ impl ProgressTaskPlanned {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.task {
             v.key("task");
@@ -39,6 +42,7 @@ impl ProgressTaskPlanned {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -57,16 +61,20 @@ impl ProgressTaskPlanned {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ProgressTaskPlanned {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ProgressTaskPlanned;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ProgressTaskPlanned` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -90,6 +98,7 @@ impl<'de> serde::Deserialize<'de> for ProgressTaskPlanned {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,8 +2,10 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The registry tables: registered types, categories, severity, capture and nack reasons.
+
 /// The protocol version this registry describes.
 pub const AEP_VERSION: &str = "0.1";
+
 /// An event type of the registry.
 ///
 /// Schema: `registry/types.json`.
@@ -148,6 +150,7 @@ pub enum RegisteredType {
     #[serde(rename = "control.rejected")]
     ControlRejected,
 }
+
 impl RegisteredType {
     /// Every value, in schema order.
     pub const ALL: [RegisteredType; 46] = [
@@ -198,6 +201,7 @@ impl RegisteredType {
         RegisteredType::ControlAccepted,
         RegisteredType::ControlRejected,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -254,13 +258,16 @@ impl RegisteredType {
         }
     }
 }
+
 impl std::fmt::Display for RegisteredType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for RegisteredType {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session.started" => Ok(RegisteredType::SessionStarted),
@@ -334,6 +341,7 @@ impl std::str::FromStr for RegisteredType {
         }
     }
 }
+
 /// Whether emitters must support a type.
 ///
 /// Schema: `registry/types.json`.
@@ -349,9 +357,11 @@ pub enum Status {
     #[serde(rename = "reserved")]
     Reserved,
 }
+
 impl Status {
     /// Every value, in schema order.
     pub const ALL: [Status; 3] = [Status::Mandatory, Status::Optional, Status::Reserved];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -361,13 +371,16 @@ impl Status {
         }
     }
 }
+
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Status {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "mandatory" => Ok(Status::Mandatory),
@@ -382,6 +395,7 @@ impl std::str::FromStr for Status {
         }
     }
 }
+
 /// Which envelope attributes a type's events carry.
 ///
 /// Schema: `registry/types.json`.
@@ -397,9 +411,11 @@ pub enum Scope {
     #[serde(rename = "command")]
     Command,
 }
+
 impl Scope {
     /// Every value, in schema order.
     pub const ALL: [Scope; 3] = [Scope::Session, Scope::Agent, Scope::Command];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -409,13 +425,16 @@ impl Scope {
         }
     }
 }
+
 impl std::fmt::Display for Scope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Scope {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(Scope::Session),
@@ -430,6 +449,7 @@ impl std::str::FromStr for Scope {
         }
     }
 }
+
 impl RegisteredType {
     /// Whether emitters must support the type.
     pub const fn status(self) -> Status {
@@ -482,6 +502,7 @@ impl RegisteredType {
             RegisteredType::ControlRejected => Status::Optional,
         }
     }
+
     /// Which envelope attributes the type's events carry.
     pub const fn scope(self) -> Scope {
         match self {
@@ -533,6 +554,7 @@ impl RegisteredType {
             RegisteredType::ControlRejected => Scope::Session,
         }
     }
+
     /// The registry's one-line summary.
     pub const fn summary(self) -> &'static str {
         match self {
@@ -622,6 +644,7 @@ impl RegisteredType {
             }
         }
     }
+
     /// The payload schema file, relative to the registry, if the type has one.
     pub const fn schema(self) -> Option<&'static str> {
         match self {
@@ -712,6 +735,7 @@ impl RegisteredType {
         }
     }
 }
+
 /// The types every emitter must support.
 pub const MANDATORY: [RegisteredType; 14] = [
     RegisteredType::SessionStarted,
@@ -729,6 +753,7 @@ pub const MANDATORY: [RegisteredType; 14] = [
     RegisteredType::AttentionResolved,
     RegisteredType::AttentionTimeout,
 ];
+
 /// The closed set of event categories: the first segment of a type.
 ///
 /// Schema: `registry/categories.json`.
@@ -777,6 +802,7 @@ pub enum Category {
     #[serde(rename = "x")]
     X,
 }
+
 impl Category {
     /// Every value, in schema order.
     pub const ALL: [Category; 14] = [
@@ -795,6 +821,7 @@ impl Category {
         Category::Control,
         Category::X,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -815,13 +842,16 @@ impl Category {
         }
     }
 }
+
 impl std::fmt::Display for Category {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Category {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "agent" => Ok(Category::Agent),
@@ -847,6 +877,7 @@ impl std::str::FromStr for Category {
         }
     }
 }
+
 /// Which events a category's types are.
 ///
 /// Schema: `registry/types.json`.
@@ -862,6 +893,7 @@ pub enum CategoryScope {
     #[serde(rename = "any")]
     Any,
 }
+
 impl CategoryScope {
     /// Every value, in schema order.
     pub const ALL: [CategoryScope; 3] = [
@@ -869,6 +901,7 @@ impl CategoryScope {
         CategoryScope::Agent,
         CategoryScope::Any,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -878,13 +911,16 @@ impl CategoryScope {
         }
     }
 }
+
 impl std::fmt::Display for CategoryScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for CategoryScope {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(CategoryScope::Session),
@@ -899,6 +935,7 @@ impl std::str::FromStr for CategoryScope {
         }
     }
 }
+
 impl Category {
     /// The category's scope.
     pub const fn scope(self) -> CategoryScope {
@@ -919,6 +956,7 @@ impl Category {
             Category::X => CategoryScope::Any,
         }
     }
+
     /// The registry's one-line summary.
     pub const fn summary(self) -> &'static str {
         match self {
@@ -940,11 +978,13 @@ impl Category {
             Category::X => "vendor extension namespace x.{vendor}.{category}.{rest}",
         }
     }
+
     /// The category of a type name: its first dot-separated segment.
     pub fn of(event_type: &str) -> Option<Category> {
         event_type.split('.').next()?.parse().ok()
     }
 }
+
 /// How serious an event is; ordered, lowest first.
 ///
 /// Schema: `registry/severity.json`.
@@ -969,6 +1009,7 @@ pub enum Severity {
     #[serde(rename = "critical")]
     Critical,
 }
+
 impl Severity {
     /// Every value, in schema order.
     pub const ALL: [Severity; 6] = [
@@ -979,6 +1020,7 @@ impl Severity {
         Severity::Error,
         Severity::Critical,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -991,13 +1033,16 @@ impl Severity {
         }
     }
 }
+
 impl std::fmt::Display for Severity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Severity {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "debug" => Ok(Severity::Debug),
@@ -1015,6 +1060,7 @@ impl std::str::FromStr for Severity {
         }
     }
 }
+
 impl Severity {
     /// The position in the order, lowest first.
     pub const fn rank(self) -> usize {
@@ -1028,22 +1074,26 @@ impl Severity {
         }
     }
 }
+
 impl PartialOrd for Severity {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
+
 impl Ord for Severity {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.rank().cmp(&other.rank())
     }
 }
+
 impl Default for Severity {
     /// The protocol default, `info`.
     fn default() -> Self {
         Severity::Info
     }
 }
+
 impl Severity {
     /// The OTLP log record `severity_text`.
     pub const fn otlp_severity_text(self) -> &'static str {
@@ -1056,6 +1106,7 @@ impl Severity {
             Severity::Critical => "FATAL",
         }
     }
+
     /// The OTLP log record `severity_number`.
     pub const fn otlp_severity_number(self) -> u64 {
         match self {
@@ -1067,6 +1118,7 @@ impl Severity {
             Severity::Critical => 21,
         }
     }
+
     /// The OCSF `severity_id`.
     pub const fn ocsf_severity_id(self) -> u64 {
         match self {
@@ -1079,6 +1131,7 @@ impl Severity {
         }
     }
 }
+
 /// How much content an event may carry; ordered, lowest first. A field may appear only when its capture level is at or below the event's.
 ///
 /// Schema: `registry/capture.json`.
@@ -1097,6 +1150,7 @@ pub enum Capture {
     #[serde(rename = "full")]
     Full,
 }
+
 impl Capture {
     /// Every value, in schema order.
     pub const ALL: [Capture; 4] = [
@@ -1105,6 +1159,7 @@ impl Capture {
         Capture::Redacted,
         Capture::Full,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -1115,13 +1170,16 @@ impl Capture {
         }
     }
 }
+
 impl std::fmt::Display for Capture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Capture {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "none" => Ok(Capture::None),
@@ -1137,6 +1195,7 @@ impl std::str::FromStr for Capture {
         }
     }
 }
+
 impl Capture {
     /// The position in the order, lowest first.
     pub const fn rank(self) -> usize {
@@ -1148,22 +1207,26 @@ impl Capture {
         }
     }
 }
+
 impl PartialOrd for Capture {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
+
 impl Ord for Capture {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.rank().cmp(&other.rank())
     }
 }
+
 impl Default for Capture {
     /// The protocol default, `metadata`.
     fn default() -> Self {
         Capture::Metadata
     }
 }
+
 /// Why a command was rejected (`control.rejected` `reason`).
 ///
 /// Schema: `registry/nack-reasons.json`.
@@ -1185,6 +1248,7 @@ pub enum NackReason {
     #[serde(rename = "invalid")]
     Invalid,
 }
+
 impl NackReason {
     /// Every value, in schema order.
     pub const ALL: [NackReason; 5] = [
@@ -1194,6 +1258,7 @@ impl NackReason {
         NackReason::Refused,
         NackReason::Invalid,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -1205,13 +1270,16 @@ impl NackReason {
         }
     }
 }
+
 impl std::fmt::Display for NackReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for NackReason {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "unsupported" => Ok(NackReason::Unsupported),

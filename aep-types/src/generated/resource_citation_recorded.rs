@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/resource.citation.recorded.schema.json`.
+
 /// AEP payload: resource.citation.recorded
 ///
 /// The citations of a produced answer: which claims cite which spans of which sources (experimental).
@@ -25,6 +26,7 @@ pub struct ResourceCitationRecorded {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecorded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -34,6 +36,7 @@ impl ResourceCitationRecorded {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.citations {
             v.key("citations");
@@ -45,6 +48,7 @@ impl ResourceCitationRecorded {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -68,16 +72,20 @@ impl ResourceCitationRecorded {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecorded;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceCitationRecorded` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -105,9 +113,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// A single citation: the source, the cited text and where in the source it sits.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items`.
@@ -146,6 +156,7 @@ pub struct ResourceCitationRecordedCitationsItem {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecordedCitationsItem {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -155,6 +166,7 @@ impl ResourceCitationRecordedCitationsItem {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.source {
             v.key("source");
@@ -167,6 +179,7 @@ impl ResourceCitationRecordedCitationsItem {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -197,16 +210,20 @@ impl ResourceCitationRecordedCitationsItem {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecordedCitationsItem;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceCitationRecordedCitationsItem` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -259,9 +276,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The cited source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/source`.
@@ -286,6 +305,7 @@ pub struct ResourceCitationRecordedCitationsItemSource {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecordedCitationsItemSource {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -295,7 +315,9 @@ impl ResourceCitationRecordedCitationsItemSource {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -314,16 +336,20 @@ impl ResourceCitationRecordedCitationsItemSource {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSource {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecordedCitationsItemSource;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceCitationRecordedCitationsItemSource` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -348,9 +374,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Position of the cited passage in the source, by character range, page range or content-block range.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset`.
@@ -381,6 +409,7 @@ pub struct ResourceCitationRecordedCitationsItemOffset {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecordedCitationsItemOffset {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -390,6 +419,7 @@ impl ResourceCitationRecordedCitationsItemOffset {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.char {
             v.key("char");
@@ -407,6 +437,7 @@ impl ResourceCitationRecordedCitationsItemOffset {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -434,16 +465,20 @@ impl ResourceCitationRecordedCitationsItemOffset {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffset {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecordedCitationsItemOffset;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceCitationRecordedCitationsItemOffset` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -474,9 +509,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Character range within the source text.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/char`.
@@ -496,6 +533,7 @@ pub struct ResourceCitationRecordedCitationsItemOffsetChar {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecordedCitationsItemOffsetChar {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -505,7 +543,9 @@ impl ResourceCitationRecordedCitationsItemOffsetChar {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -521,16 +561,20 @@ impl ResourceCitationRecordedCitationsItemOffsetChar {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetChar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecordedCitationsItemOffsetChar;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceCitationRecordedCitationsItemOffsetChar` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -552,9 +596,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Range within a page of a paged source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/page`.
@@ -579,6 +625,7 @@ pub struct ResourceCitationRecordedCitationsItemOffsetPage {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecordedCitationsItemOffsetPage {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -588,7 +635,9 @@ impl ResourceCitationRecordedCitationsItemOffsetPage {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -607,16 +656,20 @@ impl ResourceCitationRecordedCitationsItemOffsetPage {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetPage {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecordedCitationsItemOffsetPage;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceCitationRecordedCitationsItemOffsetPage` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -641,9 +694,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Range within a content block of a block-structured source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/block`.
@@ -668,6 +723,7 @@ pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -677,7 +733,9 @@ impl ResourceCitationRecordedCitationsItemOffsetBlock {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -696,18 +754,22 @@ impl ResourceCitationRecordedCitationsItemOffsetBlock {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetBlock {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceCitationRecordedCitationsItemOffsetBlock;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(
                     "a `ResourceCitationRecordedCitationsItemOffsetBlock` object",
                 )
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -732,6 +794,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/resource.retrieval.requested.schema.json`.
+
 /// AEP payload: resource.retrieval.requested
 ///
 /// A retrieval against an external corpus is about to run (experimental).
@@ -33,6 +34,7 @@ pub struct ResourceRetrievalRequested {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceRetrievalRequested {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -42,7 +44,9 @@ impl ResourceRetrievalRequested {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -64,16 +68,20 @@ impl ResourceRetrievalRequested {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceRetrievalRequested;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceRetrievalRequested` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -105,6 +113,7 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

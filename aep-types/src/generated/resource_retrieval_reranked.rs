@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/resource.retrieval.reranked.schema.json`.
+
 /// AEP payload: resource.retrieval.reranked
 ///
 /// A reranker scored and reordered retrieved documents (experimental).
@@ -53,6 +54,7 @@ pub struct ResourceRetrievalReranked {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceRetrievalReranked {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -62,6 +64,7 @@ impl ResourceRetrievalReranked {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.input_documents {
             v.key("input_documents");
@@ -82,6 +85,7 @@ impl ResourceRetrievalReranked {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -131,16 +135,20 @@ impl ResourceRetrievalReranked {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceRetrievalReranked;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceRetrievalReranked` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -196,6 +204,7 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/resource.retrieval.returned.schema.json`.
+
 /// AEP payload: resource.retrieval.returned
 ///
 /// A retrieval returned documents, with their provenance (experimental).
@@ -33,6 +34,7 @@ pub struct ResourceRetrievalReturned {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ResourceRetrievalReturned {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -42,6 +44,7 @@ impl ResourceRetrievalReturned {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.documents {
             v.key("documents");
@@ -53,6 +56,7 @@ impl ResourceRetrievalReturned {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -82,16 +86,20 @@ impl ResourceRetrievalReturned {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalReturned {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ResourceRetrievalReturned;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ResourceRetrievalReturned` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -125,6 +133,7 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReturned {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/run.cancelled.schema.json`.
+
 /// AEP payload: run.cancelled
 ///
 /// The run was cancelled before completing. A cancellation is not a failure.
@@ -28,6 +29,7 @@ pub struct RunCancelled {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RunCancelled {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -37,7 +39,9 @@ impl RunCancelled {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -56,16 +60,20 @@ impl RunCancelled {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RunCancelled {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RunCancelled;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RunCancelled` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -94,9 +102,11 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
 ///
 /// Schema: `types/run.cancelled.schema.json#/properties/by`.
@@ -115,6 +125,7 @@ pub enum RunCancelledBy {
     #[serde(rename = "shutdown")]
     Shutdown,
 }
+
 impl RunCancelledBy {
     /// Every value, in schema order.
     pub const ALL: [RunCancelledBy; 4] = [
@@ -123,6 +134,7 @@ impl RunCancelledBy {
         RunCancelledBy::Policy,
         RunCancelledBy::Shutdown,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -133,13 +145,16 @@ impl RunCancelledBy {
         }
     }
 }
+
 impl std::fmt::Display for RunCancelledBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for RunCancelledBy {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "user" => Ok(RunCancelledBy::User),

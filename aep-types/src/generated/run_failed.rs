@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/run.failed.schema.json`.
+
 /// AEP payload: run.failed
 ///
 /// The run ended in failure, rejection included.
@@ -27,6 +28,7 @@ pub struct RunFailed {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RunFailed {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -36,6 +38,7 @@ impl RunFailed {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.error {
             v.key("error");
@@ -43,6 +46,7 @@ impl RunFailed {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -61,16 +65,20 @@ impl RunFailed {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RunFailed {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RunFailed;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RunFailed` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -99,6 +107,7 @@ impl<'de> serde::Deserialize<'de> for RunFailed {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/run.finished.schema.json`.
+
 /// AEP payload: run.finished
 ///
 /// The run ended successfully; carries its duration, an optional summary and the total usage and cost.
@@ -44,6 +45,7 @@ pub struct RunFinished {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RunFinished {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -53,6 +55,7 @@ impl RunFinished {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.cost {
             v.key("cost");
@@ -60,6 +63,7 @@ impl RunFinished {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -87,16 +91,20 @@ impl RunFinished {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RunFinished {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RunFinished;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RunFinished` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -143,6 +151,7 @@ impl<'de> serde::Deserialize<'de> for RunFinished {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

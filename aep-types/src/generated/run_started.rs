@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/run.started.schema.json`.
+
 /// AEP payload: run.started
 ///
 /// An activation (run) began inside the session: what triggered it and, optionally, its input and any usage already incurred.
@@ -44,6 +45,7 @@ pub struct RunStarted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RunStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -53,6 +55,7 @@ impl RunStarted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.cost {
             v.key("cost");
@@ -60,6 +63,7 @@ impl RunStarted {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -87,16 +91,20 @@ impl RunStarted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RunStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RunStarted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RunStarted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -143,9 +151,11 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
 ///
 /// Schema: `types/run.started.schema.json#/properties/trigger`.
@@ -167,6 +177,7 @@ pub enum RunStartedTrigger {
     #[serde(rename = "resume")]
     Resume,
 }
+
 impl RunStartedTrigger {
     /// Every value, in schema order.
     pub const ALL: [RunStartedTrigger; 5] = [
@@ -176,6 +187,7 @@ impl RunStartedTrigger {
         RunStartedTrigger::Control,
         RunStartedTrigger::Resume,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -187,13 +199,16 @@ impl RunStartedTrigger {
         }
     }
 }
+
 impl std::fmt::Display for RunStartedTrigger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for RunStartedTrigger {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "user" => Ok(RunStartedTrigger::User),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/run.step.finished.schema.json`.
+
 /// AEP payload: run.step.finished
 ///
 /// A phase inside the run ended.
@@ -18,6 +19,7 @@ pub struct RunStepFinished {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RunStepFinished {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -27,7 +29,9 @@ impl RunStepFinished {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -40,16 +44,20 @@ impl RunStepFinished {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RunStepFinished {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RunStepFinished;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RunStepFinished` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -70,6 +78,7 @@ impl<'de> serde::Deserialize<'de> for RunStepFinished {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

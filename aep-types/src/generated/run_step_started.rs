@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/run.step.started.schema.json`.
+
 /// AEP payload: run.step.started
 ///
 /// A phase inside the run began; the envelope's step attribute of following events names it.
@@ -23,6 +24,7 @@ pub struct RunStepStarted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl RunStepStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -32,7 +34,9 @@ impl RunStepStarted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -48,16 +52,20 @@ impl RunStepStarted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for RunStepStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RunStepStarted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `RunStepStarted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -85,6 +93,7 @@ impl<'de> serde::Deserialize<'de> for RunStepStarted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -6,13 +6,16 @@
 //! call, and the validation helpers. Which helpers a registry needs
 //! depends on the keywords it uses, so unused ones are allowed.
 #![allow(dead_code)]
+
 use std::borrow::Cow;
 use std::fmt;
 use serde::de::{self, DeserializeOwned, MapAccess};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
+
 /// A free-form JSON object: what the schemas leave open.
 pub type Object = serde_json::Map<String, serde_json::Value>;
+
 /// What can go wrong turning JSON into typed AEP values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -41,6 +44,7 @@ pub enum Error {
         value: String,
     },
 }
+
 impl Error {
     /// The JSON Pointer of the offending value, where there is one.
     pub fn pointer(&self) -> Option<&str> {
@@ -50,6 +54,7 @@ impl Error {
         }
     }
 }
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -65,16 +70,20 @@ impl fmt::Display for Error {
         }
     }
 }
+
 impl std::error::Error for Error {}
+
 /// An event's `data` exactly as it arrived: always a JSON object, decoded
 /// into a typed payload only when asked, and written back byte for byte.
 #[derive(Debug, Clone)]
 pub struct Data(Box<RawValue>);
+
 impl Data {
     /// Data holding `object`.
     pub fn from_object(object: &Object) -> Data {
         Data::from_serialize(object).expect("a JSON object always serialises")
     }
+
     /// Data holding a serialised value, which must be a JSON object.
     pub fn from_serialize<T: Serialize + ?Sized>(
         value: &T,
@@ -82,11 +91,13 @@ impl Data {
         let raw = serde_json::value::to_raw_value(value)?;
         Data::checked(raw).map_err(de::Error::custom)
     }
+
     /// Data parsed from JSON text, which must be an object.
     pub fn from_json(text: &str) -> Result<Data, serde_json::Error> {
         let raw: Box<RawValue> = serde_json::from_str(text)?;
         Data::checked(raw).map_err(de::Error::custom)
     }
+
     fn checked(raw: Box<RawValue>) -> Result<Data, &'static str> {
         if raw.get().starts_with('{') {
             Ok(Data(raw))
@@ -94,10 +105,12 @@ impl Data {
             Err("`data` must be a JSON object")
         }
     }
+
     /// The JSON text.
     pub fn get(&self) -> &str {
         self.0.get()
     }
+
     /// The data as a free-form object. Fails only where a `Value` cannot
     /// hold what the text holds (a number beyond `f64`, nesting beyond
     /// serde_json's limit), which the raw text itself keeps.
@@ -105,22 +118,26 @@ impl Data {
         serde_json::from_str(self.get())
     }
 }
+
 impl PartialEq for Data {
     fn eq(&self, other: &Data) -> bool {
         self.get() == other.get()
     }
 }
+
 impl Serialize for Data {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
 }
+
 impl<'de> Deserialize<'de> for Data {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Data, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         Data::checked(raw).map_err(de::Error::custom)
     }
 }
+
 /// Decodes `text` (an event's `data`) as `T`; on failure, decodes again
 /// tracking the path, so the error can say where (failures are rare, so
 /// the common case pays nothing for it).
@@ -156,42 +173,53 @@ pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Er
         message: text.strip_suffix(&position).unwrap_or(&text).to_owned(),
     })
 }
+
 /// An object key, borrowed from the input when it has no escapes.
 pub struct Key<'de>(Cow<'de, str>);
+
 impl Key<'_> {
     /// The key.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
     /// The key, owned.
     pub fn into_string(self) -> String {
         self.0.into_owned()
     }
 }
+
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key<'de>, D::Error> {
         struct Visitor;
+
         impl<'de> de::Visitor<'de> for Visitor {
             type Value = Key<'de>;
+
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a member name")
             }
+
             fn visit_borrowed_str<E: de::Error>(
                 self,
                 v: &'de str,
             ) -> Result<Key<'de>, E> {
                 Ok(Key(Cow::Borrowed(v)))
             }
+
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
                 Ok(Key(Cow::Owned(v.to_owned())))
             }
+
             fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
                 Ok(Key(Cow::Owned(v)))
             }
         }
+
         deserializer.deserialize_str(Visitor)
     }
 }
+
 /// Reads the value of a known member, refusing a second occurrence.
 pub fn fill<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     slot: &mut Option<T>,
@@ -204,10 +232,12 @@ pub fn fill<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     *slot = Some(map.next_value()?);
     Ok(())
 }
+
 /// A required member's value, or the error naming it.
 pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
     slot.ok_or_else(|| E::missing_field(name))
 }
+
 /// Keeps a member the schema does not describe, refusing a duplicate.
 pub fn keep<'de, A: MapAccess<'de>>(
     extra: &mut Object,
@@ -222,12 +252,14 @@ pub fn keep<'de, A: MapAccess<'de>>(
     extra.insert(key, value);
     Ok(())
 }
+
 /// Values that hold `f64`s, written so that an integral number comes back
 /// as the integer it was read from (`50`, not `50.0`).
 pub trait Numbers {
     /// Serialises `self`.
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
 }
+
 impl Numbers for f64 {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match integral(*self) {
@@ -236,14 +268,17 @@ impl Numbers for f64 {
         }
     }
 }
+
 /// The integer an integral `f64` holds, if it is one (`-0.0` is not: it
 /// stays a float). Every integral `f64` below 2^63 in magnitude converts
 /// exactly; integers beyond 2^53 were already rounded when read.
 pub fn integral(x: f64) -> Option<i64> {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
     (x.fract() == 0.0 && x.abs() < LIMIT && !(x == 0.0 && x.is_sign_negative()))
         .then_some(x as i64)
 }
+
 impl<T: Numbers> Numbers for Option<T> {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -252,17 +287,21 @@ impl<T: Numbers> Numbers for Option<T> {
         }
     }
 }
+
 impl<T: Numbers> Numbers for Vec<T> {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.iter().map(AsNumbers))
     }
 }
+
 struct AsNumbers<'a, T>(&'a T);
+
 impl<T: Numbers> Serialize for AsNumbers<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.write(serializer)
     }
 }
+
 /// `serialize_with` target for members holding numbers.
 pub fn numbers<T: Numbers, S: Serializer>(
     value: &T,
@@ -270,6 +309,7 @@ pub fn numbers<T: Numbers, S: Serializer>(
 ) -> Result<S::Ok, S::Error> {
     value.write(serializer)
 }
+
 /// One place where a value breaks its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -278,21 +318,25 @@ pub struct Violation {
     /// The rule it breaks.
     pub message: String,
 }
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pointer = if self.pointer.is_empty() { "(root)" } else { &self.pointer };
         write!(f, "{pointer}: {}", self.message)
     }
 }
+
 /// Every violation found by a `validate()`, in document order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violations(pub Vec<Violation>);
+
 impl Violations {
     /// `Ok` when there are none.
     pub fn into_result(self) -> Result<(), Violations> {
         if self.0.is_empty() { Ok(()) } else { Err(self) }
     }
 }
+
 impl fmt::Display for Violations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} violation(s)", self.0.len())?;
@@ -302,7 +346,9 @@ impl fmt::Display for Violations {
         Ok(())
     }
 }
+
 impl std::error::Error for Violations {}
+
 /// Collects violations while a value is walked; the pointer is built only
 /// when a violation is recorded.
 #[derive(Default)]
@@ -310,10 +356,12 @@ pub struct Validator {
     path: Vec<Segment>,
     found: Vec<Violation>,
 }
+
 enum Segment {
     Key(&'static str),
     Index(usize),
 }
+
 impl Validator {
     /// A validator at the root.
     pub fn new() -> Validator {
@@ -322,18 +370,22 @@ impl Validator {
             found: Vec::new(),
         }
     }
+
     /// Descends into a member.
     pub fn key(&mut self, key: &'static str) {
         self.path.push(Segment::Key(key));
     }
+
     /// Descends into an array item.
     pub fn index(&mut self, index: usize) {
         self.path.push(Segment::Index(index));
     }
+
     /// Goes back up one level.
     pub fn up(&mut self) {
         self.path.pop();
     }
+
     /// Records a violation at the current place, or at its member `key`.
     pub fn report(&mut self, key: Option<&str>, message: String) {
         let mut pointer = String::new();
@@ -348,10 +400,12 @@ impl Validator {
         }
         self.found.push(Violation { pointer, message });
     }
+
     /// Records a violation at an absolute pointer.
     pub fn report_at(&mut self, pointer: String, message: String) {
         self.found.push(Violation { pointer, message });
     }
+
     /// Records a violation of the current string value, if it breaks a rule.
     pub fn string(
         &mut self,
@@ -380,6 +434,7 @@ impl Validator {
             _ => {}
         }
     }
+
     /// Records a violation of the current number, if it is out of bounds.
     pub fn number(&mut self, value: f64, minimum: Option<f64>, maximum: Option<f64>) {
         if let Some(min) = minimum {
@@ -393,16 +448,20 @@ impl Validator {
             }
         }
     }
+
     /// The violations found.
     pub fn finish(self) -> Violations {
         Violations(self.found)
     }
 }
+
 fn escape_into(pointer: &mut String, key: &str) {
     pointer.push('/');
     pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
 }
+
 pub use regex::Regex;
+
 /// RFC 3339 `date-time` (the JSON Schema `format`): `T` and `Z` in either
 /// case, a leap second only where it lands on 23:59 UTC.
 pub fn is_date_time(value: &str) -> bool {
@@ -410,12 +469,14 @@ pub fn is_date_time(value: &str) -> bool {
     let (date, time) = (&value[..split], &value[split + 1..]);
     is_full_date(date) && is_full_time(time)
 }
+
 fn digits(text: &str) -> Option<u32> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     text.parse().ok()
 }
+
 fn is_full_date(date: &str) -> bool {
     let b = date.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
@@ -438,6 +499,7 @@ fn is_full_date(date: &str) -> bool {
     };
     (1..=days).contains(&day)
 }
+
 fn is_full_time(time: &str) -> bool {
     let b = time.as_bytes();
     if b.len() < 9 || b[2] != b':' || b[5] != b':' || !time.is_char_boundary(8) {
@@ -481,6 +543,7 @@ fn is_full_time(time: &str) -> bool {
     }
     true
 }
+
 /// RFC 3986 `URI` (the JSON Schema `uri` format): a scheme, then a
 /// hierarchical part, query and fragment made of the allowed characters.
 pub fn is_uri(value: &str) -> bool {
@@ -511,9 +574,11 @@ pub fn is_uri(value: &str) -> bool {
         None => hier,
     };
     const QUERY: &[char] = &[':', '@', '/', '?'];
+
     chars_ok(path, &[':', '@', '/']) && query.is_none_or(|q| chars_ok(q, QUERY))
         && fragment.is_none_or(|f| chars_ok(f, QUERY))
 }
+
 fn is_authority(authority: &str) -> bool {
     let (userinfo, host_port) = match authority.rsplit_once('@') {
         Some((userinfo, host_port)) => (Some(userinfo), host_port),
@@ -545,6 +610,7 @@ fn is_authority(authority: &str) -> bool {
     };
     host_ok && port.is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()))
 }
+
 fn is_ip_literal(inside: &str) -> bool {
     if let Some(future) = inside.strip_prefix(['v', 'V']) {
         let Some((version, rest)) = future.split_once('.') else { return false };
@@ -554,12 +620,15 @@ fn is_ip_literal(inside: &str) -> bool {
     }
     inside.parse::<std::net::Ipv6Addr>().is_ok()
 }
+
 fn is_unreserved(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~')
 }
+
 fn is_sub_delim(c: char) -> bool {
     matches!(c, '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';' | '=')
 }
+
 /// Whether `text` is only unreserved characters, sub-delims,
 /// percent-encodings and the `extra` characters.
 fn chars_ok(text: &str, extra: &[char]) -> bool {

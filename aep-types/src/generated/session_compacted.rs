@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/session.compacted.schema.json`.
+
 /// AEP payload: session.compacted
 ///
 /// The session's context was compacted; emitted once, when compaction has finished.
@@ -49,6 +50,7 @@ pub struct SessionCompacted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl SessionCompacted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -58,7 +60,9 @@ impl SessionCompacted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -86,16 +90,20 @@ impl SessionCompacted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for SessionCompacted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = SessionCompacted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `SessionCompacted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -153,6 +161,7 @@ impl<'de> serde::Deserialize<'de> for SessionCompacted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/session.ended.schema.json`.
+
 /// AEP payload: session.ended
 ///
 /// Terminal event of a session: why it ended, how long it lasted and how many runs it held.
@@ -28,6 +29,7 @@ pub struct SessionEnded {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl SessionEnded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -37,7 +39,9 @@ impl SessionEnded {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -56,16 +60,20 @@ impl SessionEnded {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for SessionEnded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = SessionEnded;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `SessionEnded` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -94,9 +102,11 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
 ///
 /// Schema: `types/session.ended.schema.json#/properties/reason`.
@@ -118,6 +128,7 @@ pub enum SessionEndedReason {
     #[serde(rename = "compaction")]
     Compaction,
 }
+
 impl SessionEndedReason {
     /// Every value, in schema order.
     pub const ALL: [SessionEndedReason; 5] = [
@@ -127,6 +138,7 @@ impl SessionEndedReason {
         SessionEndedReason::Killed,
         SessionEndedReason::Compaction,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -138,13 +150,16 @@ impl SessionEndedReason {
         }
     }
 }
+
 impl std::fmt::Display for SessionEndedReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for SessionEndedReason {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "normal" => Ok(SessionEndedReason::Normal),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/session.started.schema.json`.
+
 /// AEP payload: session.started
 ///
 /// A session has begun. Records where it came from (lineage), which client hosts it and which model was requested.
@@ -38,6 +39,7 @@ pub struct SessionStarted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl SessionStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -47,6 +49,7 @@ impl SessionStarted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.parent {
             v.key("parent");
@@ -59,6 +62,7 @@ impl SessionStarted {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -89,16 +93,20 @@ impl SessionStarted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for SessionStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = SessionStarted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `SessionStarted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -139,9 +147,11 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
 ///
 /// Schema: `types/session.started.schema.json#/properties/parent`.
@@ -165,6 +175,7 @@ pub struct SessionStartedParent {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl SessionStartedParent {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -174,7 +185,9 @@ impl SessionStartedParent {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -190,16 +203,20 @@ impl SessionStartedParent {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for SessionStartedParent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = SessionStartedParent;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `SessionStartedParent` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -226,9 +243,11 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The client software the session runs in.
 ///
 /// Schema: `types/session.started.schema.json#/properties/client`.
@@ -247,6 +266,7 @@ pub struct SessionStartedClient {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl SessionStartedClient {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -256,7 +276,9 @@ impl SessionStartedClient {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -269,16 +291,20 @@ impl SessionStartedClient {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for SessionStartedClient {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = SessionStartedClient;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `SessionStartedClient` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -302,6 +328,7 @@ impl<'de> serde::Deserialize<'de> for SessionStartedClient {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

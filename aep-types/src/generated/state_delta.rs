@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/state.delta.schema.json`.
+
 /// AEP payload: state.delta
 ///
 /// A change to agent-owned state, expressed as a JSON Patch.
@@ -28,6 +29,7 @@ pub struct StateDelta {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl StateDelta {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -37,7 +39,9 @@ impl StateDelta {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -56,16 +60,20 @@ impl StateDelta {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for StateDelta {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = StateDelta;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `StateDelta` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -90,6 +98,7 @@ impl<'de> serde::Deserialize<'de> for StateDelta {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/state.snapshot.schema.json`.
+
 /// AEP payload: state.snapshot
 ///
 /// A complete image of some agent-owned state.
@@ -28,6 +29,7 @@ pub struct StateSnapshot {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl StateSnapshot {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -37,7 +39,9 @@ impl StateSnapshot {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -56,16 +60,20 @@ impl StateSnapshot {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for StateSnapshot {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = StateSnapshot;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `StateSnapshot` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -90,6 +98,7 @@ impl<'de> serde::Deserialize<'de> for StateSnapshot {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

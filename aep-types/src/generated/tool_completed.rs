@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/tool.completed.schema.json`.
+
 /// AEP payload: tool.completed
 ///
 /// A tool invocation succeeded. Its result comes at three capture tiers (digest, redacted, raw), with optional usage and cost.
@@ -63,6 +64,7 @@ pub struct ToolCompleted {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ToolCompleted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -72,6 +74,7 @@ impl ToolCompleted {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
             let value = &self.tool;
@@ -85,6 +88,7 @@ impl ToolCompleted {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -125,16 +129,20 @@ impl ToolCompleted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolCompleted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolCompleted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ToolCompleted` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -205,9 +213,11 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The result after redaction, as an object or a string.
 ///
 /// Schema: `types/tool.completed.schema.json#/properties/result_redacted`.
@@ -218,6 +228,7 @@ pub enum ToolCompletedResultRedacted {
     /// A string.
     String(String),
 }
+
 impl serde::Serialize for ToolCompletedResultRedacted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -230,16 +241,20 @@ impl serde::Serialize for ToolCompletedResultRedacted {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolCompletedResultRedacted;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -249,12 +264,14 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
                     )
                     .map(ToolCompletedResultRedacted::Object)
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<ToolCompletedResultRedacted, E> {
                 Ok(ToolCompletedResultRedacted::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
@@ -262,9 +279,11 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
                 Ok(ToolCompletedResultRedacted::String(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// The result exactly as the tool returned it, as an object or a string.
 ///
 /// Schema: `types/tool.completed.schema.json#/properties/result`.
@@ -275,6 +294,7 @@ pub enum ToolCompletedResult {
     /// A string.
     String(String),
 }
+
 impl serde::Serialize for ToolCompletedResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -287,16 +307,20 @@ impl serde::Serialize for ToolCompletedResult {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolCompletedResult {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolCompletedResult;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -306,12 +330,14 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResult {
                     )
                     .map(ToolCompletedResult::Object)
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<ToolCompletedResult, E> {
                 Ok(ToolCompletedResult::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
@@ -319,6 +345,7 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResult {
                 Ok(ToolCompletedResult::String(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }

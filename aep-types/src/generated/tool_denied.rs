@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/tool.denied.schema.json`.
+
 /// AEP payload: tool.denied
 ///
 /// A tool invocation was blocked before it ran, without involving a human (a human decision goes through attention.* instead).
@@ -26,6 +27,7 @@ pub struct ToolDenied {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ToolDenied {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -35,6 +37,7 @@ impl ToolDenied {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
             let value = &self.tool;
@@ -43,6 +46,7 @@ impl ToolDenied {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -59,16 +63,20 @@ impl ToolDenied {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolDenied {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolDenied;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ToolDenied` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -93,9 +101,11 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
 ///
 /// Schema: `types/tool.denied.schema.json#/properties/by`.
@@ -111,6 +121,7 @@ pub enum ToolDeniedBy {
     #[serde(rename = "runtime")]
     Runtime,
 }
+
 impl ToolDeniedBy {
     /// Every value, in schema order.
     pub const ALL: [ToolDeniedBy; 3] = [
@@ -118,6 +129,7 @@ impl ToolDeniedBy {
         ToolDeniedBy::UserSetting,
         ToolDeniedBy::Runtime,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -127,13 +139,16 @@ impl ToolDeniedBy {
         }
     }
 }
+
 impl std::fmt::Display for ToolDeniedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for ToolDeniedBy {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "policy" => Ok(ToolDeniedBy::Policy),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/tool.failed.schema.json`.
+
 /// AEP payload: tool.failed
 ///
 /// A tool invocation ran and raised an error.
@@ -26,6 +27,7 @@ pub struct ToolFailed {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ToolFailed {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -35,6 +37,7 @@ impl ToolFailed {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
             let value = &self.tool;
@@ -49,6 +52,7 @@ impl ToolFailed {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -69,16 +73,20 @@ impl ToolFailed {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolFailed {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolFailed;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ToolFailed` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -105,6 +113,7 @@ impl<'de> serde::Deserialize<'de> for ToolFailed {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/tool.requested.schema.json`.
+
 /// AEP payload: tool.requested
 ///
 /// A tool invocation is about to run. Its arguments come at three capture tiers: a digest, a redacted copy and the raw arguments.
@@ -32,6 +33,7 @@ pub struct ToolRequested {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl ToolRequested {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -41,6 +43,7 @@ impl ToolRequested {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         {
             let value = &self.tool;
@@ -49,6 +52,7 @@ impl ToolRequested {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -71,16 +75,20 @@ impl ToolRequested {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ToolRequested {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ToolRequested;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `ToolRequested` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -112,6 +120,7 @@ impl<'de> serde::Deserialize<'de> for ToolRequested {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,8 +2,10 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The event envelope: context attributes, extension attributes and `data`.
+
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
+
 /// Oddities envelope
 ///
 /// The smallest envelope the generator accepts, for a registry of legal but unusual schemas.
@@ -44,6 +46,7 @@ pub struct Event {
     #[serde(flatten)]
     pub extensions: Extensions,
 }
+
 impl Event {
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.trace {
@@ -53,16 +56,20 @@ impl Event {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Event;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `Event` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -100,9 +107,11 @@ impl<'de> serde::Deserialize<'de> for Event {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The version.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
@@ -112,9 +121,11 @@ pub enum EventAep {
     #[serde(rename = "9.9")]
     V99,
 }
+
 impl EventAep {
     /// Every value, in schema order.
     pub const ALL: [EventAep; 1] = [EventAep::V99];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -122,13 +133,16 @@ impl EventAep {
         }
     }
 }
+
 impl std::fmt::Display for EventAep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for EventAep {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "9.9" => Ok(EventAep::V99),
@@ -141,6 +155,7 @@ impl std::str::FromStr for EventAep {
         }
     }
 }
+
 /// An object attribute, validated like payload objects.
 ///
 /// Schema: `aep-event.schema.json#/properties/trace`.
@@ -153,6 +168,7 @@ pub struct EventTrace {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl EventTrace {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -162,6 +178,7 @@ impl EventTrace {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.tid {
             v.key("tid");
@@ -170,10 +187,12 @@ impl EventTrace {
                 super::runtime::Regex::new("^[0-9a-f]{4}$")
                     .expect("the generator checked the pattern")
             });
+
             v.string(value, None, Some((&*PATTERN, "^[0-9a-f]{4}$")), None);
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -186,16 +205,20 @@ impl EventTrace {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for EventTrace {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = EventTrace;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `EventTrace` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -211,9 +234,11 @@ impl<'de> serde::Deserialize<'de> for EventTrace {
                 Ok(EventTrace { tid: slot_0, extra })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// The value of an extension attribute.
 ///
 /// Schema: `aep-event.schema.json#/additionalProperties`.
@@ -224,6 +249,7 @@ pub enum ExtensionValue {
     /// A boolean.
     Boolean(bool),
 }
+
 impl serde::Serialize for ExtensionValue {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -236,28 +262,34 @@ impl serde::Serialize for ExtensionValue {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ExtensionValue {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = ExtensionValue;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string or boolean")
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<ExtensionValue, E> {
                 Ok(ExtensionValue::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
             ) -> Result<ExtensionValue, E> {
                 Ok(ExtensionValue::String(v))
             }
+
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
@@ -265,9 +297,11 @@ impl<'de> serde::Deserialize<'de> for ExtensionValue {
                 Ok(ExtensionValue::Boolean(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// The core attribute names; an extension attribute may not take one.
 pub const CORE_ATTRIBUTES: &[&str] = &[
     "aep",
@@ -277,8 +311,10 @@ pub const CORE_ATTRIBUTES: &[&str] = &[
     "data",
     "trace",
 ];
+
 /// Extension attributes by name, in name order.
 pub type Extensions = BTreeMap<ExtensionName, ExtensionValue>;
+
 #[doc = concat!(
     " The name of an extension attribute: it ",
     "must match `^[a-z]{1,8}$` and not be a core attribute", "."
@@ -286,6 +322,7 @@ pub type Extensions = BTreeMap<ExtensionName, ExtensionValue>;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
 pub struct ExtensionName(String);
+
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
     pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
@@ -293,6 +330,7 @@ impl ExtensionName {
             super::runtime::Regex::new("^[a-z]{1,8}$")
                 .expect("the generator checked the pattern")
         });
+
         let name = name.into();
         if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
             return Err(super::runtime::Error::ExtensionName {
@@ -303,21 +341,25 @@ impl ExtensionName {
         }
         Ok(ExtensionName(name))
     }
+
     /// The name.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl std::fmt::Display for ExtensionName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 impl std::borrow::Borrow<str> for ExtensionName {
     fn borrow(&self) -> &str {
         &self.0
     }
 }
+
 impl<'de> serde::Deserialize<'de> for ExtensionName {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -326,6 +368,7 @@ impl<'de> serde::Deserialize<'de> for ExtensionName {
         ExtensionName::new(name).map_err(serde::de::Error::custom)
     }
 }
+
 /// Keeps one extension attribute, refusing a bad name, a non-scalar value or a duplicate.
 fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
     extensions: &mut Extensions,
@@ -340,6 +383,7 @@ fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
     extensions.insert(name, value);
     Ok(())
 }
+
 impl Event {
     /// An event with the given required attributes, no optional
     /// attribute, no extension attribute and no `data`.
@@ -354,6 +398,7 @@ impl Event {
             extensions: Extensions::new(),
         }
     }
+
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
@@ -361,10 +406,12 @@ impl Event {
     pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
         super::payload::Payload::from_data(&self.type_, self.data.as_ref())
     }
+
     /// The registered type, if the event's type is one.
     pub fn registered_type(&self) -> Option<super::registry::RegisteredType> {
         self.type_.parse().ok()
     }
+
     /// Checks everything the envelope and payload schemas state beyond
     /// shape: string lengths, patterns and formats, bounds, the
     /// scoping rules, and the payload's own rules. Every violation is
@@ -388,6 +435,7 @@ impl Event {
         }
         v.finish().into_result()
     }
+
     /// A copy of the event with `data` replaced (cheaper than
     /// cloning the event and then replacing its `data`).
     pub fn with_data(&self, data: Option<super::runtime::Data>) -> Event {
@@ -401,14 +449,17 @@ impl Event {
             extensions: self.extensions.clone(),
         }
     }
+
     /// Sets `data` to the payload's JSON object.
     pub fn set_payload(&mut self, payload: &super::payload::Payload) {
         self.data = Some(payload.to_data());
     }
+
     /// `severity`, or its protocol default `"low"` when absent.
     pub fn severity_or_default(&self) -> super::registry::Severity {
         self.severity.unwrap_or(super::registry::Severity::Low)
     }
+
     /// `capture`, or its protocol default `"some"` when absent.
     pub fn capture_or_default(&self) -> super::registry::Capture {
         self.capture.unwrap_or(super::registry::Capture::Some)

@@ -2,12 +2,14 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The AEP registry as Rust types.
+
 mod runtime;
 mod registry;
 mod envelope;
 mod payload;
 mod odd_names;
 mod odd_shapes;
+
 pub use runtime::{integral, Data, Error, Object};
 pub use registry::*;
 pub use envelope::{

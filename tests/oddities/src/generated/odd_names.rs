@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/odd.names.schema.json`.
+
 /// Names that are not Rust identifiers
 ///
 /// Schema: `types/odd.names.schema.json#`.
@@ -53,6 +54,7 @@ pub struct OddNames {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddNames {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -62,6 +64,7 @@ impl OddNames {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.local {
             v.key("local");
@@ -69,6 +72,7 @@ impl OddNames {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -114,16 +118,20 @@ impl OddNames {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddNames {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddNames;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddNames` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -200,9 +208,11 @@ impl<'de> serde::Deserialize<'de> for OddNames {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.names.schema.json#/properties/odd values`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OddNamesOddValues {
@@ -234,6 +244,7 @@ pub enum OddNamesOddValues {
     #[serde(rename = "ok")]
     Ok,
 }
+
 impl OddNamesOddValues {
     /// Every value, in schema order.
     pub const ALL: [OddNamesOddValues; 9] = [
@@ -247,6 +258,7 @@ impl OddNamesOddValues {
         OddNamesOddValues::Err,
         OddNamesOddValues::Ok,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -262,13 +274,16 @@ impl OddNamesOddValues {
         }
     }
 }
+
 impl std::fmt::Display for OddNamesOddValues {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for OddNamesOddValues {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "" => Ok(OddNamesOddValues::Empty),
@@ -289,6 +304,7 @@ impl std::str::FromStr for OddNamesOddValues {
         }
     }
 }
+
 /// Schema: `types/odd.names.schema.json#/properties/fixed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OddNamesFixed {
@@ -296,9 +312,11 @@ pub enum OddNamesFixed {
     #[serde(rename = "exactly this")]
     ExactlyThis,
 }
+
 impl OddNamesFixed {
     /// Every value, in schema order.
     pub const ALL: [OddNamesFixed; 1] = [OddNamesFixed::ExactlyThis];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -306,13 +324,16 @@ impl OddNamesFixed {
         }
     }
 }
+
 impl std::fmt::Display for OddNamesFixed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for OddNamesFixed {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "exactly this" => Ok(OddNamesFixed::ExactlyThis),
@@ -325,6 +346,7 @@ impl std::str::FromStr for OddNamesFixed {
         }
     }
 }
+
 /// Schema: `types/odd.names.schema.json#/$defs/local-thing`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LocalThing {
@@ -335,6 +357,7 @@ pub struct LocalThing {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl LocalThing {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -344,7 +367,9 @@ impl LocalThing {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -354,16 +379,20 @@ impl LocalThing {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for LocalThing {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = LocalThing;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `LocalThing` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -382,6 +411,7 @@ impl<'de> serde::Deserialize<'de> for LocalThing {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! Types of `types/odd.shapes.schema.json`.
+
 /// Shapes at the edge of the subset
 ///
 /// Rule: when `kind` is "fancy", `fancy_only` must be present.
@@ -58,6 +59,7 @@ pub struct OddShapes {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapes {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -67,6 +69,7 @@ impl OddShapes {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.deep {
             v.key("deep");
@@ -98,6 +101,7 @@ impl OddShapes {
             }
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -156,16 +160,20 @@ impl OddShapes {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapes {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapes;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapes` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -258,9 +266,11 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/deep`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeep {
@@ -271,6 +281,7 @@ pub struct OddShapesDeep {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapesDeep {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -280,6 +291,7 @@ impl OddShapesDeep {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.a {
             v.key("a");
@@ -287,6 +299,7 @@ impl OddShapesDeep {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -302,16 +315,20 @@ impl OddShapesDeep {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesDeep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesDeep;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapesDeep` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -327,9 +344,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeep {
                 Ok(OddShapesDeep { a: slot_0, extra })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepA {
@@ -340,6 +359,7 @@ pub struct OddShapesDeepA {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapesDeepA {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -349,6 +369,7 @@ impl OddShapesDeepA {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.b {
             v.key("b");
@@ -356,6 +377,7 @@ impl OddShapesDeepA {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -371,16 +393,20 @@ impl OddShapesDeepA {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesDeepA;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapesDeepA` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -396,9 +422,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
                 Ok(OddShapesDeepA { b: slot_0, extra })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepAB {
@@ -409,6 +437,7 @@ pub struct OddShapesDeepAB {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapesDeepAB {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -418,6 +447,7 @@ impl OddShapesDeepAB {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.c {
             v.key("c");
@@ -425,6 +455,7 @@ impl OddShapesDeepAB {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -440,16 +471,20 @@ impl OddShapesDeepAB {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesDeepAB;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapesDeepAB` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -468,9 +503,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepABC {
@@ -481,6 +518,7 @@ pub struct OddShapesDeepABC {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapesDeepABC {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -490,6 +528,7 @@ impl OddShapesDeepABC {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         if let Some(value) = &self.d {
             v.key("d");
@@ -497,6 +536,7 @@ impl OddShapesDeepABC {
             v.up();
         }
     }
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -512,16 +552,20 @@ impl OddShapesDeepABC {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesDeepABC;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapesDeepABC` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -540,9 +584,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c/properties/d`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesDeepABCD {
@@ -556,6 +602,7 @@ pub struct OddShapesDeepABCD {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapesDeepABCD {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -565,7 +612,9 @@ impl OddShapesDeepABCD {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -578,16 +627,20 @@ impl OddShapesDeepABCD {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesDeepABCD;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapesDeepABCD` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -606,9 +659,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/grid/items/items`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OddShapesGridItemItem {
@@ -619,6 +674,7 @@ pub struct OddShapesGridItemItem {
     #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
+
 impl OddShapesGridItemItem {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
@@ -628,7 +684,9 @@ impl OddShapesGridItemItem {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
@@ -638,16 +696,20 @@ impl OddShapesGridItemItem {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesGridItemItem;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a `OddShapesGridItemItem` object")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -666,9 +728,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
                 })
             }
         }
+
         deserializer.deserialize_map(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/object_or_string`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OddShapesObjectOrString {
@@ -677,6 +741,7 @@ pub enum OddShapesObjectOrString {
     /// A string.
     String(String),
 }
+
 impl serde::Serialize for OddShapesObjectOrString {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -689,16 +754,20 @@ impl serde::Serialize for OddShapesObjectOrString {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesObjectOrString;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -708,12 +777,14 @@ impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
                     )
                     .map(OddShapesObjectOrString::Object)
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<OddShapesObjectOrString, E> {
                 Ok(OddShapesObjectOrString::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
@@ -721,9 +792,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
                 Ok(OddShapesObjectOrString::String(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/string_or_integer`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OddShapesStringOrInteger {
@@ -732,6 +805,7 @@ pub enum OddShapesStringOrInteger {
     /// An integer.
     Integer(i64),
 }
+
 impl serde::Serialize for OddShapesStringOrInteger {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -744,34 +818,41 @@ impl serde::Serialize for OddShapesStringOrInteger {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesStringOrInteger;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string or integer")
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<OddShapesStringOrInteger, E> {
                 Ok(OddShapesStringOrInteger::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
             ) -> Result<OddShapesStringOrInteger, E> {
                 Ok(OddShapesStringOrInteger::String(v))
             }
+
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
             ) -> Result<OddShapesStringOrInteger, E> {
                 Ok(OddShapesStringOrInteger::Integer(v))
             }
+
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
@@ -784,9 +865,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
                     ))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/integer_or_number`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OddShapesIntegerOrNumber {
@@ -795,6 +878,7 @@ pub enum OddShapesIntegerOrNumber {
     /// A number.
     Number(f64),
 }
+
 impl serde::Serialize for OddShapesIntegerOrNumber {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -807,22 +891,27 @@ impl serde::Serialize for OddShapesIntegerOrNumber {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesIntegerOrNumber;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON integer or number")
             }
+
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
             ) -> Result<OddShapesIntegerOrNumber, E> {
                 Ok(OddShapesIntegerOrNumber::Integer(v))
             }
+
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
@@ -834,6 +923,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
                         &self,
                     ))
             }
+
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
@@ -841,9 +931,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
                 Ok(OddShapesIntegerOrNumber::Number(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/number_or_boolean`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OddShapesNumberOrBoolean {
@@ -852,6 +944,7 @@ pub enum OddShapesNumberOrBoolean {
     /// A boolean.
     Boolean(bool),
 }
+
 impl serde::Serialize for OddShapesNumberOrBoolean {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -864,34 +957,41 @@ impl serde::Serialize for OddShapesNumberOrBoolean {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesNumberOrBoolean;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON number or boolean")
             }
+
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
             ) -> Result<OddShapesNumberOrBoolean, E> {
                 Ok(OddShapesNumberOrBoolean::Number(v))
             }
+
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
             ) -> Result<OddShapesNumberOrBoolean, E> {
                 Ok(OddShapesNumberOrBoolean::Number(v as f64))
             }
+
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
             ) -> Result<OddShapesNumberOrBoolean, E> {
                 Ok(OddShapesNumberOrBoolean::Number(v as f64))
             }
+
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
@@ -899,9 +999,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
                 Ok(OddShapesNumberOrBoolean::Boolean(v))
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/anything_scalar`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OddShapesAnythingScalar {
@@ -916,6 +1018,7 @@ pub enum OddShapesAnythingScalar {
     /// A JSON object.
     Object(super::runtime::Object),
 }
+
 impl serde::Serialize for OddShapesAnythingScalar {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -937,34 +1040,41 @@ impl serde::Serialize for OddShapesAnythingScalar {
         }
     }
 }
+
 impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
+
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = OddShapesAnythingScalar;
+
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string, integer, number, boolean or object")
             }
+
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
             ) -> Result<OddShapesAnythingScalar, E> {
                 Ok(OddShapesAnythingScalar::String(v.to_owned()))
             }
+
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
             ) -> Result<OddShapesAnythingScalar, E> {
                 Ok(OddShapesAnythingScalar::String(v))
             }
+
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
             ) -> Result<OddShapesAnythingScalar, E> {
                 Ok(OddShapesAnythingScalar::Integer(v))
             }
+
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
@@ -976,18 +1086,21 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
                         &self,
                     ))
             }
+
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
             ) -> Result<OddShapesAnythingScalar, E> {
                 Ok(OddShapesAnythingScalar::Number(v))
             }
+
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
             ) -> Result<OddShapesAnythingScalar, E> {
                 Ok(OddShapesAnythingScalar::Boolean(v))
             }
+
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -998,9 +1111,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
                     .map(OddShapesAnythingScalar::Object)
             }
         }
+
         deserializer.deserialize_any(Visitor)
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/tags/items`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OddShapesTagsItem {
@@ -1011,9 +1126,11 @@ pub enum OddShapesTagsItem {
     #[serde(rename = "y")]
     Y,
 }
+
 impl OddShapesTagsItem {
     /// Every value, in schema order.
     pub const ALL: [OddShapesTagsItem; 2] = [OddShapesTagsItem::X, OddShapesTagsItem::Y];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -1022,13 +1139,16 @@ impl OddShapesTagsItem {
         }
     }
 }
+
 impl std::fmt::Display for OddShapesTagsItem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for OddShapesTagsItem {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "x" => Ok(OddShapesTagsItem::X),
@@ -1042,6 +1162,7 @@ impl std::str::FromStr for OddShapesTagsItem {
         }
     }
 }
+
 /// Schema: `types/odd.shapes.schema.json#/properties/kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OddShapesKind {
@@ -1052,9 +1173,11 @@ pub enum OddShapesKind {
     #[serde(rename = "fancy")]
     Fancy,
 }
+
 impl OddShapesKind {
     /// Every value, in schema order.
     pub const ALL: [OddShapesKind; 2] = [OddShapesKind::Plain, OddShapesKind::Fancy];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -1063,13 +1186,16 @@ impl OddShapesKind {
         }
     }
 }
+
 impl std::fmt::Display for OddShapesKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for OddShapesKind {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "plain" => Ok(OddShapesKind::Plain),

@@ -2,6 +2,7 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The typed payload of an event, chosen by its type.
+
 /// An event's `data`, typed by the schema its event type names.
 ///
 /// Serialising a payload yields exactly the `data` object.
@@ -16,6 +17,7 @@ pub enum Payload {
     /// vendor `x.*`, or not registered), as it is.
     Untyped(super::runtime::Object),
 }
+
 impl Payload {
     /// Decodes `data` (absent reads as `{}`) by the schema `event_type` names.
     pub fn from_data(
@@ -35,6 +37,7 @@ impl Payload {
             },
         )
     }
+
     /// The event type whose schema this payload follows; `None` for [`Payload::Untyped`].
     pub fn event_type(&self) -> Option<&'static str> {
         match self {
@@ -43,6 +46,7 @@ impl Payload {
             Payload::Untyped(_) => None,
         }
     }
+
     /// Checks the payload schema's validation keywords, listing every
     /// violation with its JSON Pointer from the payload root.
     pub fn validate(&self) -> Result<(), super::runtime::Violations> {
@@ -50,6 +54,7 @@ impl Payload {
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
+
     pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
         match self {
             Payload::OddNames(payload) => payload.validate_into(v),
@@ -57,6 +62,7 @@ impl Payload {
             Payload::Untyped(_) => {}
         }
     }
+
     /// Drops every member whose capture level is above `level`
     /// (see each payload type's `drop_above`); untyped data has no
     /// capture table and is left as it is.
@@ -67,12 +73,14 @@ impl Payload {
             Payload::Untyped(_) => {}
         }
     }
+
     /// The payload as an event's `data`.
     pub fn to_data(&self) -> super::runtime::Data {
         super::runtime::Data::from_serialize(self)
             .expect("a payload serialises to a JSON object")
     }
 }
+
 impl serde::Serialize for Payload {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {

@@ -2,8 +2,10 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The registry tables: registered types, categories, severity, capture and nack reasons.
+
 /// The protocol version this registry describes.
 pub const AEP_VERSION: &str = "9.9";
+
 /// An event type of the registry.
 ///
 /// Schema: `registry/types.json`.
@@ -19,6 +21,7 @@ pub enum RegisteredType {
     #[serde(rename = "odd.reserved")]
     OddReserved,
 }
+
 impl RegisteredType {
     /// Every value, in schema order.
     pub const ALL: [RegisteredType; 3] = [
@@ -26,6 +29,7 @@ impl RegisteredType {
         RegisteredType::OddShapes,
         RegisteredType::OddReserved,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -35,13 +39,16 @@ impl RegisteredType {
         }
     }
 }
+
 impl std::fmt::Display for RegisteredType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for RegisteredType {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "odd.names" => Ok(RegisteredType::OddNames),
@@ -56,6 +63,7 @@ impl std::str::FromStr for RegisteredType {
         }
     }
 }
+
 /// Whether emitters must support a type.
 ///
 /// Schema: `registry/types.json`.
@@ -71,9 +79,11 @@ pub enum Status {
     #[serde(rename = "reserved")]
     Reserved,
 }
+
 impl Status {
     /// Every value, in schema order.
     pub const ALL: [Status; 3] = [Status::Mandatory, Status::Optional, Status::Reserved];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -83,13 +93,16 @@ impl Status {
         }
     }
 }
+
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Status {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "mandatory" => Ok(Status::Mandatory),
@@ -104,6 +117,7 @@ impl std::str::FromStr for Status {
         }
     }
 }
+
 /// Which envelope attributes a type's events carry.
 ///
 /// Schema: `registry/types.json`.
@@ -119,9 +133,11 @@ pub enum Scope {
     #[serde(rename = "command")]
     Command,
 }
+
 impl Scope {
     /// Every value, in schema order.
     pub const ALL: [Scope; 3] = [Scope::Session, Scope::Agent, Scope::Command];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -131,13 +147,16 @@ impl Scope {
         }
     }
 }
+
 impl std::fmt::Display for Scope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Scope {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(Scope::Session),
@@ -152,6 +171,7 @@ impl std::str::FromStr for Scope {
         }
     }
 }
+
 impl RegisteredType {
     /// Whether emitters must support the type.
     pub const fn status(self) -> Status {
@@ -161,6 +181,7 @@ impl RegisteredType {
             RegisteredType::OddReserved => Status::Reserved,
         }
     }
+
     /// Which envelope attributes the type's events carry.
     pub const fn scope(self) -> Scope {
         match self {
@@ -169,6 +190,7 @@ impl RegisteredType {
             RegisteredType::OddReserved => Scope::Command,
         }
     }
+
     /// The registry's one-line summary.
     pub const fn summary(self) -> &'static str {
         match self {
@@ -177,6 +199,7 @@ impl RegisteredType {
             RegisteredType::OddReserved => "no payload schema",
         }
     }
+
     /// The payload schema file, relative to the registry, if the type has one.
     pub const fn schema(self) -> Option<&'static str> {
         match self {
@@ -186,8 +209,10 @@ impl RegisteredType {
         }
     }
 }
+
 /// The types every emitter must support.
 pub const MANDATORY: [RegisteredType; 1] = [RegisteredType::OddNames];
+
 /// The closed set of event categories: the first segment of a type.
 ///
 /// Schema: `registry/categories.json`.
@@ -197,9 +222,11 @@ pub enum Category {
     #[serde(rename = "odd")]
     Odd,
 }
+
 impl Category {
     /// Every value, in schema order.
     pub const ALL: [Category; 1] = [Category::Odd];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -207,13 +234,16 @@ impl Category {
         }
     }
 }
+
 impl std::fmt::Display for Category {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Category {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "odd" => Ok(Category::Odd),
@@ -226,6 +256,7 @@ impl std::str::FromStr for Category {
         }
     }
 }
+
 /// Which events a category's types are.
 ///
 /// Schema: `registry/types.json`.
@@ -241,6 +272,7 @@ pub enum CategoryScope {
     #[serde(rename = "any")]
     Any,
 }
+
 impl CategoryScope {
     /// Every value, in schema order.
     pub const ALL: [CategoryScope; 3] = [
@@ -248,6 +280,7 @@ impl CategoryScope {
         CategoryScope::Agent,
         CategoryScope::Any,
     ];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -257,13 +290,16 @@ impl CategoryScope {
         }
     }
 }
+
 impl std::fmt::Display for CategoryScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for CategoryScope {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "session" => Ok(CategoryScope::Session),
@@ -278,6 +314,7 @@ impl std::str::FromStr for CategoryScope {
         }
     }
 }
+
 impl Category {
     /// The category's scope.
     pub const fn scope(self) -> CategoryScope {
@@ -285,17 +322,20 @@ impl Category {
             Category::Odd => CategoryScope::Any,
         }
     }
+
     /// The registry's one-line summary.
     pub const fn summary(self) -> &'static str {
         match self {
             Category::Odd => "oddities",
         }
     }
+
     /// The category of a type name: its first dot-separated segment.
     pub fn of(event_type: &str) -> Option<Category> {
         event_type.split('.').next()?.parse().ok()
     }
 }
+
 /// How serious an event is; ordered, lowest first.
 ///
 /// Schema: `registry/severity.json`.
@@ -308,9 +348,11 @@ pub enum Severity {
     #[serde(rename = "high")]
     High,
 }
+
 impl Severity {
     /// Every value, in schema order.
     pub const ALL: [Severity; 2] = [Severity::Low, Severity::High];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -319,13 +361,16 @@ impl Severity {
         }
     }
 }
+
 impl std::fmt::Display for Severity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Severity {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "low" => Ok(Severity::Low),
@@ -339,6 +384,7 @@ impl std::str::FromStr for Severity {
         }
     }
 }
+
 impl Severity {
     /// The position in the order, lowest first.
     pub const fn rank(self) -> usize {
@@ -348,22 +394,26 @@ impl Severity {
         }
     }
 }
+
 impl PartialOrd for Severity {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
+
 impl Ord for Severity {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.rank().cmp(&other.rank())
     }
 }
+
 impl Default for Severity {
     /// The protocol default, `low`.
     fn default() -> Self {
         Severity::Low
     }
 }
+
 impl Severity {
     /// The OTLP log record `severity_text`.
     pub const fn otlp_severity_text(self) -> &'static str {
@@ -372,6 +422,7 @@ impl Severity {
             Severity::High => "ERROR",
         }
     }
+
     /// The OTLP log record `severity_number`.
     pub const fn otlp_severity_number(self) -> u64 {
         match self {
@@ -379,6 +430,7 @@ impl Severity {
             Severity::High => 17,
         }
     }
+
     /// The OCSF `severity_id`.
     pub const fn ocsf_severity_id(self) -> u64 {
         match self {
@@ -387,6 +439,7 @@ impl Severity {
         }
     }
 }
+
 /// How much content an event may carry; ordered, lowest first. A field may appear only when its capture level is at or below the event's.
 ///
 /// Schema: `registry/capture.json`.
@@ -402,9 +455,11 @@ pub enum Capture {
     #[serde(rename = "all")]
     All,
 }
+
 impl Capture {
     /// Every value, in schema order.
     pub const ALL: [Capture; 3] = [Capture::None, Capture::Some, Capture::All];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -414,13 +469,16 @@ impl Capture {
         }
     }
 }
+
 impl std::fmt::Display for Capture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for Capture {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "none" => Ok(Capture::None),
@@ -435,6 +493,7 @@ impl std::str::FromStr for Capture {
         }
     }
 }
+
 impl Capture {
     /// The position in the order, lowest first.
     pub const fn rank(self) -> usize {
@@ -445,22 +504,26 @@ impl Capture {
         }
     }
 }
+
 impl PartialOrd for Capture {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
+
 impl Ord for Capture {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.rank().cmp(&other.rank())
     }
 }
+
 impl Default for Capture {
     /// The protocol default, `some`.
     fn default() -> Self {
         Capture::Some
     }
 }
+
 /// Why a command was rejected (`control.rejected` `reason`).
 ///
 /// Schema: `registry/nack-reasons.json`.
@@ -470,9 +533,11 @@ pub enum NackReason {
     #[serde(rename = "no")]
     No,
 }
+
 impl NackReason {
     /// Every value, in schema order.
     pub const ALL: [NackReason; 1] = [NackReason::No];
+
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -480,13 +545,16 @@ impl NackReason {
         }
     }
 }
+
 impl std::fmt::Display for NackReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl std::str::FromStr for NackReason {
     type Err = super::runtime::Error;
+
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
             "no" => Ok(NackReason::No),
