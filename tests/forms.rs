@@ -232,7 +232,9 @@ fn as_event(payload: aep_types::AttentionRequested, capture: Capture) -> Event {
     event.session = Some("s1".into());
     event.seq = Some(4);
     event.capture = Some(capture);
-    event.set_payload(&Payload::AttentionRequested(payload));
+    event
+        .set_payload(&Payload::AttentionRequested(payload))
+        .expect("encodes");
     event.validate().expect("the mapped payload validates");
     event
 }
