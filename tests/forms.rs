@@ -369,15 +369,18 @@ fn an_elicitation_at_metadata_keeps_no_model_text() {
 
 #[test]
 fn elicitation_answers_come_back_verbatim() {
-    let request = mcp::request(&elicitation(), "claude-code", Capture::Full).expect("maps");
+    let elicitation = mcp::map(&elicitation(), "claude-code", Capture::Full).expect("maps");
+    let request = elicitation.request.clone();
     let answer = values(json!({"service": "api", "replicas": 3, "tier": "m", "canary": true}));
     assert_eq!(
         form::validate_values(request.fields.as_deref().unwrap_or_default(), &answer),
         Ok(())
     );
     assert_eq!(
-        mcp::result(&answer),
-        json!({"action": "accept", "content": {"service": "api", "replicas": 3, "tier": "m", "canary": true}})
+        elicitation.result(&answer),
+        Ok(
+            json!({"action": "accept", "content": {"service": "api", "replicas": 3, "tier": "m", "canary": true}})
+        )
     );
     let closed = values(json!({"service": "api", "replicas": 3, "zone": "c"}));
     let errors =
@@ -385,6 +388,22 @@ fn elicitation_answers_come_back_verbatim() {
     assert_eq!(
         rules(errors),
         [("zone".to_owned(), FormRule::NotAChoice("c".into()))]
+    );
+}
+
+#[test]
+fn an_integer_property_keeps_integer_ness() {
+    let elicitation = mcp::map(&elicitation(), "claude-code", Capture::Full).expect("maps");
+    assert_eq!(elicitation.integers, ["replicas"]);
+    for whole in [json!(3), json!(3.0)] {
+        let answer = values(json!({"service": "api", "replicas": whole}));
+        assert_eq!(elicitation.validate_values(&answer), Ok(()), "{answer:?}");
+    }
+    let answer = values(json!({"service": "api", "replicas": 3.5, "ratio": 0.5}));
+    let errors = elicitation.result(&answer).expect_err("3.5 is no integer");
+    assert_eq!(
+        rules(errors),
+        [("replicas".to_owned(), FormRule::WrongType("an integer"))]
     );
 }
 

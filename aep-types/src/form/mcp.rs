@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
+use super::{FormError, FormErrors, FormRule};
 use crate::{AttentionRequested, Capture, Choice, FieldSpec, FieldSpecType, Object};
 
 /// Why an elicitation request cannot become a form.
@@ -37,8 +38,10 @@ impl std::error::Error for MappingError {}
 /// but not carried). Field ids are the property keys in schema order; an
 /// enum becomes a select whose choice ids are the values and labels the
 /// `enumNames` (or the values), with no `other` since MCP enums are closed;
-/// integers and numbers become `number` with `min`/`max`; a label is the
-/// `title` or the key; `required` is stated for every field.
+/// integers and numbers become `number` with `min`/`max` (AEP's
+/// `field_spec` has no integer type: use [`map`] to keep integer-ness for
+/// checking the answer); a label is the `title` or the key; `required` is
+/// stated for every field.
 ///
 /// Below capture `redacted` the prompt is `"{agent} requests input ({n}
 /// fields)"` and labels are keys and choice values; from `redacted` up the
@@ -48,6 +51,58 @@ pub fn request(
     agent: &str,
     capture: Capture,
 ) -> Result<AttentionRequested, MappingError> {
+    map(params, agent, capture).map(|elicitation| elicitation.request)
+}
+
+/// An `elicitation/create` request mapped to a form: the
+/// `attention.requested` payload, and what of the requested schema the
+/// form cannot state (which properties are JSON Schema `integer`s), to
+/// check the answer before it goes back as the elicitation result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elicitation {
+    /// The `attention.requested` payload, as [`request`] makes it.
+    pub request: AttentionRequested,
+    /// The properties of type `integer`, in schema order.
+    pub integers: Vec<String>,
+}
+
+impl Elicitation {
+    /// The form's check ([`validate_values`](super::validate_values)), and
+    /// that an `integer` property's answer is an integer (`3` or `3.0`,
+    /// not `3.5`).
+    pub fn validate_values(&self, values: &Object) -> Result<(), FormErrors> {
+        let fields = self.request.fields.as_deref().unwrap_or_default();
+        let mut errors = match super::validate_values(fields, values) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.0,
+        };
+        for key in &self.integers {
+            let fraction = match values.get(key) {
+                Some(Value::Number(n)) => n.as_f64().is_some_and(|x| x.fract() != 0.0),
+                _ => false,
+            };
+            if fraction {
+                errors.push(FormError {
+                    field: key.clone(),
+                    rule: FormRule::WrongType("an integer"),
+                });
+            }
+        }
+        FormErrors(errors).into_result()
+    }
+
+    /// The elicitation result for an accepted answer: its `values`,
+    /// verbatim, as the result's `content`, once they pass
+    /// [`validate_values`](Elicitation::validate_values).
+    pub fn result(&self, values: &Object) -> Result<Value, FormErrors> {
+        self.validate_values(values)?;
+        Ok(json!({"action": "accept", "content": values}))
+    }
+}
+
+/// Maps an `elicitation/create` request (see [`request`]), keeping which
+/// properties are integers.
+pub fn map(params: &Value, agent: &str, capture: Capture) -> Result<Elicitation, MappingError> {
     let fail = |property: Option<&str>, message: &str| MappingError {
         property: property.map(str::to_owned),
         message: message.to_owned(),
@@ -75,6 +130,7 @@ pub fn request(
     };
     let content = capture >= Capture::Redacted;
     let mut fields = Vec::new();
+    let mut integers = Vec::new();
     for (key, property) in properties {
         let error = |message: &str| fail(Some(key), message);
         let property = property
@@ -104,7 +160,10 @@ pub fn request(
                         Some(choices(values, property.get("enumNames"), content).map_err(&error)?);
                 }
             }
-            Some("integer" | "number") => {
+            Some(kind @ ("integer" | "number")) => {
+                if kind == "integer" {
+                    integers.push(key.clone());
+                }
                 field.type_ = FieldSpecType::Number;
                 field.min = property.get("minimum").and_then(Value::as_f64);
                 field.max = property.get("maximum").and_then(Value::as_f64);
@@ -149,7 +208,10 @@ pub fn request(
     } else {
         format!("{agent} requests input ({n} fields)")
     };
-    Ok(super::form_request(prompt, fields))
+    Ok(Elicitation {
+        request: super::form_request(prompt, fields),
+        integers,
+    })
 }
 
 fn choices(
@@ -188,10 +250,4 @@ fn choices(
             })
         })
         .collect()
-}
-
-/// The elicitation result for an accepted answer: its `values`, verbatim,
-/// as the result's `content`.
-pub fn result(values: &Object) -> Value {
-    json!({"action": "accept", "content": values})
 }
