@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::{FormError, FormErrors, FormRule};
@@ -29,7 +31,7 @@ impl fmt::Display for MappingError {
 impl std::error::Error for MappingError {}
 
 /// The `attention.requested` payload for an `elicitation/create` request
-/// (`params`: `message` and `requestedSchema`).
+/// (`params`, as JSON text: `message` and `requestedSchema`).
 ///
 /// The schema must be MCP's flat subset: an object whose properties are
 /// strings, string enums (with optional `enumNames`), integers, numbers or
@@ -38,6 +40,8 @@ impl std::error::Error for MappingError {}
 /// but not carried). Field ids are the property keys in schema order; an
 /// enum becomes a select whose choice ids are the values and labels the
 /// `enumNames` (or the values), with no `other` since MCP enums are closed;
+/// The fields follow the properties in the order the text lists them
+/// (read from the text itself, whatever serde_json's map order);
 /// integers and numbers become `number` with `min`/`max` (AEP's
 /// `field_spec` has no integer type: use [`map`] to keep integer-ness for
 /// checking the answer); a label is the `title` or the key; `required` is
@@ -47,7 +51,7 @@ impl std::error::Error for MappingError {}
 /// fields)"` and labels are keys and choice values; from `redacted` up the
 /// prompt is the message.
 pub fn request(
-    params: &Value,
+    params: &str,
     agent: &str,
     capture: Capture,
 ) -> Result<AttentionRequested, MappingError> {
@@ -102,11 +106,15 @@ impl Elicitation {
 
 /// Maps an `elicitation/create` request (see [`request`]), keeping which
 /// properties are integers.
-pub fn map(params: &Value, agent: &str, capture: Capture) -> Result<Elicitation, MappingError> {
+pub fn map(params: &str, agent: &str, capture: Capture) -> Result<Elicitation, MappingError> {
     let fail = |property: Option<&str>, message: &str| MappingError {
         property: property.map(str::to_owned),
         message: message.to_owned(),
     };
+    let order =
+        property_order(params).map_err(|e| fail(None, &format!("`params` is not JSON: {e}")))?;
+    let params: Value = serde_json::from_str(params)
+        .map_err(|e| fail(None, &format!("`params` is not JSON: {e}")))?;
     let message = params["message"]
         .as_str()
         .ok_or_else(|| fail(None, "`message` must be a string"))?;
@@ -131,8 +139,12 @@ pub fn map(params: &Value, agent: &str, capture: Capture) -> Result<Elicitation,
     let content = capture >= Capture::Redacted;
     let mut fields = Vec::new();
     let mut integers = Vec::new();
-    for (key, property) in properties {
+    for key in &order {
         let error = |message: &str| fail(Some(key), message);
+        if order.iter().filter(|k| *k == key).count() > 1 {
+            return Err(error("is listed twice"));
+        }
+        let property = &properties[key];
         let property = property
             .as_object()
             .ok_or_else(|| error("must be a schema object"))?;
@@ -250,4 +262,114 @@ fn choices(
             })
         })
         .collect()
+}
+
+/// The keys of `requestedSchema.properties` in the order the text lists
+/// them (empty when there are none; the mapping then says what is missing).
+fn property_order(params: &str) -> Result<Vec<String>, serde_json::Error> {
+    let member = |text: &str, name: &str| -> Result<Option<Box<RawValue>>, serde_json::Error> {
+        Ok(match serde_json::from_str::<Members>(text)? {
+            Members(Some(members)) => members
+                .into_iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v),
+            Members(None) => None,
+        })
+    };
+    let Some(schema) = member(params, "requestedSchema")? else {
+        return Ok(Vec::new());
+    };
+    let Some(properties) = member(schema.get(), "properties")? else {
+        return Ok(Vec::new());
+    };
+    Ok(match serde_json::from_str::<Members>(properties.get())? {
+        Members(Some(members)) => members.into_iter().map(|(k, _)| k).collect(),
+        Members(None) => Vec::new(),
+    })
+}
+
+/// An object's members in text order, values unparsed; `None` for any
+/// other JSON value.
+struct Members(Option<Vec<(String, Box<RawValue>)>>);
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+        struct Ordered;
+        impl<'de> Visitor<'de> for Ordered {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    members.push(entry);
+                }
+                Ok(Members(Some(members)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Members, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Members(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_unit<E>(self) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+        }
+        deserializer.deserialize_any(Ordered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs without serde_json's `preserve_order` when the crate is tested
+    /// alone (`cargo test -p aep-types`), where a `Value` sorts its keys.
+    #[test]
+    fn fields_follow_the_property_order_of_the_text() {
+        let params = r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "zeta": {"type": "string"}, "alpha": {"type": "integer"}, "mid": {"type": "boolean"}}}}"#;
+        let elicitation = map(params, "a", Capture::Full).expect("maps");
+        let ids: Vec<&str> = elicitation
+            .request
+            .fields
+            .iter()
+            .flatten()
+            .map(|f| f.id.as_str())
+            .collect();
+        assert_eq!(ids, ["zeta", "alpha", "mid"]);
+        assert_eq!(elicitation.integers, ["alpha"]);
+    }
+
+    #[test]
+    fn a_property_listed_twice_is_refused() {
+        let params = r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "a": {"type": "string"}, "a": {"type": "boolean"}}}}"#;
+        let error = map(params, "a", Capture::Full).expect_err("twice");
+        assert_eq!(error.property.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_an_error() {
+        assert!(map("{", "a", Capture::Full).is_err());
+    }
 }
