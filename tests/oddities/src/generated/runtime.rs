@@ -130,6 +130,12 @@ impl PartialEq for Data {
         self.get() == other.get()
     }
 }
+impl Eq for Data {}
+impl std::hash::Hash for Data {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.get().hash(state);
+    }
+}
 impl Serialize for Data {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
