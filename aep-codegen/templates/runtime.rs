@@ -484,7 +484,8 @@ impl fmt::Display for Violation {
     }
 }
 
-/// Every violation found by a `validate()`, in document order.
+/// Every violation found by a `validate()`: the schema keywords' in
+/// document order, then the capture rule's, by capture level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violations(pub Vec<Violation>);
 
