@@ -44,11 +44,15 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 
 /// What a file of `emit` takes from its parent: `(line number, name)`,
 /// where the name is a sibling module or, if it is none, an item of
-/// `mod.rs`.
+/// `mod.rs`. A file's unit tests (from `#[cfg(test)]` on) use their own
+/// module, which is no dependency between modules.
 fn sibling_uses(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
+        if line == "#[cfg(test)]" {
+            break;
+        }
         if let Some(rest) = line.strip_prefix("use super::") {
             if rest.starts_with('{') {
                 // `use super::{a, b::c};`: the first segment of each path

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io::{self, BufRead};
 
-use crate::Event;
+use crate::{Error, Event};
 
 /// An iterator over the events of a JSONL stream: one event per line,
 /// blank lines skipped. A line that does not decode is reported with its
@@ -55,7 +55,7 @@ impl<R: BufRead> Iterator for EventReader<R> {
                 Ok(_) if self.buffer.iter().all(u8::is_ascii_whitespace) => continue,
                 Ok(_) => {
                     let line = self.line;
-                    return Some(serde_json::from_slice(&self.buffer).map_err(|e| LineError {
+                    return Some(Event::from_slice(&self.buffer).map_err(|e| LineError {
                         line,
                         kind: LineErrorKind::Decode(e),
                     }));
@@ -82,7 +82,7 @@ pub struct LineError {
 
 #[derive(Debug)]
 enum LineErrorKind {
-    Decode(serde_json::Error),
+    Decode(Error),
     Io(io::Error),
 }
 
@@ -90,6 +90,15 @@ impl LineError {
     /// The 1-based line number.
     pub fn line(&self) -> usize {
         self.line
+    }
+
+    /// The decoding error, when the line was read but is not an event
+    /// (it names the offending attribute by JSON Pointer).
+    pub fn decode_error(&self) -> Option<&Error> {
+        match &self.kind {
+            LineErrorKind::Decode(e) => Some(e),
+            LineErrorKind::Io(_) => None,
+        }
     }
 
     /// Whether reading failed (which ends the stream), rather than

@@ -31,6 +31,34 @@ impl Context<'_> {
         envelope.into_iter().chain(modules).flatten()
     }
 
+    /// Whether a value of the type holds an `f64` anywhere (so the type
+    /// cannot be `Eq` or `Hash`).
+    pub fn holds_float(&self, ty: &Ty) -> bool {
+        self.holds_float_within(ty, &mut Vec::new())
+    }
+
+    fn holds_float_within<'p>(&'p self, ty: &'p Ty, seen: &mut Vec<&'p TypePath>) -> bool {
+        match ty {
+            Ty::Number(_) => true,
+            Ty::Array(item, _) => self.holds_float_within(item, seen),
+            Ty::Named(path) if seen.contains(&path) => false,
+            Ty::Named(path) => {
+                seen.push(path);
+                self.items(path).any(|item| match item {
+                    Item::Struct(s) if s.name == path.name => s
+                        .fields
+                        .iter()
+                        .any(|f| self.holds_float_within(&f.ty, seen)),
+                    Item::Union(u) if u.name == path.name => {
+                        u.members.contains(&crate::ir::Primitive::Number)
+                    }
+                    _ => false,
+                })
+            }
+            _ => false,
+        }
+    }
+
     /// Whether a type is `Copy` (numbers, booleans and string enums).
     pub fn is_copy(&self, ty: &Ty) -> bool {
         match ty {
@@ -56,9 +84,24 @@ impl Context<'_> {
         quote!(super::registry::Capture::#variant)
     }
 
-    /// The level of members without `x-aep-capture`.
-    pub fn capture_default(&self) -> TokenStream {
-        let variant = ident(&self.ir.registry.capture_default);
-        quote!(super::registry::Capture::#variant)
+    /// The position of a capture level in the registry's scale.
+    pub fn capture_rank(&self, level: &str) -> usize {
+        self.ir
+            .registry
+            .capture
+            .iter()
+            .position(|(value, _)| value == level)
+            .expect("lowering checked every capture level")
+    }
+
+    /// The position of the level of members without `x-aep-capture`
+    /// in the registry's capture scale.
+    pub fn capture_default_index(&self) -> usize {
+        let registry = &self.ir.registry;
+        registry
+            .capture
+            .iter()
+            .position(|(_, variant)| *variant == registry.capture_default)
+            .expect("lowering checked the default capture level")
     }
 }

@@ -98,25 +98,37 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
     modules
 }
 
-/// `mod.rs`: declares the modules and re-exports every public item.
+/// `mod.rs`: declares the modules and re-exports what users name from the
+/// root: the envelope, the registry, the payload structs and the shared
+/// definitions; types nested in a payload are named through its module.
 fn root(ir: &Ir) -> TokenStream {
     let schema_modules: Vec<Ident> = ir.modules.iter().map(|m| ident(&m.name)).collect();
     let exports = ir.modules.iter().map(|m| {
         let module = ident(&m.name);
-        let names = m.items.iter().map(|i| ident(items::name(i)));
+        let payloads: Vec<Ident> = ir
+            .payloads
+            .iter()
+            .filter(|p| p.module == m.name)
+            .map(|p| ident(&p.name))
+            .collect();
+        let names: Vec<Ident> = if payloads.is_empty() {
+            m.items.iter().map(|i| ident(items::name(i))).collect()
+        } else {
+            payloads
+        };
         quote!(pub use #module::{#(#names),*};)
     });
     let envelope_names = ir.envelope.items.iter().map(|i| ident(items::name(i)));
     quote! {
         //! The AEP registry as Rust types.
 
-        mod runtime;
+        pub(crate) mod runtime;
         mod registry;
         mod envelope;
         mod payload;
-        #(mod #schema_modules;)*
+        #(pub mod #schema_modules;)*
 
-        pub use runtime::{integral, Data, Error, Object};
+        pub use runtime::{Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use payload::Payload;

@@ -8,23 +8,31 @@
 /// A health report from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.health.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AgentHealth {
     /// Overall health: fully working, working with reduced capability, or not working.
     ///
     /// `status`, required, capture `metadata`.
-    pub status: super::agent_health::AgentHealthStatus,
+    pub status: super::agent_health::Status,
     /// Free-text explanation of the status; redacted.
     ///
     /// `detail`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AgentHealth {
+    /// A `AgentHealth` with its required members (`status`); the optional ones absent.
+    pub fn new(status: super::agent_health::Status) -> Self {
+        Self {
+            status,
+            detail: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -39,13 +47,57 @@ impl AgentHealth {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        if super::registry::Capture::Redacted > level {
-            self.detail = None;
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+        if super::registry::Capture::Redacted > level {
+            self.detail = None;
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "status", super::registry::Capture::Metadata, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.detail.is_some(),
+                "detail",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for AgentHealth {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status", "detail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.status;
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        if let Some(value) = &self.detail {
+            super::runtime::entry(&mut map, "detail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -66,7 +118,7 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
                 self,
                 mut map: A,
             ) -> Result<AgentHealth, A::Error> {
-                let mut slot_0: Option<super::agent_health::AgentHealthStatus> = None;
+                let mut slot_0: Option<super::agent_health::Status> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -95,54 +147,66 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
 /// Overall health: fully working, working with reduced capability, or not working.
 ///
 /// Schema: `types/agent.health.schema.json#/properties/status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AgentHealthStatus {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Status {
     /// `"ok"`
-    #[serde(rename = "ok")]
     Ok,
     /// `"degraded"`
-    #[serde(rename = "degraded")]
     Degraded,
     /// `"failing"`
-    #[serde(rename = "failing")]
     Failing,
 }
 
-impl AgentHealthStatus {
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["ok", "degraded", "failing"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl Status {
     /// Every value, in schema order.
-    pub const ALL: [AgentHealthStatus; 3] = [
-        AgentHealthStatus::Ok,
-        AgentHealthStatus::Degraded,
-        AgentHealthStatus::Failing,
-    ];
+    pub const ALL: [Status; 3] = [Status::Ok, Status::Degraded, Status::Failing];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AgentHealthStatus::Ok => "ok",
-            AgentHealthStatus::Degraded => "degraded",
-            AgentHealthStatus::Failing => "failing",
+            Status::Ok => "ok",
+            Status::Degraded => "degraded",
+            Status::Failing => "failing",
         }
     }
 }
 
-impl std::fmt::Display for AgentHealthStatus {
+impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AgentHealthStatus {
+impl std::str::FromStr for Status {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "ok" => Ok(AgentHealthStatus::Ok),
-            "degraded" => Ok(AgentHealthStatus::Degraded),
-            "failing" => Ok(AgentHealthStatus::Failing),
+            "ok" => Ok(Status::Ok),
+            "degraded" => Ok(Status::Degraded),
+            "failing" => Ok(Status::Failing),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AgentHealthStatus` value",
+                    expected: "`Status` value",
                     value: s.to_owned(),
                 })
             }

@@ -8,24 +8,31 @@
 /// Periodic liveness signal from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.heartbeat.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AgentHeartbeat {
     /// Counter of heartbeats sent.
     ///
     /// `tick`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tick: Option<u64>,
     /// Intended time between heartbeats in milliseconds; lets a consumer detect missed ones.
     ///
     /// `interval_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AgentHeartbeat {
+    /// A `AgentHeartbeat` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            tick: None,
+            interval_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -40,16 +47,60 @@ impl AgentHeartbeat {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.tick = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.interval_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.tick.is_some(),
+                "tick",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.interval_ms.is_some(),
+                "interval_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for AgentHeartbeat {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tick", "interval_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.tick {
+            super::runtime::entry(&mut map, "tick", value)?;
+        }
+        if let Some(value) = &self.interval_ms {
+            super::runtime::entry(&mut map, "interval_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -75,9 +126,19 @@ impl<'de> serde::Deserialize<'de> for AgentHeartbeat {
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tick" => super::runtime::fill(&mut slot_0, &mut map, "tick")?,
+                        "tick" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "tick")?
+                        }
                         "interval_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "interval_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "interval_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -8,24 +8,31 @@
 /// The agent has become idle and is waiting for work. Agent-scoped.
 ///
 /// Schema: `types/agent.idle.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AgentIdle {
     /// How long the agent has been idle, in milliseconds.
     ///
     /// `since_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub since_ms: Option<u64>,
     /// Structural reason for idling (for example awaiting input).
     ///
     /// `reason`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AgentIdle {
+    /// A `AgentIdle` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            since_ms: None,
+            reason: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -40,16 +47,60 @@ impl AgentIdle {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.since_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.reason = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.since_ms.is_some(),
+                "since_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.reason.is_some(),
+                "reason",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for AgentIdle {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["since_ms", "reason"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.since_ms {
+            super::runtime::entry(&mut map, "since_ms", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -76,7 +127,11 @@ impl<'de> serde::Deserialize<'de> for AgentIdle {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "since_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "since_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "since_ms")?
                         }
                         "reason" => {
                             super::runtime::fill(&mut slot_1, &mut map, "reason")?

@@ -8,49 +8,46 @@
 /// An automated or LLM-judge evaluation of some work produced a result (experimental). Member names follow the OpenTelemetry GenAI evaluation attributes.
 ///
 /// Schema: `types/assessment.evaluation.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AssessmentEvaluationRecorded {
     /// Name of the evaluation or metric.
     ///
     /// `gen_ai.evaluation.name`, optional, capture `metadata`.
-    #[serde(rename = "gen_ai.evaluation.name", skip_serializing_if = "Option::is_none")]
     pub gen_ai_evaluation_name: Option<String>,
     /// Numeric score; the scale is evaluator-defined.
     ///
     /// `gen_ai.evaluation.score.value`, optional, capture `metadata`.
-    #[serde(
-        rename = "gen_ai.evaluation.score.value",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub gen_ai_evaluation_score_value: Option<f64>,
     /// Categorical verdict (for example pass or fail).
     ///
     /// `gen_ai.evaluation.score.label`, optional, capture `metadata`.
-    #[serde(
-        rename = "gen_ai.evaluation.score.label",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_evaluation_score_label: Option<String>,
     /// Evaluator's free-text reasoning; redacted.
     ///
     /// `gen_ai.evaluation.explanation`, optional, capture `redacted`.
-    #[serde(
-        rename = "gen_ai.evaluation.explanation",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_evaluation_explanation: Option<String>,
     /// Which evaluator produced the result (a model, rule set or tool).
     ///
     /// `evaluator`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub evaluator: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AssessmentEvaluationRecorded {
+    /// A `AssessmentEvaluationRecorded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            gen_ai_evaluation_name: None,
+            gen_ai_evaluation_score_value: None,
+            gen_ai_evaluation_score_label: None,
+            gen_ai_evaluation_explanation: None,
+            evaluator: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -65,25 +62,107 @@ impl AssessmentEvaluationRecorded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.gen_ai_evaluation_name = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_evaluation_score_value = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_evaluation_score_label = None;
+            self.evaluator = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.gen_ai_evaluation_explanation = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.evaluator = None;
+            v.capture_member(
+                self.gen_ai_evaluation_name.is_some(),
+                "gen_ai.evaluation.name",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_evaluation_score_value.is_some(),
+                "gen_ai.evaluation.score.value",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_evaluation_score_label.is_some(),
+                "gen_ai.evaluation.score.label",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.evaluator.is_some(),
+                "evaluator",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.gen_ai_evaluation_explanation.is_some(),
+                "gen_ai.evaluation.explanation",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
+    }
+}
+
+impl serde::Serialize for AssessmentEvaluationRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "gen_ai.evaluation.name",
+                "gen_ai.evaluation.score.value",
+                "gen_ai.evaluation.score.label",
+                "gen_ai.evaluation.explanation",
+                "evaluator",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.gen_ai_evaluation_name {
+            super::runtime::entry(&mut map, "gen_ai.evaluation.name", value)?;
+        }
+        if let Some(value) = &self.gen_ai_evaluation_score_value {
+            super::runtime::entry(
+                &mut map,
+                "gen_ai.evaluation.score.value",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.gen_ai_evaluation_score_label {
+            super::runtime::entry(&mut map, "gen_ai.evaluation.score.label", value)?;
+        }
+        if let Some(value) = &self.gen_ai_evaluation_explanation {
+            super::runtime::entry(&mut map, "gen_ai.evaluation.explanation", value)?;
+        }
+        if let Some(value) = &self.evaluator {
+            super::runtime::entry(&mut map, "evaluator", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,42 +8,46 @@
 /// A human gave feedback on some work: a rating, a label, a comment or a correction (experimental).
 ///
 /// Schema: `types/assessment.feedback.received.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AssessmentFeedbackReceived {
     /// Numeric rating; the scale is producer-defined.
     ///
     /// `rating`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub rating: Option<f64>,
     /// Categorical feedback (for example thumbs_up).
     ///
     /// `label`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// The person's comment; user text, hence redacted.
     ///
     /// `comment`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     /// What the output should have been, as supplied by the person; redacted.
     ///
     /// `correction`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub correction: Option<String>,
     /// Where the feedback came from (a UI, an API, a review tool).
     ///
     /// `source`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AssessmentFeedbackReceived {
+    /// A `AssessmentFeedbackReceived` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            rating: None,
+            label: None,
+            comment: None,
+            correction: None,
+            source: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -58,25 +62,98 @@ impl AssessmentFeedbackReceived {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.rating = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.label = None;
+            self.source = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.comment = None;
-        }
-        if super::registry::Capture::Redacted > level {
             self.correction = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.source = None;
+            v.capture_member(
+                self.rating.is_some(),
+                "rating",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.label.is_some(),
+                "label",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.source.is_some(),
+                "source",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.comment.is_some(),
+                "comment",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.correction.is_some(),
+                "correction",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
+    }
+}
+
+impl serde::Serialize for AssessmentFeedbackReceived {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["rating", "label", "comment", "correction", "source"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.rating {
+            super::runtime::entry(
+                &mut map,
+                "rating",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.label {
+            super::runtime::entry(&mut map, "label", value)?;
+        }
+        if let Some(value) = &self.comment {
+            super::runtime::entry(&mut map, "comment", value)?;
+        }
+        if let Some(value) = &self.correction {
+            super::runtime::entry(&mut map, "correction", value)?;
+        }
+        if let Some(value) = &self.source {
+            super::runtime::entry(&mut map, "source", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,21 +8,26 @@
 /// A content-safety guardrail or filter has already acted on an input or an output; records its verdict (experimental).
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AssessmentGuardrailRecorded {
     /// The guardrail's decision.
     ///
     /// `guardrail`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub guardrail: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrail,
-    >,
+    pub guardrail: Option<super::assessment_guardrail_recorded::Guardrail>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AssessmentGuardrailRecorded {
+    /// A `AssessmentGuardrailRecorded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            guardrail: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -43,16 +48,57 @@ impl AssessmentGuardrailRecorded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.guardrail = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.guardrail {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.guardrail.is_some(),
+                "guardrail",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.guardrail {
+                v.key("guardrail");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
+    }
+}
+
+impl serde::Serialize for AssessmentGuardrailRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["guardrail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.guardrail {
+            super::runtime::entry(&mut map, "guardrail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -74,7 +120,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
                 mut map: A,
             ) -> Result<AssessmentGuardrailRecorded, A::Error> {
                 let mut slot_0: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrail,
+                    super::assessment_guardrail_recorded::Guardrail,
                 > = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -99,49 +145,48 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
 /// The guardrail's decision.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct AssessmentGuardrailRecordedGuardrail {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Guardrail {
     /// Whether the checked content was an input or an output.
     ///
     /// `stage`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stage: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailStage,
-    >,
+    pub stage: Option<super::assessment_guardrail_recorded::GuardrailStage>,
     /// Outcome: let through, let through but flagged, blocked, or altered.
     ///
     /// `verdict`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailVerdict,
-    >,
+    pub verdict: Option<super::assessment_guardrail_recorded::GuardrailVerdict>,
     /// Policy categories the detector scored.
     ///
     /// `categories`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub categories: Option<
-        Vec<
-            super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailCategoriesItem,
-        >,
+        Vec<super::assessment_guardrail_recorded::GuardrailCategories>,
     >,
     /// The detector that produced the verdict.
     ///
     /// `detector`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detector: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailDetector,
-    >,
+    pub detector: Option<super::assessment_guardrail_recorded::GuardrailDetector>,
     /// Free-text reason for the verdict; may quote the content, hence redacted.
     ///
     /// `explanation`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl AssessmentGuardrailRecordedGuardrail {
+impl Guardrail {
+    /// A `Guardrail` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            stage: None,
+            verdict: None,
+            categories: None,
+            detector: None,
+            explanation: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -171,69 +216,151 @@ impl AssessmentGuardrailRecordedGuardrail {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.stage = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.verdict = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.categories = None;
-        }
-        if let Some(value) = &mut self.categories {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
-            for item in value.iter_mut() {
-                item.drop_above(level);
-            }
-        }
-        if super::registry::Capture::Metadata > level {
             self.detector = None;
-        }
-        if let Some(value) = &mut self.detector {
-            value.drop_above(level);
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.explanation = None;
         }
+        if let Some(value) = &mut self.categories {
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if let Some(value) = &mut self.detector {
+            value.drop_above(level);
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.stage.is_some(),
+                "stage",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.verdict.is_some(),
+                "verdict",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.categories.is_some(),
+                "categories",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.detector.is_some(),
+                "detector",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.categories {
+                v.key("categories");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+            if let Some(value) = &self.detector {
+                v.key("detector");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.explanation.is_some(),
+                "explanation",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
+impl serde::Serialize for Guardrail {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["stage", "verdict", "categories", "detector", "explanation"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.stage {
+            super::runtime::entry(&mut map, "stage", value)?;
+        }
+        if let Some(value) = &self.verdict {
+            super::runtime::entry(&mut map, "verdict", value)?;
+        }
+        if let Some(value) = &self.categories {
+            super::runtime::entry(&mut map, "categories", value)?;
+        }
+        if let Some(value) = &self.detector {
+            super::runtime::entry(&mut map, "detector", value)?;
+        }
+        if let Some(value) = &self.explanation {
+            super::runtime::entry(&mut map, "explanation", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Guardrail {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AssessmentGuardrailRecordedGuardrail;
+            type Value = Guardrail;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `AssessmentGuardrailRecordedGuardrail` object")
+                f.write_str("a `Guardrail` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<AssessmentGuardrailRecordedGuardrail, A::Error> {
+            ) -> Result<Guardrail, A::Error> {
                 let mut slot_0: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailStage,
+                    super::assessment_guardrail_recorded::GuardrailStage,
                 > = None;
                 let mut slot_1: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailVerdict,
+                    super::assessment_guardrail_recorded::GuardrailVerdict,
                 > = None;
                 let mut slot_2: Option<
-                    Vec<
-                        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailCategoriesItem,
-                    >,
+                    Vec<super::assessment_guardrail_recorded::GuardrailCategories>,
                 > = None;
                 let mut slot_3: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailDetector,
+                    super::assessment_guardrail_recorded::GuardrailDetector,
                 > = None;
                 let mut slot_4: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -255,7 +382,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(AssessmentGuardrailRecordedGuardrail {
+                Ok(Guardrail {
                     stage: slot_0,
                     verdict: slot_1,
                     categories: slot_2,
@@ -273,48 +400,62 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
 /// Whether the checked content was an input or an output.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/stage`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AssessmentGuardrailRecordedGuardrailStage {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GuardrailStage {
     /// `"input"`
-    #[serde(rename = "input")]
     Input,
     /// `"output"`
-    #[serde(rename = "output")]
     Output,
 }
 
-impl AssessmentGuardrailRecordedGuardrailStage {
+impl serde::Serialize for GuardrailStage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GuardrailStage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["input", "output"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl GuardrailStage {
     /// Every value, in schema order.
-    pub const ALL: [AssessmentGuardrailRecordedGuardrailStage; 2] = [
-        AssessmentGuardrailRecordedGuardrailStage::Input,
-        AssessmentGuardrailRecordedGuardrailStage::Output,
-    ];
+    pub const ALL: [GuardrailStage; 2] = [GuardrailStage::Input, GuardrailStage::Output];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AssessmentGuardrailRecordedGuardrailStage::Input => "input",
-            AssessmentGuardrailRecordedGuardrailStage::Output => "output",
+            GuardrailStage::Input => "input",
+            GuardrailStage::Output => "output",
         }
     }
 }
 
-impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailStage {
+impl std::fmt::Display for GuardrailStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
+impl std::str::FromStr for GuardrailStage {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "input" => Ok(AssessmentGuardrailRecordedGuardrailStage::Input),
-            "output" => Ok(AssessmentGuardrailRecordedGuardrailStage::Output),
+            "input" => Ok(GuardrailStage::Input),
+            "output" => Ok(GuardrailStage::Output),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AssessmentGuardrailRecordedGuardrailStage` value",
+                    expected: "`GuardrailStage` value",
                     value: s.to_owned(),
                 })
             }
@@ -325,60 +466,75 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
 /// Outcome: let through, let through but flagged, blocked, or altered.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/verdict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AssessmentGuardrailRecordedGuardrailVerdict {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GuardrailVerdict {
     /// `"allowed"`
-    #[serde(rename = "allowed")]
     Allowed,
     /// `"flagged"`
-    #[serde(rename = "flagged")]
     Flagged,
     /// `"blocked"`
-    #[serde(rename = "blocked")]
     Blocked,
     /// `"modified"`
-    #[serde(rename = "modified")]
     Modified,
 }
 
-impl AssessmentGuardrailRecordedGuardrailVerdict {
+impl serde::Serialize for GuardrailVerdict {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GuardrailVerdict {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["allowed", "flagged", "blocked", "modified"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl GuardrailVerdict {
     /// Every value, in schema order.
-    pub const ALL: [AssessmentGuardrailRecordedGuardrailVerdict; 4] = [
-        AssessmentGuardrailRecordedGuardrailVerdict::Allowed,
-        AssessmentGuardrailRecordedGuardrailVerdict::Flagged,
-        AssessmentGuardrailRecordedGuardrailVerdict::Blocked,
-        AssessmentGuardrailRecordedGuardrailVerdict::Modified,
+    pub const ALL: [GuardrailVerdict; 4] = [
+        GuardrailVerdict::Allowed,
+        GuardrailVerdict::Flagged,
+        GuardrailVerdict::Blocked,
+        GuardrailVerdict::Modified,
     ];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AssessmentGuardrailRecordedGuardrailVerdict::Allowed => "allowed",
-            AssessmentGuardrailRecordedGuardrailVerdict::Flagged => "flagged",
-            AssessmentGuardrailRecordedGuardrailVerdict::Blocked => "blocked",
-            AssessmentGuardrailRecordedGuardrailVerdict::Modified => "modified",
+            GuardrailVerdict::Allowed => "allowed",
+            GuardrailVerdict::Flagged => "flagged",
+            GuardrailVerdict::Blocked => "blocked",
+            GuardrailVerdict::Modified => "modified",
         }
     }
 }
 
-impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailVerdict {
+impl std::fmt::Display for GuardrailVerdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
+impl std::str::FromStr for GuardrailVerdict {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "allowed" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Allowed),
-            "flagged" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Flagged),
-            "blocked" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Blocked),
-            "modified" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Modified),
+            "allowed" => Ok(GuardrailVerdict::Allowed),
+            "flagged" => Ok(GuardrailVerdict::Flagged),
+            "blocked" => Ok(GuardrailVerdict::Blocked),
+            "modified" => Ok(GuardrailVerdict::Modified),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AssessmentGuardrailRecordedGuardrailVerdict` value",
+                    expected: "`GuardrailVerdict` value",
                     value: s.to_owned(),
                 })
             }
@@ -389,27 +545,31 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
 /// One scored category.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/categories/items`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct GuardrailCategories {
     /// Category name (for example violence or pii).
     ///
     /// `name`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Detector score for the category; the scale is detector-defined.
     ///
     /// `score`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub score: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
+impl GuardrailCategories {
+    /// A `GuardrailCategories` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            name: None,
+            score: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -424,39 +584,78 @@ impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.name = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.score = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.score.is_some(),
+                "score",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de>
-for AssessmentGuardrailRecordedGuardrailCategoriesItem {
+impl serde::Serialize for GuardrailCategories {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "score"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.score {
+            super::runtime::entry(&mut map, "score", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GuardrailCategories {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AssessmentGuardrailRecordedGuardrailCategoriesItem;
+            type Value = GuardrailCategories;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(
-                    "a `AssessmentGuardrailRecordedGuardrailCategoriesItem` object",
-                )
+                f.write_str("a `GuardrailCategories` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<AssessmentGuardrailRecordedGuardrailCategoriesItem, A::Error> {
+            ) -> Result<GuardrailCategories, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<f64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -467,7 +666,7 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(AssessmentGuardrailRecordedGuardrailCategoriesItem {
+                Ok(GuardrailCategories {
                     name: slot_0,
                     score: slot_1,
                     extra,
@@ -482,24 +681,31 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
 /// The detector that produced the verdict.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/detector`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct AssessmentGuardrailRecordedGuardrailDetector {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct GuardrailDetector {
     /// Detector name.
     ///
     /// `name`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Detector version.
     ///
     /// `version`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl AssessmentGuardrailRecordedGuardrailDetector {
+impl GuardrailDetector {
+    /// A `GuardrailDetector` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            name: None,
+            version: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -514,36 +720,78 @@ impl AssessmentGuardrailRecordedGuardrailDetector {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.name = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.version = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.version.is_some(),
+                "version",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetector {
+impl serde::Serialize for GuardrailDetector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.version {
+            super::runtime::entry(&mut map, "version", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GuardrailDetector {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AssessmentGuardrailRecordedGuardrailDetector;
+            type Value = GuardrailDetector;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `AssessmentGuardrailRecordedGuardrailDetector` object")
+                f.write_str("a `GuardrailDetector` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<AssessmentGuardrailRecordedGuardrailDetector, A::Error> {
+            ) -> Result<GuardrailDetector, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -556,7 +804,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetect
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(AssessmentGuardrailRecordedGuardrailDetector {
+                Ok(GuardrailDetector {
                     name: slot_0,
                     version: slot_1,
                     extra,

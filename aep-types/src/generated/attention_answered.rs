@@ -8,7 +8,8 @@
 /// A response to an attention request was produced; the envelope subject names the request.
 ///
 /// Schema: `types/attention.answered.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AttentionAnswered {
     /// The response given. Required. For form values, gating depends on each field's type (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata).
     ///
@@ -17,19 +18,26 @@ pub struct AttentionAnswered {
     /// Identifier of the responder (a person, delegate or policy).
     ///
     /// `by`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// How the answer arrived: through a control command or out of band.
     ///
     /// `via`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub via: Option<super::attention_answered::AttentionAnsweredVia>,
+    pub via: Option<super::attention_answered::Via>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AttentionAnswered {
+    /// A `AttentionAnswered` with its required members (`answer`); the optional ones absent.
+    pub fn new(answer: super::common::Answer) -> Self {
+        Self {
+            answer,
+            by: None,
+            via: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -51,20 +59,76 @@ impl AttentionAnswered {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.by = None;
+            self.via = None;
+            self.extra.clear();
+        }
         {
             let value = &mut self.answer;
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.by = None;
+            v.capture_member(true, "answer", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.by.is_some(),
+                "by",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.via.is_some(),
+                "via",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.answer;
+                v.key("answer");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.via = None;
+    }
+}
+
+impl serde::Serialize for AttentionAnswered {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["answer", "by", "via"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.answer;
+            super::runtime::entry(&mut map, "answer", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &self.by {
+            super::runtime::entry(&mut map, "by", value)?;
         }
+        if let Some(value) = &self.via {
+            super::runtime::entry(&mut map, "via", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -87,9 +151,7 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
             ) -> Result<AttentionAnswered, A::Error> {
                 let mut slot_0: Option<super::common::Answer> = None;
                 let mut slot_1: Option<String> = None;
-                let mut slot_2: Option<
-                    super::attention_answered::AttentionAnsweredVia,
-                > = None;
+                let mut slot_2: Option<super::attention_answered::Via> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -117,48 +179,58 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
 /// How the answer arrived: through a control command or out of band.
 ///
 /// Schema: `types/attention.answered.schema.json#/properties/via`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AttentionAnsweredVia {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Via {
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"oob"`
-    #[serde(rename = "oob")]
     Oob,
 }
 
-impl AttentionAnsweredVia {
+impl serde::Serialize for Via {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Via {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+    }
+}
+
+impl Via {
     /// Every value, in schema order.
-    pub const ALL: [AttentionAnsweredVia; 2] = [
-        AttentionAnsweredVia::Control,
-        AttentionAnsweredVia::Oob,
-    ];
+    pub const ALL: [Via; 2] = [Via::Control, Via::Oob];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionAnsweredVia::Control => "control",
-            AttentionAnsweredVia::Oob => "oob",
+            Via::Control => "control",
+            Via::Oob => "oob",
         }
     }
 }
 
-impl std::fmt::Display for AttentionAnsweredVia {
+impl std::fmt::Display for Via {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AttentionAnsweredVia {
+impl std::str::FromStr for Via {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "control" => Ok(AttentionAnsweredVia::Control),
-            "oob" => Ok(AttentionAnsweredVia::Oob),
+            "control" => Ok(Via::Control),
+            "oob" => Ok(Via::Oob),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionAnsweredVia` value",
+                    expected: "`Via` value",
                     value: s.to_owned(),
                 })
             }

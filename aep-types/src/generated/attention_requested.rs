@@ -8,12 +8,13 @@
 /// The agent needs a human or a policy delegate: a permission decision, some input, authentication, a review, or a multi-field form. Opens the attention lifecycle requested, routed*, answered, then resolved or timeout; the later lifecycle events name this request in their envelope subject.
 ///
 /// Schema: `types/attention.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct AttentionRequested {
     /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
     ///
     /// `kind`, required, capture `metadata`.
-    pub kind: super::attention_requested::AttentionRequestedKind,
+    pub kind: super::attention_requested::Kind,
     /// The question or message shown to the responder; for kind=form, the form's overall title or message. Metadata by exception: at capture=metadata its content must be synthesised from structural metadata alone, never carrying model-generated text; at redacted or full it may carry the text supplied by the agent or hook, after the redaction pipeline.
     ///
     /// `prompt`, required, capture `metadata`.
@@ -21,36 +22,45 @@ pub struct AttentionRequested {
     /// Closed set of answers (e.g. allow / deny); the answer's option returns the picked id. Each label follows the metadata-by-exception placeholder rule.
     ///
     /// `options`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<super::common::Choice>>,
     /// Only with kind=form: the form's flat list of typed fields, answered together in one answer.values object.
     ///
     /// `fields`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<super::common::FieldSpec>>,
     /// RFC 3339 date-time after which the request times out.
     ///
     /// `expires_at`, optional, capture `metadata`, format `date-time`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// Channels through which an answer is accepted: a control.attention.respond command, and/or out of band.
     ///
     /// `respond_via`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub respond_via: Option<
-        Vec<super::attention_requested::AttentionRequestedRespondViaItem>,
-    >,
+    pub respond_via: Option<Vec<super::attention_requested::RespondVia>>,
     /// Free-form raw context behind the request (for example the tool input under review); full capture only.
     ///
     /// `context`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<super::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AttentionRequested {
+    /// A `AttentionRequested` with its required members (`kind`, `prompt`); the optional ones absent.
+    pub fn new(
+        kind: super::attention_requested::Kind,
+        prompt: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            prompt: prompt.into(),
+            options: None,
+            fields: None,
+            expires_at: None,
+            respond_via: None,
+            context: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -89,41 +99,144 @@ impl AttentionRequested {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.options = None;
-        }
-        if let Some(value) = &mut self.options {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
-            for item in value.iter_mut() {
-                item.drop_above(level);
-            }
-        }
-        if super::registry::Capture::Metadata > level {
             self.fields = None;
-        }
-        if let Some(value) = &mut self.fields {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
-            for item in value.iter_mut() {
-                item.drop_above(level);
-            }
-        }
-        if super::registry::Capture::Metadata > level {
             self.expires_at = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.respond_via = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Full > level {
             self.context = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &mut self.options {
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
         }
+        if let Some(value) = &mut self.fields {
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "kind", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "prompt", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.options.is_some(),
+                "options",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.fields.is_some(),
+                "fields",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.expires_at.is_some(),
+                "expires_at",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.respond_via.is_some(),
+                "respond_via",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.options {
+                v.key("options");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+            if let Some(value) = &self.fields {
+                v.key("fields");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.context.is_some(),
+                "context",
+                super::registry::Capture::Full,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for AttentionRequested {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "kind",
+                "prompt",
+                "options",
+                "fields",
+                "expires_at",
+                "respond_via",
+                "context",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.kind;
+            super::runtime::entry(&mut map, "kind", value)?;
+        }
+        {
+            let value = &self.prompt;
+            super::runtime::entry(&mut map, "prompt", value)?;
+        }
+        if let Some(value) = &self.options {
+            super::runtime::entry(&mut map, "options", value)?;
+        }
+        if let Some(value) = &self.fields {
+            super::runtime::entry(&mut map, "fields", value)?;
+        }
+        if let Some(value) = &self.expires_at {
+            super::runtime::entry(&mut map, "expires_at", value)?;
+        }
+        if let Some(value) = &self.respond_via {
+            super::runtime::entry(&mut map, "respond_via", value)?;
+        }
+        if let Some(value) = &self.context {
+            super::runtime::entry(&mut map, "context", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -144,16 +257,12 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
                 self,
                 mut map: A,
             ) -> Result<AttentionRequested, A::Error> {
-                let mut slot_0: Option<
-                    super::attention_requested::AttentionRequestedKind,
-                > = None;
+                let mut slot_0: Option<super::attention_requested::Kind> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<Vec<super::common::Choice>> = None;
                 let mut slot_3: Option<Vec<super::common::FieldSpec>> = None;
                 let mut slot_4: Option<String> = None;
-                let mut slot_5: Option<
-                    Vec<super::attention_requested::AttentionRequestedRespondViaItem>,
-                > = None;
+                let mut slot_5: Option<Vec<super::attention_requested::RespondVia>> = None;
                 let mut slot_6: Option<super::runtime::Object> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -200,72 +309,85 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
 /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AttentionRequestedKind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kind {
     /// `"permission"`
-    #[serde(rename = "permission")]
     Permission,
     /// `"input"`
-    #[serde(rename = "input")]
     Input,
     /// `"auth"`
-    #[serde(rename = "auth")]
     Auth,
     /// `"review"`
-    #[serde(rename = "review")]
     Review,
     /// `"form"`
-    #[serde(rename = "form")]
     Form,
     /// `"other"`
-    #[serde(rename = "other")]
     Other,
 }
 
-impl AttentionRequestedKind {
+impl serde::Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["permission", "input", "auth", "review", "form", "other"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl Kind {
     /// Every value, in schema order.
-    pub const ALL: [AttentionRequestedKind; 6] = [
-        AttentionRequestedKind::Permission,
-        AttentionRequestedKind::Input,
-        AttentionRequestedKind::Auth,
-        AttentionRequestedKind::Review,
-        AttentionRequestedKind::Form,
-        AttentionRequestedKind::Other,
+    pub const ALL: [Kind; 6] = [
+        Kind::Permission,
+        Kind::Input,
+        Kind::Auth,
+        Kind::Review,
+        Kind::Form,
+        Kind::Other,
     ];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionRequestedKind::Permission => "permission",
-            AttentionRequestedKind::Input => "input",
-            AttentionRequestedKind::Auth => "auth",
-            AttentionRequestedKind::Review => "review",
-            AttentionRequestedKind::Form => "form",
-            AttentionRequestedKind::Other => "other",
+            Kind::Permission => "permission",
+            Kind::Input => "input",
+            Kind::Auth => "auth",
+            Kind::Review => "review",
+            Kind::Form => "form",
+            Kind::Other => "other",
         }
     }
 }
 
-impl std::fmt::Display for AttentionRequestedKind {
+impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AttentionRequestedKind {
+impl std::str::FromStr for Kind {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "permission" => Ok(AttentionRequestedKind::Permission),
-            "input" => Ok(AttentionRequestedKind::Input),
-            "auth" => Ok(AttentionRequestedKind::Auth),
-            "review" => Ok(AttentionRequestedKind::Review),
-            "form" => Ok(AttentionRequestedKind::Form),
-            "other" => Ok(AttentionRequestedKind::Other),
+            "permission" => Ok(Kind::Permission),
+            "input" => Ok(Kind::Input),
+            "auth" => Ok(Kind::Auth),
+            "review" => Ok(Kind::Review),
+            "form" => Ok(Kind::Form),
+            "other" => Ok(Kind::Other),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionRequestedKind` value",
+                    expected: "`Kind` value",
                     value: s.to_owned(),
                 })
             }
@@ -276,48 +398,58 @@ impl std::str::FromStr for AttentionRequestedKind {
 /// One response channel.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/respond_via/items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AttentionRequestedRespondViaItem {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RespondVia {
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"oob"`
-    #[serde(rename = "oob")]
     Oob,
 }
 
-impl AttentionRequestedRespondViaItem {
+impl serde::Serialize for RespondVia {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RespondVia {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+    }
+}
+
+impl RespondVia {
     /// Every value, in schema order.
-    pub const ALL: [AttentionRequestedRespondViaItem; 2] = [
-        AttentionRequestedRespondViaItem::Control,
-        AttentionRequestedRespondViaItem::Oob,
-    ];
+    pub const ALL: [RespondVia; 2] = [RespondVia::Control, RespondVia::Oob];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionRequestedRespondViaItem::Control => "control",
-            AttentionRequestedRespondViaItem::Oob => "oob",
+            RespondVia::Control => "control",
+            RespondVia::Oob => "oob",
         }
     }
 }
 
-impl std::fmt::Display for AttentionRequestedRespondViaItem {
+impl std::fmt::Display for RespondVia {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AttentionRequestedRespondViaItem {
+impl std::str::FromStr for RespondVia {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "control" => Ok(AttentionRequestedRespondViaItem::Control),
-            "oob" => Ok(AttentionRequestedRespondViaItem::Oob),
+            "control" => Ok(RespondVia::Control),
+            "oob" => Ok(RespondVia::Oob),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionRequestedRespondViaItem` value",
+                    expected: "`RespondVia` value",
                     value: s.to_owned(),
                 })
             }

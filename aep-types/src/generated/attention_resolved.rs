@@ -8,23 +8,31 @@
 /// The attention request's lifecycle closed without timing out.
 ///
 /// Schema: `types/attention.resolved.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AttentionResolved {
     /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
     ///
     /// `resolution`, required, capture `metadata`.
-    pub resolution: super::attention_resolved::AttentionResolvedResolution,
+    pub resolution: super::attention_resolved::Resolution,
     /// Milliseconds from the request to its resolution.
     ///
     /// `latency_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AttentionResolved {
+    /// A `AttentionResolved` with its required members (`resolution`); the optional ones absent.
+    pub fn new(resolution: super::attention_resolved::Resolution) -> Self {
+        Self {
+            resolution,
+            latency_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -39,13 +47,60 @@ impl AttentionResolved {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.latency_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                true,
+                "resolution",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.latency_ms.is_some(),
+                "latency_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for AttentionResolved {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["resolution", "latency_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.resolution;
+            super::runtime::entry(&mut map, "resolution", value)?;
+        }
+        if let Some(value) = &self.latency_ms {
+            super::runtime::entry(&mut map, "latency_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -66,9 +121,7 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
                 self,
                 mut map: A,
             ) -> Result<AttentionResolved, A::Error> {
-                let mut slot_0: Option<
-                    super::attention_resolved::AttentionResolvedResolution,
-                > = None;
+                let mut slot_0: Option<super::attention_resolved::Resolution> = None;
                 let mut slot_1: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -77,7 +130,11 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
                             super::runtime::fill(&mut slot_0, &mut map, "resolution")?
                         }
                         "latency_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "latency_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "latency_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -97,54 +154,70 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
 /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
 ///
 /// Schema: `types/attention.resolved.schema.json#/properties/resolution`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AttentionResolvedResolution {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Resolution {
     /// `"answered"`
-    #[serde(rename = "answered")]
     Answered,
     /// `"auto"`
-    #[serde(rename = "auto")]
     Auto,
     /// `"dismissed"`
-    #[serde(rename = "dismissed")]
     Dismissed,
 }
 
-impl AttentionResolvedResolution {
+impl serde::Serialize for Resolution {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Resolution {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["answered", "auto", "dismissed"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl Resolution {
     /// Every value, in schema order.
-    pub const ALL: [AttentionResolvedResolution; 3] = [
-        AttentionResolvedResolution::Answered,
-        AttentionResolvedResolution::Auto,
-        AttentionResolvedResolution::Dismissed,
+    pub const ALL: [Resolution; 3] = [
+        Resolution::Answered,
+        Resolution::Auto,
+        Resolution::Dismissed,
     ];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionResolvedResolution::Answered => "answered",
-            AttentionResolvedResolution::Auto => "auto",
-            AttentionResolvedResolution::Dismissed => "dismissed",
+            Resolution::Answered => "answered",
+            Resolution::Auto => "auto",
+            Resolution::Dismissed => "dismissed",
         }
     }
 }
 
-impl std::fmt::Display for AttentionResolvedResolution {
+impl std::fmt::Display for Resolution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for AttentionResolvedResolution {
+impl std::str::FromStr for Resolution {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "answered" => Ok(AttentionResolvedResolution::Answered),
-            "auto" => Ok(AttentionResolvedResolution::Auto),
-            "dismissed" => Ok(AttentionResolvedResolution::Dismissed),
+            "answered" => Ok(Resolution::Answered),
+            "auto" => Ok(Resolution::Auto),
+            "dismissed" => Ok(Resolution::Dismissed),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionResolvedResolution` value",
+                    expected: "`Resolution` value",
                     value: s.to_owned(),
                 })
             }

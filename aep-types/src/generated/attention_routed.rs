@@ -8,24 +8,31 @@
 /// A router or sink passed the attention request on to a recipient. Written by consumers, so it carries session but no seq.
 ///
 /// Schema: `types/attention.routed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AttentionRouted {
     /// Recipient the request was delivered to (a person, team or endpoint identifier).
     ///
     /// `to`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
     /// Delivery channel used (for example a chat or paging integration).
     ///
     /// `via`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl AttentionRouted {
+    /// A `AttentionRouted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            to: None,
+            via: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -40,16 +47,58 @@ impl AttentionRouted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.to = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.via = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.to.is_some(),
+                "to",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.via.is_some(),
+                "via",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for AttentionRouted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["to", "via"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.to {
+            super::runtime::entry(&mut map, "to", value)?;
+        }
+        if let Some(value) = &self.via {
+            super::runtime::entry(&mut map, "via", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,18 +8,26 @@
 /// Command delivering an answer to a pending attention request (experimental control profile). The command event's subject is the id of the attention.requested event being answered. Like every command it carries session but no seq; the target acknowledges with control.accepted or control.rejected.
 ///
 /// Schema: `types/control.attention.respond.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ControlAttentionRespond {
     /// The answer to deliver, the same object attention.answered later reports, under the same type-dependent gating of values (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata). Required.
     ///
     /// `answer`, required, capture `metadata`.
     pub answer: super::common::Answer,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ControlAttentionRespond {
+    /// A `ControlAttentionRespond` with its required members (`answer`); the optional ones absent.
+    pub fn new(answer: super::common::Answer) -> Self {
+        Self {
+            answer,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -41,14 +49,54 @@ impl ControlAttentionRespond {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.extra.clear();
+        }
         {
             let value = &mut self.answer;
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "answer", super::registry::Capture::Metadata, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.answer;
+                v.key("answer");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
+    }
+}
+
+impl serde::Serialize for ControlAttentionRespond {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["answer"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.answer;
+            super::runtime::entry(&mut map, "answer", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,23 +8,31 @@
 /// Command asking the target to cancel a run or the whole session (experimental control profile).
 ///
 /// Schema: `types/control.cancel.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ControlCancel {
     /// What to cancel: the current run or the entire session.
     ///
     /// `scope`, required, capture `metadata`.
-    pub scope: super::control_cancel::ControlCancelScope,
+    pub scope: super::control_cancel::Scope,
     /// Free-text reason for the request; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ControlCancel {
+    /// A `ControlCancel` with its required members (`scope`); the optional ones absent.
+    pub fn new(scope: super::control_cancel::Scope) -> Self {
+        Self {
+            scope,
+            reason: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -39,13 +47,57 @@ impl ControlCancel {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        if super::registry::Capture::Redacted > level {
-            self.reason = None;
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+        if super::registry::Capture::Redacted > level {
+            self.reason = None;
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "scope", super::registry::Capture::Metadata, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.reason.is_some(),
+                "reason",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for ControlCancel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["scope", "reason"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.scope;
+            super::runtime::entry(&mut map, "scope", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -66,7 +118,7 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
                 self,
                 mut map: A,
             ) -> Result<ControlCancel, A::Error> {
-                let mut slot_0: Option<super::control_cancel::ControlCancelScope> = None;
+                let mut slot_0: Option<super::control_cancel::Scope> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -93,48 +145,58 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
 /// What to cancel: the current run or the entire session.
 ///
 /// Schema: `types/control.cancel.schema.json#/properties/scope`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum ControlCancelScope {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scope {
     /// `"run"`
-    #[serde(rename = "run")]
     Run,
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
 }
 
-impl ControlCancelScope {
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Scope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["run", "session"], |s| s.parse().ok())
+    }
+}
+
+impl Scope {
     /// Every value, in schema order.
-    pub const ALL: [ControlCancelScope; 2] = [
-        ControlCancelScope::Run,
-        ControlCancelScope::Session,
-    ];
+    pub const ALL: [Scope; 2] = [Scope::Run, Scope::Session];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            ControlCancelScope::Run => "run",
-            ControlCancelScope::Session => "session",
+            Scope::Run => "run",
+            Scope::Session => "session",
         }
     }
 }
 
-impl std::fmt::Display for ControlCancelScope {
+impl std::fmt::Display for Scope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for ControlCancelScope {
+impl std::str::FromStr for Scope {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "run" => Ok(ControlCancelScope::Run),
-            "session" => Ok(ControlCancelScope::Session),
+            "run" => Ok(Scope::Run),
+            "session" => Ok(Scope::Session),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`ControlCancelScope` value",
+                    expected: "`Scope` value",
                     value: s.to_owned(),
                 })
             }

@@ -8,7 +8,8 @@
 /// Negative acknowledgement: the target will not attempt a command (experimental control profile). The envelope cause holds the command's event id.
 ///
 /// Schema: `types/control.rejected.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ControlRejected {
     /// Why the command is refused: the target does not support it, the sender is not authorised, the target is busy, the target declines, or the command is malformed (invalid, also used for a form answer that fails the values rules). A sender that gives up waiting may synthesise a timeout locally, but timeout never appears on the wire.
     ///
@@ -17,14 +18,21 @@ pub struct ControlRejected {
     /// Free-text explanation; redacted.
     ///
     /// `detail`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ControlRejected {
+    /// A `ControlRejected` with its required members (`reason`); the optional ones absent.
+    pub fn new(reason: super::registry::NackReason) -> Self {
+        Self {
+            reason,
+            detail: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -39,13 +47,57 @@ impl ControlRejected {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        if super::registry::Capture::Redacted > level {
-            self.detail = None;
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+        if super::registry::Capture::Redacted > level {
+            self.detail = None;
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "reason", super::registry::Capture::Metadata, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.detail.is_some(),
+                "detail",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for ControlRejected {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["reason", "detail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.reason;
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.detail {
+            super::runtime::entry(&mut map, "detail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

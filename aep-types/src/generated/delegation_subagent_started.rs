@@ -8,29 +8,36 @@
 /// The agent started a subagent (delegate) to work on its behalf.
 ///
 /// Schema: `types/delegation.subagent.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct DelegationSubagentStarted {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.
     ///
     /// `child`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub child: Option<super::common::SessionRef>,
     /// Kind of subagent, as named by the runtime.
     ///
     /// `agent_type`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
     /// Role the subagent was given.
     ///
     /// `role`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl DelegationSubagentStarted {
+    /// A `DelegationSubagentStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            child: None,
+            agent_type: None,
+            role: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -51,22 +58,79 @@ impl DelegationSubagentStarted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.child = None;
+            self.agent_type = None;
+            self.role = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.child {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.agent_type = None;
+            v.capture_member(
+                self.child.is_some(),
+                "child",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.agent_type.is_some(),
+                "agent_type",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.role.is_some(),
+                "role",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.child {
+                v.key("child");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.role = None;
+    }
+}
+
+impl serde::Serialize for DelegationSubagentStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["child", "agent_type", "role"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.child {
+            super::runtime::entry(&mut map, "child", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &self.agent_type {
+            super::runtime::entry(&mut map, "agent_type", value)?;
         }
+        if let Some(value) = &self.role {
+            super::runtime::entry(&mut map, "role", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,34 +8,41 @@
 /// A subagent started by this agent stopped.
 ///
 /// Schema: `types/delegation.subagent.stopped.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct DelegationSubagentStopped {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.
     ///
     /// `child`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub child: Option<super::common::SessionRef>,
     /// Kind of subagent, as named by the runtime.
     ///
     /// `agent_type`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
     /// Structural outcome of the subagent's work.
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Lifetime of the subagent in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl DelegationSubagentStopped {
+    /// A `DelegationSubagentStopped` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            child: None,
+            agent_type: None,
+            status: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -56,25 +63,89 @@ impl DelegationSubagentStopped {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.child = None;
+            self.agent_type = None;
+            self.status = None;
+            self.duration_ms = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.child {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.agent_type = None;
+            v.capture_member(
+                self.child.is_some(),
+                "child",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.agent_type.is_some(),
+                "agent_type",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.status.is_some(),
+                "status",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.child {
+                v.key("child");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.status = None;
+    }
+}
+
+impl serde::Serialize for DelegationSubagentStopped {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["child", "agent_type", "status", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.child {
+            super::runtime::entry(&mut map, "child", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
+        if let Some(value) = &self.agent_type {
+            super::runtime::entry(&mut map, "agent_type", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
         }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -110,7 +181,11 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
                             super::runtime::fill(&mut slot_2, &mut map, "status")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -8,29 +8,36 @@
 /// A fault that is not already reported by a tool or run terminal event.
 ///
 /// Schema: `types/error.raised.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ErrorRaised {
     /// The fault's class and message.
     ///
     /// `error`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<super::common::ErrorInfo>,
     /// Structural error code.
     ///
     /// `code`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// Whether the emitter cannot continue after this fault.
     ///
     /// `fatal`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fatal: Option<bool>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ErrorRaised {
+    /// A `ErrorRaised` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            error: None,
+            code: None,
+            fatal: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -51,22 +58,79 @@ impl ErrorRaised {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.error = None;
+            self.code = None;
+            self.fatal = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.error {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.code = None;
+            v.capture_member(
+                self.error.is_some(),
+                "error",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.code.is_some(),
+                "code",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.fatal.is_some(),
+                "fatal",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.error {
+                v.key("error");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.fatal = None;
+    }
+}
+
+impl serde::Serialize for ErrorRaised {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["error", "code", "fatal"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.error {
+            super::runtime::entry(&mut map, "error", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &self.code {
+            super::runtime::entry(&mut map, "code", value)?;
         }
+        if let Some(value) = &self.fatal {
+            super::runtime::entry(&mut map, "fatal", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

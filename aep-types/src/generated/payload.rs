@@ -118,8 +118,11 @@ pub enum Payload {
     /// `control.rejected`: target will not attempt the command; cause = command id (experimental profile).
     ControlRejected(super::control_rejected::ControlRejected),
     /// The data of a type without a payload schema (reserved,
-    /// vendor `x.*`, or not registered), as it is.
-    Untyped(super::runtime::Object),
+    /// vendor `x.*`, or not registered), as it is: the exact JSON
+    /// text, whatever numbers or nesting it holds
+    /// ([`Data::to_object`](super::runtime::Data::to_object) reads it
+    /// as a free-form object).
+    Untyped(super::runtime::Data),
 }
 
 impl Payload {
@@ -291,7 +294,14 @@ impl Payload {
                 "control.rejected" => {
                     Payload::ControlRejected(super::runtime::decode(event_type, text)?)
                 }
-                _ => Payload::Untyped(super::runtime::decode(event_type, text)?),
+                _ => {
+                    Payload::Untyped(
+                        match data {
+                            Some(data) => data.clone(),
+                            None => super::runtime::Data::empty(),
+                        },
+                    )
+                }
             },
         )
     }
@@ -416,7 +426,7 @@ impl Payload {
     /// Drops every member whose capture level is above `level`
     /// (see each payload type's `drop_above`); untyped data has no
     /// capture table and is left as it is.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         match self {
             Payload::SessionStarted(payload) => payload.drop_above(level),
             Payload::SessionEnded(payload) => payload.drop_above(level),
@@ -466,10 +476,76 @@ impl Payload {
         }
     }
 
-    /// The payload as an event's `data`.
-    pub fn to_data(&self) -> super::runtime::Data {
+    /// Reports every member whose capture level is above `level`;
+    /// untyped data has no capture table and nothing to report.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        match self {
+            Payload::SessionStarted(payload) => payload.capture_into(v, level),
+            Payload::SessionEnded(payload) => payload.capture_into(v, level),
+            Payload::RunStarted(payload) => payload.capture_into(v, level),
+            Payload::RunFinished(payload) => payload.capture_into(v, level),
+            Payload::RunFailed(payload) => payload.capture_into(v, level),
+            Payload::RunCancelled(payload) => payload.capture_into(v, level),
+            Payload::ToolRequested(payload) => payload.capture_into(v, level),
+            Payload::ToolCompleted(payload) => payload.capture_into(v, level),
+            Payload::ToolFailed(payload) => payload.capture_into(v, level),
+            Payload::ToolDenied(payload) => payload.capture_into(v, level),
+            Payload::AttentionRequested(payload) => payload.capture_into(v, level),
+            Payload::AttentionAnswered(payload) => payload.capture_into(v, level),
+            Payload::AttentionResolved(payload) => payload.capture_into(v, level),
+            Payload::AttentionTimeout(payload) => payload.capture_into(v, level),
+            Payload::SessionCompacted(payload) => payload.capture_into(v, level),
+            Payload::RunStepStarted(payload) => payload.capture_into(v, level),
+            Payload::RunStepFinished(payload) => payload.capture_into(v, level),
+            Payload::ProgressStatus(payload) => payload.capture_into(v, level),
+            Payload::ProgressTaskPlanned(payload) => payload.capture_into(v, level),
+            Payload::ProgressTaskCompleted(payload) => payload.capture_into(v, level),
+            Payload::ProgressArtifactProduced(payload) => payload.capture_into(v, level),
+            Payload::DelegationSubagentStarted(payload) => payload.capture_into(v, level),
+            Payload::DelegationSubagentStopped(payload) => payload.capture_into(v, level),
+            Payload::AttentionRouted(payload) => payload.capture_into(v, level),
+            Payload::AgentPresence(payload) => payload.capture_into(v, level),
+            Payload::AgentIdle(payload) => payload.capture_into(v, level),
+            Payload::AgentHealth(payload) => payload.capture_into(v, level),
+            Payload::AgentHeartbeat(payload) => payload.capture_into(v, level),
+            Payload::ErrorRaised(payload) => payload.capture_into(v, level),
+            Payload::StateSnapshot(payload) => payload.capture_into(v, level),
+            Payload::StateDelta(payload) => payload.capture_into(v, level),
+            Payload::ResourceRetrievalRequested(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::ResourceRetrievalReturned(payload) => payload.capture_into(v, level),
+            Payload::ResourceRetrievalReranked(payload) => payload.capture_into(v, level),
+            Payload::ResourceCitationRecorded(payload) => payload.capture_into(v, level),
+            Payload::AssessmentEvaluationRecorded(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::AssessmentFeedbackReceived(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::AssessmentGuardrailRecorded(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::ControlAttentionRespond(payload) => payload.capture_into(v, level),
+            Payload::ControlCancel(payload) => payload.capture_into(v, level),
+            Payload::ControlPause(payload) => payload.capture_into(v, level),
+            Payload::ControlResume(payload) => payload.capture_into(v, level),
+            Payload::ControlAccepted(payload) => payload.capture_into(v, level),
+            Payload::ControlRejected(payload) => payload.capture_into(v, level),
+            Payload::Untyped(_) => {}
+        }
+    }
+
+    /// The payload as an event's `data`. Fails, naming the member by
+    /// its JSON Pointer, where writing would give what no reader
+    /// accepts: a non-finite number, or an `extra` entry named like
+    /// a member the schema describes.
+    pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
         super::runtime::Data::from_serialize(self)
-            .expect("a payload serialises to a JSON object")
     }
 }
 

@@ -8,21 +8,26 @@
 /// The run produced an output artifact (a file, document, image and so on).
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ProgressArtifactProduced {
     /// Description of the artifact.
     ///
     /// `artifact`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<
-        super::progress_artifact_produced::ProgressArtifactProducedArtifact,
-    >,
+    pub artifact: Option<super::progress_artifact_produced::Artifact>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ProgressArtifactProduced {
+    /// A `ProgressArtifactProduced` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            artifact: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -43,16 +48,57 @@ impl ProgressArtifactProduced {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.artifact = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.artifact {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.artifact.is_some(),
+                "artifact",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.artifact {
+                v.key("artifact");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
+    }
+}
+
+impl serde::Serialize for ProgressArtifactProduced {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["artifact"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.artifact {
+            super::runtime::entry(&mut map, "artifact", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -73,9 +119,7 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
                 self,
                 mut map: A,
             ) -> Result<ProgressArtifactProduced, A::Error> {
-                let mut slot_0: Option<
-                    super::progress_artifact_produced::ProgressArtifactProducedArtifact,
-                > = None;
+                let mut slot_0: Option<super::progress_artifact_produced::Artifact> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -99,39 +143,46 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
 /// Description of the artifact.
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#/properties/artifact`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ProgressArtifactProducedArtifact {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Artifact {
     /// Identifier of the artifact.
     ///
     /// `id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Readable name, such as a file name; redacted.
     ///
     /// `name`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Media type of the artifact.
     ///
     /// `mime`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime: Option<String>,
     /// Size in bytes.
     ///
     /// `bytes`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     /// Where the artifact can be fetched; a location can reveal content, hence redacted.
     ///
     /// `uri`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ProgressArtifactProducedArtifact {
+impl Artifact {
+    /// A `Artifact` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            id: None,
+            name: None,
+            mime: None,
+            bytes: None,
+            uri: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -146,45 +197,114 @@ impl ProgressArtifactProducedArtifact {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.id = None;
+            self.mime = None;
+            self.bytes = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.name = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.mime = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.bytes = None;
-        }
-        if super::registry::Capture::Redacted > level {
             self.uri = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.id.is_some(),
+                "id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.mime.is_some(),
+                "mime",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.bytes.is_some(),
+                "bytes",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.uri.is_some(),
+                "uri",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
+impl serde::Serialize for Artifact {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["id", "name", "mime", "bytes", "uri"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.id {
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.mime {
+            super::runtime::entry(&mut map, "mime", value)?;
+        }
+        if let Some(value) = &self.bytes {
+            super::runtime::entry(&mut map, "bytes", value)?;
+        }
+        if let Some(value) = &self.uri {
+            super::runtime::entry(&mut map, "uri", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Artifact {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ProgressArtifactProducedArtifact;
+            type Value = Artifact;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ProgressArtifactProducedArtifact` object")
+                f.write_str("a `Artifact` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ProgressArtifactProducedArtifact, A::Error> {
+            ) -> Result<Artifact, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
@@ -196,12 +316,18 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
                         "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
                         "name" => super::runtime::fill(&mut slot_1, &mut map, "name")?,
                         "mime" => super::runtime::fill(&mut slot_2, &mut map, "mime")?,
-                        "bytes" => super::runtime::fill(&mut slot_3, &mut map, "bytes")?,
+                        "bytes" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "bytes")?
+                        }
                         "uri" => super::runtime::fill(&mut slot_4, &mut map, "uri")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ProgressArtifactProducedArtifact {
+                Ok(Artifact {
                     id: slot_0,
                     name: slot_1,
                     mime: slot_2,

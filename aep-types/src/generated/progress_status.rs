@@ -8,32 +8,36 @@
 /// Free-form progress update for the current run.
 ///
 /// Schema: `types/progress.status.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ProgressStatus {
     /// Progress text for humans; may be model text, hence redacted.
     ///
     /// `message`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Structural name of the current phase.
     ///
     /// `phase`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// Estimated completion, from 0 to 100 inclusive.
     ///
     /// `percent`, optional, capture `metadata`, minimum 0, maximum 100.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub percent: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ProgressStatus {
+    /// A `ProgressStatus` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            message: None,
+            phase: None,
+            percent: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -54,19 +58,78 @@ impl ProgressStatus {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.phase = None;
+            self.percent = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.message = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.phase = None;
+            v.capture_member(
+                self.phase.is_some(),
+                "phase",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.percent.is_some(),
+                "percent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.percent = None;
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.message.is_some(),
+                "message",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for ProgressStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["message", "phase", "percent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.message {
+            super::runtime::entry(&mut map, "message", value)?;
         }
+        if let Some(value) = &self.phase {
+            super::runtime::entry(&mut map, "phase", value)?;
+        }
+        if let Some(value) = &self.percent {
+            super::runtime::entry(
+                &mut map,
+                "percent",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,24 +8,31 @@
 /// An item was added to the agent's plan.
 ///
 /// Schema: `types/progress.task.planned.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ProgressTaskPlanned {
     /// The new plan item.
     ///
     /// `task`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<super::common::TaskRef>,
     /// Id of the plan item this one is nested under.
     ///
     /// `parent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ProgressTaskPlanned {
+    /// A `ProgressTaskPlanned` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            task: None,
+            parent: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -46,19 +53,67 @@ impl ProgressTaskPlanned {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.task = None;
+            self.parent = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.task {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.parent = None;
+            v.capture_member(
+                self.task.is_some(),
+                "task",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.parent.is_some(),
+                "parent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.task {
+                v.key("task");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for ProgressTaskPlanned {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["task", "parent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.task {
+            super::runtime::entry(&mut map, "task", value)?;
         }
+        if let Some(value) = &self.parent {
+            super::runtime::entry(&mut map, "parent", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,26 +8,31 @@
 /// The citations of a produced answer: which claims cite which spans of which sources (experimental).
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ResourceCitationRecorded {
     /// One entry per citation.
     ///
     /// `citations`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub citations: Option<
-        Vec<super::resource_citation_recorded::ResourceCitationRecordedCitationsItem>,
-    >,
+    pub citations: Option<Vec<super::resource_citation_recorded::Citations>>,
     /// Number of citations.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ResourceCitationRecorded {
+    /// A `ResourceCitationRecorded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            citations: None,
+            count: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -52,24 +57,75 @@ impl ResourceCitationRecorded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.citations = None;
+            self.count = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.citations {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.count = None;
+            v.capture_member(
+                self.citations.is_some(),
+                "citations",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.count.is_some(),
+                "count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.citations {
+                v.key("citations");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for ResourceCitationRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["citations", "count"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.citations {
+            super::runtime::entry(&mut map, "citations", value)?;
         }
+        if let Some(value) = &self.count {
+            super::runtime::entry(&mut map, "count", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -91,9 +147,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                 mut map: A,
             ) -> Result<ResourceCitationRecorded, A::Error> {
                 let mut slot_0: Option<
-                    Vec<
-                        super::resource_citation_recorded::ResourceCitationRecordedCitationsItem,
-                    >,
+                    Vec<super::resource_citation_recorded::Citations>,
                 > = None;
                 let mut slot_1: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -102,7 +156,13 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                         "citations" => {
                             super::runtime::fill(&mut slot_0, &mut map, "citations")?
                         }
-                        "count" => super::runtime::fill(&mut slot_1, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "count")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -121,43 +181,46 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
 /// A single citation: the source, the cited text and where in the source it sits.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceCitationRecordedCitationsItem {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Citations {
     /// The cited source.
     ///
     /// `source`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemSource,
-    >,
+    pub source: Option<super::resource_citation_recorded::CitationsSource>,
     /// The cited passage after redaction.
     ///
     /// `cited_text_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cited_text_redacted: Option<String>,
     /// The cited passage verbatim.
     ///
     /// `cited_text`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cited_text: Option<String>,
     /// Position of the cited passage in the source, by character range, page range or content-block range.
     ///
     /// `offset`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffset,
-    >,
+    pub offset: Option<super::resource_citation_recorded::CitationsOffset>,
     /// Position of the cited document in the list of documents given to the model.
     ///
     /// `document_index`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub document_index: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ResourceCitationRecordedCitationsItem {
+impl Citations {
+    /// A `Citations` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            source: None,
+            cited_text_redacted: None,
+            cited_text: None,
+            offset: None,
+            document_index: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -183,12 +246,12 @@ impl ResourceCitationRecordedCitationsItem {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.source = None;
-        }
-        if let Some(value) = &mut self.source {
-            value.drop_above(level);
+            self.offset = None;
+            self.document_index = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.cited_text_redacted = None;
@@ -196,45 +259,132 @@ impl ResourceCitationRecordedCitationsItem {
         if super::registry::Capture::Full > level {
             self.cited_text = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.offset = None;
+        if let Some(value) = &mut self.source {
+            value.drop_above(level);
         }
         if let Some(value) = &mut self.offset {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.document_index = None;
+            v.capture_member(
+                self.source.is_some(),
+                "source",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.offset.is_some(),
+                "offset",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.document_index.is_some(),
+                "document_index",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.source {
+                v.key("source");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.offset {
+                v.key("offset");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.cited_text_redacted.is_some(),
+                "cited_text_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.cited_text.is_some(),
+                "cited_text",
+                super::registry::Capture::Full,
+                level,
+            );
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
+impl serde::Serialize for Citations {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["source", "cited_text_redacted", "cited_text", "offset", "document_index"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.source {
+            super::runtime::entry(&mut map, "source", value)?;
+        }
+        if let Some(value) = &self.cited_text_redacted {
+            super::runtime::entry(&mut map, "cited_text_redacted", value)?;
+        }
+        if let Some(value) = &self.cited_text {
+            super::runtime::entry(&mut map, "cited_text", value)?;
+        }
+        if let Some(value) = &self.offset {
+            super::runtime::entry(&mut map, "offset", value)?;
+        }
+        if let Some(value) = &self.document_index {
+            super::runtime::entry(&mut map, "document_index", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Citations {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItem;
+            type Value = Citations;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItem` object")
+                f.write_str("a `Citations` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItem, A::Error> {
+            ) -> Result<Citations, A::Error> {
                 let mut slot_0: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemSource,
+                    super::resource_citation_recorded::CitationsSource,
                 > = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffset,
+                    super::resource_citation_recorded::CitationsOffset,
                 > = None;
                 let mut slot_4: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -257,16 +407,16 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
                             super::runtime::fill(&mut slot_3, &mut map, "offset")?
                         }
                         "document_index" => {
-                            super::runtime::fill(
-                                &mut slot_4,
-                                &mut map,
-                                "document_index",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_4, &mut map, "document_index")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItem {
+                Ok(Citations {
                     source: slot_0,
                     cited_text_redacted: slot_1,
                     cited_text: slot_2,
@@ -284,29 +434,36 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
 /// The cited source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/source`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceCitationRecordedCitationsItemSource {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsSource {
     /// Identifier of the source document.
     ///
     /// `id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Location of the source; redacted.
     ///
     /// `uri`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
     /// Title of the source; redacted.
     ///
     /// `title`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ResourceCitationRecordedCitationsItemSource {
+impl CitationsSource {
+    /// A `CitationsSource` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            id: None,
+            uri: None,
+            title: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -321,39 +478,94 @@ impl ResourceCitationRecordedCitationsItemSource {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.id = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.uri = None;
-        }
-        if super::registry::Capture::Redacted > level {
             self.title = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.id.is_some(),
+                "id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.uri.is_some(),
+                "uri",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.title.is_some(),
+                "title",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSource {
+impl serde::Serialize for CitationsSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["id", "uri", "title"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.id {
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        if let Some(value) = &self.uri {
+            super::runtime::entry(&mut map, "uri", value)?;
+        }
+        if let Some(value) = &self.title {
+            super::runtime::entry(&mut map, "title", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CitationsSource {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemSource;
+            type Value = CitationsSource;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemSource` object")
+                f.write_str("a `CitationsSource` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemSource, A::Error> {
+            ) -> Result<CitationsSource, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
@@ -366,7 +578,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemSource {
+                Ok(CitationsSource {
                     id: slot_0,
                     uri: slot_1,
                     title: slot_2,
@@ -382,35 +594,36 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
 /// Position of the cited passage in the source, by character range, page range or content-block range.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceCitationRecordedCitationsItemOffset {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffset {
     /// Character range within the source text.
     ///
     /// `char`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub char: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetChar,
-    >,
+    pub char: Option<super::resource_citation_recorded::CitationsOffsetChar>,
     /// Range within a page of a paged source.
     ///
     /// `page`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetPage,
-    >,
+    pub page: Option<super::resource_citation_recorded::CitationsOffsetPage>,
     /// Range within a content block of a block-structured source.
     ///
     /// `block`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetBlock,
-    >,
+    pub block: Option<super::resource_citation_recorded::CitationsOffsetBlock>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ResourceCitationRecordedCitationsItemOffset {
+impl CitationsOffset {
+    /// A `CitationsOffset` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            char: None,
+            page: None,
+            block: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -441,56 +654,123 @@ impl ResourceCitationRecordedCitationsItemOffset {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.char = None;
+            self.page = None;
+            self.block = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.char {
             value.drop_above(level);
         }
-        if super::registry::Capture::Metadata > level {
-            self.page = None;
-        }
         if let Some(value) = &mut self.page {
             value.drop_above(level);
-        }
-        if super::registry::Capture::Metadata > level {
-            self.block = None;
         }
         if let Some(value) = &mut self.block {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.char.is_some(),
+                "char",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.page.is_some(),
+                "page",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.block.is_some(),
+                "block",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.char {
+                v.key("char");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.page {
+                v.key("page");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.block {
+                v.key("block");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffset {
+impl serde::Serialize for CitationsOffset {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["char", "page", "block"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.char {
+            super::runtime::entry(&mut map, "char", value)?;
+        }
+        if let Some(value) = &self.page {
+            super::runtime::entry(&mut map, "page", value)?;
+        }
+        if let Some(value) = &self.block {
+            super::runtime::entry(&mut map, "block", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CitationsOffset {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffset;
+            type Value = CitationsOffset;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemOffset` object")
+                f.write_str("a `CitationsOffset` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffset, A::Error> {
+            ) -> Result<CitationsOffset, A::Error> {
                 let mut slot_0: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetChar,
+                    super::resource_citation_recorded::CitationsOffsetChar,
                 > = None;
                 let mut slot_1: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetPage,
+                    super::resource_citation_recorded::CitationsOffsetPage,
                 > = None;
                 let mut slot_2: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetBlock,
+                    super::resource_citation_recorded::CitationsOffsetBlock,
                 > = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -501,7 +781,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffset {
+                Ok(CitationsOffset {
                     char: slot_0,
                     page: slot_1,
                     block: slot_2,
@@ -517,24 +797,31 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Character range within the source text.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/char`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceCitationRecordedCitationsItemOffsetChar {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffsetChar {
     /// First character of the range.
     ///
     /// `start`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i64>,
     /// End of the character range.
     ///
     /// `end`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ResourceCitationRecordedCitationsItemOffsetChar {
+impl CitationsOffsetChar {
+    /// A `CitationsOffsetChar` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            start: None,
+            end: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -549,47 +836,101 @@ impl ResourceCitationRecordedCitationsItemOffsetChar {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.start = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.end = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.start.is_some(),
+                "start",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.end.is_some(),
+                "end",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetChar {
+impl serde::Serialize for CitationsOffsetChar {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["start", "end"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.start {
+            super::runtime::entry(&mut map, "start", value)?;
+        }
+        if let Some(value) = &self.end {
+            super::runtime::entry(&mut map, "end", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CitationsOffsetChar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffsetChar;
+            type Value = CitationsOffsetChar;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemOffsetChar` object")
+                f.write_str("a `CitationsOffsetChar` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffsetChar, A::Error> {
+            ) -> Result<CitationsOffsetChar, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "start" => super::runtime::fill(&mut slot_0, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_1, &mut map, "end")?,
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffsetChar {
+                Ok(CitationsOffsetChar {
                     start: slot_0,
                     end: slot_1,
                     extra,
@@ -604,29 +945,36 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Range within a page of a paged source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/page`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceCitationRecordedCitationsItemOffsetPage {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffsetPage {
     /// Page number.
     ///
     /// `page`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<i64>,
     /// Start of the range on the page.
     ///
     /// `start`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i64>,
     /// End of the range on the page.
     ///
     /// `end`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ResourceCitationRecordedCitationsItemOffsetPage {
+impl CitationsOffsetPage {
+    /// A `CitationsOffsetPage` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            page: None,
+            start: None,
+            end: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -641,52 +989,121 @@ impl ResourceCitationRecordedCitationsItemOffsetPage {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.page = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.start = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.end = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.page.is_some(),
+                "page",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.start.is_some(),
+                "start",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.end.is_some(),
+                "end",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetPage {
+impl serde::Serialize for CitationsOffsetPage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["page", "start", "end"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.page {
+            super::runtime::entry(&mut map, "page", value)?;
+        }
+        if let Some(value) = &self.start {
+            super::runtime::entry(&mut map, "start", value)?;
+        }
+        if let Some(value) = &self.end {
+            super::runtime::entry(&mut map, "end", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CitationsOffsetPage {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffsetPage;
+            type Value = CitationsOffsetPage;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemOffsetPage` object")
+                f.write_str("a `CitationsOffsetPage` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffsetPage, A::Error> {
+            ) -> Result<CitationsOffsetPage, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut slot_2: Option<i64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "page" => super::runtime::fill(&mut slot_0, &mut map, "page")?,
-                        "start" => super::runtime::fill(&mut slot_1, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_2, &mut map, "end")?,
+                        "page" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "page")?
+                        }
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffsetPage {
+                Ok(CitationsOffsetPage {
                     page: slot_0,
                     start: slot_1,
                     end: slot_2,
@@ -702,29 +1119,36 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Range within a content block of a block-structured source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/block`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffsetBlock {
     /// Content block index.
     ///
     /// `block`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<i64>,
     /// Start of the range in the block.
     ///
     /// `start`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i64>,
     /// End of the range in the block.
     ///
     /// `end`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl ResourceCitationRecordedCitationsItemOffsetBlock {
+impl CitationsOffsetBlock {
+    /// A `CitationsOffsetBlock` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            block: None,
+            start: None,
+            end: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -739,54 +1163,121 @@ impl ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.block = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.start = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.end = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.block.is_some(),
+                "block",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.start.is_some(),
+                "start",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.end.is_some(),
+                "end",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetBlock {
+impl serde::Serialize for CitationsOffsetBlock {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["block", "start", "end"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.block {
+            super::runtime::entry(&mut map, "block", value)?;
+        }
+        if let Some(value) = &self.start {
+            super::runtime::entry(&mut map, "start", value)?;
+        }
+        if let Some(value) = &self.end {
+            super::runtime::entry(&mut map, "end", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CitationsOffsetBlock {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffsetBlock;
+            type Value = CitationsOffsetBlock;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(
-                    "a `ResourceCitationRecordedCitationsItemOffsetBlock` object",
-                )
+                f.write_str("a `CitationsOffsetBlock` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffsetBlock, A::Error> {
+            ) -> Result<CitationsOffsetBlock, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut slot_2: Option<i64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "block" => super::runtime::fill(&mut slot_0, &mut map, "block")?,
-                        "start" => super::runtime::fill(&mut slot_1, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_2, &mut map, "end")?,
+                        "block" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "block")?
+                        }
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffsetBlock {
+                Ok(CitationsOffsetBlock {
                     block: slot_0,
                     start: slot_1,
                     end: slot_2,

@@ -8,34 +8,41 @@
 /// A retrieval against an external corpus is about to run (experimental).
 ///
 /// Schema: `types/resource.retrieval.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ResourceRetrievalRequested {
     /// The query text; redacted.
     ///
     /// `query`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Digest of the query, letting queries be compared without exposing them.
     ///
     /// `query_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_digest: Option<String>,
     /// Name of the corpus, index or store being searched.
     ///
     /// `corpus`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
     /// Maximum number of documents asked for.
     ///
     /// `top_k`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ResourceRetrievalRequested {
+    /// A `ResourceRetrievalRequested` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            query: None,
+            query_digest: None,
+            corpus: None,
+            top_k: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -50,22 +57,84 @@ impl ResourceRetrievalRequested {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.query_digest = None;
+            self.corpus = None;
+            self.top_k = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.query = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.query_digest = None;
+            v.capture_member(
+                self.query_digest.is_some(),
+                "query_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.corpus.is_some(),
+                "corpus",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.top_k.is_some(),
+                "top_k",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.corpus = None;
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.query.is_some(),
+                "query",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
-        if super::registry::Capture::Metadata > level {
-            self.top_k = None;
+    }
+}
+
+impl serde::Serialize for ResourceRetrievalRequested {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["query", "query_digest", "corpus", "top_k"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.query {
+            super::runtime::entry(&mut map, "query", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &self.query_digest {
+            super::runtime::entry(&mut map, "query_digest", value)?;
         }
+        if let Some(value) = &self.corpus {
+            super::runtime::entry(&mut map, "corpus", value)?;
+        }
+        if let Some(value) = &self.top_k {
+            super::runtime::entry(&mut map, "top_k", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -100,7 +169,13 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
                         "corpus" => {
                             super::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
-                        "top_k" => super::runtime::fill(&mut slot_3, &mut map, "top_k")?,
+                        "top_k" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "top_k")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

@@ -8,54 +8,61 @@
 /// A reranker scored and reordered retrieved documents (experimental).
 ///
 /// Schema: `types/resource.retrieval.reranked.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ResourceRetrievalReranked {
     /// The query the documents were reranked against; redacted.
     ///
     /// `query`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Digest of the query, letting queries be compared without exposing them.
     ///
     /// `query_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_digest: Option<String>,
     /// Reranking model used.
     ///
     /// `model`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Number of documents the reranker was asked to keep.
     ///
     /// `top_k`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u64>,
     /// Documents handed to the reranker, in their incoming order.
     ///
     /// `input_documents`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_documents: Option<Vec<super::common::RetrievedDocument>>,
     /// Documents as the reranker ordered and scored them.
     ///
     /// `output_documents`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_documents: Option<Vec<super::common::RetrievedDocument>>,
     /// Number of documents the rerank reported.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Time the rerank took, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ResourceRetrievalReranked {
+    /// A `ResourceRetrievalReranked` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            query: None,
+            query_digest: None,
+            model: None,
+            top_k: None,
+            input_documents: None,
+            output_documents: None,
+            count: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -89,50 +96,165 @@ impl ResourceRetrievalReranked {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.query_digest = None;
+            self.model = None;
+            self.top_k = None;
+            self.input_documents = None;
+            self.output_documents = None;
+            self.count = None;
+            self.duration_ms = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.query = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.query_digest = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.model = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.top_k = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.input_documents = None;
-        }
         if let Some(value) = &mut self.input_documents {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
-        }
-        if super::registry::Capture::Metadata > level {
-            self.output_documents = None;
         }
         if let Some(value) = &mut self.output_documents {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.count = None;
+            v.capture_member(
+                self.query_digest.is_some(),
+                "query_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.model.is_some(),
+                "model",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.top_k.is_some(),
+                "top_k",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.input_documents.is_some(),
+                "input_documents",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.output_documents.is_some(),
+                "output_documents",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.count.is_some(),
+                "count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.input_documents {
+                v.key("input_documents");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+            if let Some(value) = &self.output_documents {
+                v.key("output_documents");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.query.is_some(),
+                "query",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for ResourceRetrievalReranked {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "query",
+                "query_digest",
+                "model",
+                "top_k",
+                "input_documents",
+                "output_documents",
+                "count",
+                "duration_ms",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.query {
+            super::runtime::entry(&mut map, "query", value)?;
         }
+        if let Some(value) = &self.query_digest {
+            super::runtime::entry(&mut map, "query_digest", value)?;
+        }
+        if let Some(value) = &self.model {
+            super::runtime::entry(&mut map, "model", value)?;
+        }
+        if let Some(value) = &self.top_k {
+            super::runtime::entry(&mut map, "top_k", value)?;
+        }
+        if let Some(value) = &self.input_documents {
+            super::runtime::entry(&mut map, "input_documents", value)?;
+        }
+        if let Some(value) = &self.output_documents {
+            super::runtime::entry(&mut map, "output_documents", value)?;
+        }
+        if let Some(value) = &self.count {
+            super::runtime::entry(&mut map, "count", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -169,7 +291,13 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                             super::runtime::fill(&mut slot_1, &mut map, "query_digest")?
                         }
                         "model" => super::runtime::fill(&mut slot_2, &mut map, "model")?,
-                        "top_k" => super::runtime::fill(&mut slot_3, &mut map, "top_k")?,
+                        "top_k" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "top_k")?
+                        }
                         "input_documents" => {
                             super::runtime::fill(
                                 &mut slot_4,
@@ -184,9 +312,19 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                                 "output_documents",
                             )?
                         }
-                        "count" => super::runtime::fill(&mut slot_6, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_6, &mut map, "count")?
+                        }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_7, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_7, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -8,34 +8,41 @@
 /// A retrieval returned documents, with their provenance (experimental).
 ///
 /// Schema: `types/resource.retrieval.returned.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ResourceRetrievalReturned {
     /// The documents the retrieval produced.
     ///
     /// `documents`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub documents: Option<Vec<super::common::RetrievedDocument>>,
     /// Number of documents returned.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Name of the corpus, index or store that was searched.
     ///
     /// `corpus`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
     /// Time the retrieval took, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ResourceRetrievalReturned {
+    /// A `ResourceRetrievalReturned` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            documents: None,
+            count: None,
+            corpus: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -60,30 +67,95 @@ impl ResourceRetrievalReturned {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.documents = None;
+            self.count = None;
+            self.corpus = None;
+            self.duration_ms = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.documents {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.count = None;
+            v.capture_member(
+                self.documents.is_some(),
+                "documents",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.count.is_some(),
+                "count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.corpus.is_some(),
+                "corpus",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.documents {
+                v.key("documents");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.corpus = None;
+    }
+}
+
+impl serde::Serialize for ResourceRetrievalReturned {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["documents", "count", "corpus", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.documents {
+            super::runtime::entry(&mut map, "documents", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
+        if let Some(value) = &self.count {
+            super::runtime::entry(&mut map, "count", value)?;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if let Some(value) = &self.corpus {
+            super::runtime::entry(&mut map, "corpus", value)?;
         }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -114,12 +186,22 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReturned {
                         "documents" => {
                             super::runtime::fill(&mut slot_0, &mut map, "documents")?
                         }
-                        "count" => super::runtime::fill(&mut slot_1, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "count")?
+                        }
                         "corpus" => {
                             super::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

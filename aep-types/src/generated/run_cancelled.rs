@@ -8,29 +8,36 @@
 /// The run was cancelled before completing. A cancellation is not a failure.
 ///
 /// Schema: `types/run.cancelled.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct RunCancelled {
     /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
     ///
     /// `by`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub by: Option<super::run_cancelled::RunCancelledBy>,
+    pub by: Option<super::run_cancelled::By>,
     /// Free-text explanation of the cancellation; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Time from run start to cancellation, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl RunCancelled {
+    /// A `RunCancelled` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            by: None,
+            reason: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -45,19 +52,74 @@ impl RunCancelled {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.by = None;
+            self.duration_ms = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.reason = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
+            v.capture_member(
+                self.by.is_some(),
+                "by",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.reason.is_some(),
+                "reason",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
+    }
+}
+
+impl serde::Serialize for RunCancelled {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["by", "reason", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.by {
+            super::runtime::entry(&mut map, "by", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -78,7 +140,7 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                 self,
                 mut map: A,
             ) -> Result<RunCancelled, A::Error> {
-                let mut slot_0: Option<super::run_cancelled::RunCancelledBy> = None;
+                let mut slot_0: Option<super::run_cancelled::By> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -89,7 +151,11 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                             super::runtime::fill(&mut slot_1, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -110,60 +176,70 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
 /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
 ///
 /// Schema: `types/run.cancelled.schema.json#/properties/by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum RunCancelledBy {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum By {
     /// `"user"`
-    #[serde(rename = "user")]
     User,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"policy"`
-    #[serde(rename = "policy")]
     Policy,
     /// `"shutdown"`
-    #[serde(rename = "shutdown")]
     Shutdown,
 }
 
-impl RunCancelledBy {
+impl serde::Serialize for By {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for By {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["user", "control", "policy", "shutdown"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl By {
     /// Every value, in schema order.
-    pub const ALL: [RunCancelledBy; 4] = [
-        RunCancelledBy::User,
-        RunCancelledBy::Control,
-        RunCancelledBy::Policy,
-        RunCancelledBy::Shutdown,
-    ];
+    pub const ALL: [By; 4] = [By::User, By::Control, By::Policy, By::Shutdown];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            RunCancelledBy::User => "user",
-            RunCancelledBy::Control => "control",
-            RunCancelledBy::Policy => "policy",
-            RunCancelledBy::Shutdown => "shutdown",
+            By::User => "user",
+            By::Control => "control",
+            By::Policy => "policy",
+            By::Shutdown => "shutdown",
         }
     }
 }
 
-impl std::fmt::Display for RunCancelledBy {
+impl std::fmt::Display for By {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for RunCancelledBy {
+impl std::str::FromStr for By {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "user" => Ok(RunCancelledBy::User),
-            "control" => Ok(RunCancelledBy::Control),
-            "policy" => Ok(RunCancelledBy::Policy),
-            "shutdown" => Ok(RunCancelledBy::Shutdown),
+            "user" => Ok(By::User),
+            "control" => Ok(By::Control),
+            "policy" => Ok(By::Policy),
+            "shutdown" => Ok(By::Shutdown),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`RunCancelledBy` value",
+                    expected: "`By` value",
                     value: s.to_owned(),
                 })
             }

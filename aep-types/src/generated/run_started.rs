@@ -8,45 +8,46 @@
 /// An activation (run) began inside the session: what triggered it and, optionally, its input and any usage already incurred.
 ///
 /// Schema: `types/run.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct RunStarted {
     /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
     ///
     /// `trigger`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<super::run_started::RunStartedTrigger>,
+    pub trigger: Option<super::run_started::Trigger>,
     /// The input that started the run; user or model text, hence redacted.
     ///
     /// `prompt`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     /// Input tokens counted so far (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens counted so far (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Cost attributed to the run at its start.
     ///
     /// `cost`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl RunStarted {
+    /// A `RunStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            trigger: None,
+            prompt: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            cost: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -67,28 +68,112 @@ impl RunStarted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.trigger = None;
+            self.gen_ai_usage_input_tokens = None;
+            self.gen_ai_usage_output_tokens = None;
+            self.cost = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.prompt = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_output_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.cost = None;
-        }
         if let Some(value) = &mut self.cost {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.trigger.is_some(),
+                "trigger",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_output_tokens.is_some(),
+                "gen_ai.usage.output_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.cost.is_some(),
+                "cost",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.cost {
+                v.key("cost");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.prompt.is_some(),
+                "prompt",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for RunStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "trigger",
+                "prompt",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "cost",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.trigger {
+            super::runtime::entry(&mut map, "trigger", value)?;
+        }
+        if let Some(value) = &self.prompt {
+            super::runtime::entry(&mut map, "prompt", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        if let Some(value) = &self.cost {
+            super::runtime::entry(&mut map, "cost", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -109,7 +194,7 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                 self,
                 mut map: A,
             ) -> Result<RunStarted, A::Error> {
-                let mut slot_0: Option<super::run_started::RunStartedTrigger> = None;
+                let mut slot_0: Option<super::run_started::Trigger> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<u64> = None;
                 let mut slot_3: Option<u64> = None;
@@ -124,18 +209,18 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                             super::runtime::fill(&mut slot_1, &mut map, "prompt")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
@@ -159,66 +244,80 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
 /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
 ///
 /// Schema: `types/run.started.schema.json#/properties/trigger`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum RunStartedTrigger {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Trigger {
     /// `"user"`
-    #[serde(rename = "user")]
     User,
     /// `"schedule"`
-    #[serde(rename = "schedule")]
     Schedule,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"resume"`
-    #[serde(rename = "resume")]
     Resume,
 }
 
-impl RunStartedTrigger {
+impl serde::Serialize for Trigger {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Trigger {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["user", "schedule", "agent", "control", "resume"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl Trigger {
     /// Every value, in schema order.
-    pub const ALL: [RunStartedTrigger; 5] = [
-        RunStartedTrigger::User,
-        RunStartedTrigger::Schedule,
-        RunStartedTrigger::Agent,
-        RunStartedTrigger::Control,
-        RunStartedTrigger::Resume,
+    pub const ALL: [Trigger; 5] = [
+        Trigger::User,
+        Trigger::Schedule,
+        Trigger::Agent,
+        Trigger::Control,
+        Trigger::Resume,
     ];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            RunStartedTrigger::User => "user",
-            RunStartedTrigger::Schedule => "schedule",
-            RunStartedTrigger::Agent => "agent",
-            RunStartedTrigger::Control => "control",
-            RunStartedTrigger::Resume => "resume",
+            Trigger::User => "user",
+            Trigger::Schedule => "schedule",
+            Trigger::Agent => "agent",
+            Trigger::Control => "control",
+            Trigger::Resume => "resume",
         }
     }
 }
 
-impl std::fmt::Display for RunStartedTrigger {
+impl std::fmt::Display for Trigger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for RunStartedTrigger {
+impl std::str::FromStr for Trigger {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "user" => Ok(RunStartedTrigger::User),
-            "schedule" => Ok(RunStartedTrigger::Schedule),
-            "agent" => Ok(RunStartedTrigger::Agent),
-            "control" => Ok(RunStartedTrigger::Control),
-            "resume" => Ok(RunStartedTrigger::Resume),
+            "user" => Ok(Trigger::User),
+            "schedule" => Ok(Trigger::Schedule),
+            "agent" => Ok(Trigger::Agent),
+            "control" => Ok(Trigger::Control),
+            "resume" => Ok(Trigger::Resume),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`RunStartedTrigger` value",
+                    expected: "`Trigger` value",
                     value: s.to_owned(),
                 })
             }

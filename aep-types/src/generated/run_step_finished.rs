@@ -8,19 +8,26 @@
 /// A phase inside the run ended.
 ///
 /// Schema: `types/run.step.finished.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct RunStepFinished {
     /// Structural outcome of the step (for example ok or error).
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl RunStepFinished {
+    /// A `RunStepFinished` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            status: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -35,13 +42,48 @@ impl RunStepFinished {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.status = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.status.is_some(),
+                "status",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for RunStepFinished {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,24 +8,31 @@
 /// A phase inside the run began; the envelope's step attribute of following events names it.
 ///
 /// Schema: `types/run.step.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct RunStepStarted {
     /// Readable name of the step; may be model text, hence redacted.
     ///
     /// `name`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Number of steps the run expected when this step began.
     ///
     /// `initial_num_steps`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_num_steps: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl RunStepStarted {
+    /// A `RunStepStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            name: None,
+            initial_num_steps: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -40,16 +47,64 @@ impl RunStepStarted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.initial_num_steps = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.name = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.initial_num_steps = None;
+            v.capture_member(
+                self.initial_num_steps.is_some(),
+                "initial_num_steps",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
+    }
+}
+
+impl serde::Serialize for RunStepStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["name", "initial_num_steps"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.initial_num_steps {
+            super::runtime::entry(&mut map, "initial_num_steps", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -77,11 +132,11 @@ impl<'de> serde::Deserialize<'de> for RunStepStarted {
                     match key.as_str() {
                         "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "initial_num_steps" => {
-                            super::runtime::fill(
-                                &mut slot_1,
-                                &mut map,
-                                "initial_num_steps",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "initial_num_steps")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

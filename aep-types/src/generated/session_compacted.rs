@@ -8,50 +8,51 @@
 /// The session's context was compacted; emitted once, when compaction has finished.
 ///
 /// Schema: `types/session.compacted.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionCompacted {
     /// What started the compaction (for example automatic on a context limit, or manual).
     ///
     /// `trigger`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<String>,
     /// Compaction method used (for example summarisation or truncation).
     ///
     /// `strategy`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// Estimated size of the context in tokens, as reported by the runtime.
     ///
     /// `estimated_token_count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_token_count: Option<u64>,
     /// Number of context items (messages or turns) dropped by the compaction.
     ///
     /// `forgotten`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forgotten: Option<u64>,
     /// Input tokens consumed by the compaction itself (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens produced by the compaction itself (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl SessionCompacted {
+    /// A `SessionCompacted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            trigger: None,
+            strategy: None,
+            estimated_token_count: None,
+            forgotten: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -66,28 +67,110 @@ impl SessionCompacted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.trigger = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.strategy = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.estimated_token_count = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.forgotten = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_usage_output_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.trigger.is_some(),
+                "trigger",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.strategy.is_some(),
+                "strategy",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.estimated_token_count.is_some(),
+                "estimated_token_count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.forgotten.is_some(),
+                "forgotten",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_output_tokens.is_some(),
+                "gen_ai.usage.output_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for SessionCompacted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "trigger",
+                "strategy",
+                "estimated_token_count",
+                "forgotten",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.trigger {
+            super::runtime::entry(&mut map, "trigger", value)?;
+        }
+        if let Some(value) = &self.strategy {
+            super::runtime::entry(&mut map, "strategy", value)?;
+        }
+        if let Some(value) = &self.estimated_token_count {
+            super::runtime::entry(&mut map, "estimated_token_count", value)?;
+        }
+        if let Some(value) = &self.forgotten {
+            super::runtime::entry(&mut map, "forgotten", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -124,28 +207,32 @@ impl<'de> serde::Deserialize<'de> for SessionCompacted {
                             super::runtime::fill(&mut slot_1, &mut map, "strategy")?
                         }
                         "estimated_token_count" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "estimated_token_count",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "estimated_token_count")?
                         }
                         "forgotten" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "forgotten")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "forgotten")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_4,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_4, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_5,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_5, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

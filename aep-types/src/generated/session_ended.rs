@@ -8,29 +8,36 @@
 /// Terminal event of a session: why it ended, how long it lasted and how many runs it held.
 ///
 /// Schema: `types/session.ended.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionEnded {
     /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
     ///
     /// `reason`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<super::session_ended::SessionEndedReason>,
+    pub reason: Option<super::session_ended::Reason>,
     /// Session lifetime in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Number of runs the session contained.
     ///
     /// `runs`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl SessionEnded {
+    /// A `SessionEnded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            reason: None,
+            duration_ms: None,
+            runs: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -45,19 +52,70 @@ impl SessionEnded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.reason = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.duration_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.runs = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.reason.is_some(),
+                "reason",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.runs.is_some(),
+                "runs",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for SessionEnded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["reason", "duration_ms", "runs"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        if let Some(value) = &self.runs {
+            super::runtime::entry(&mut map, "runs", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -78,7 +136,7 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                 self,
                 mut map: A,
             ) -> Result<SessionEnded, A::Error> {
-                let mut slot_0: Option<super::session_ended::SessionEndedReason> = None;
+                let mut slot_0: Option<super::session_ended::Reason> = None;
                 let mut slot_1: Option<u64> = None;
                 let mut slot_2: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -88,9 +146,19 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                             super::runtime::fill(&mut slot_0, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "duration_ms")?
                         }
-                        "runs" => super::runtime::fill(&mut slot_2, &mut map, "runs")?,
+                        "runs" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "runs")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -110,66 +178,80 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
 /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
 ///
 /// Schema: `types/session.ended.schema.json#/properties/reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum SessionEndedReason {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
     /// `"normal"`
-    #[serde(rename = "normal")]
     Normal,
     /// `"error"`
-    #[serde(rename = "error")]
     Error,
     /// `"timeout"`
-    #[serde(rename = "timeout")]
     Timeout,
     /// `"killed"`
-    #[serde(rename = "killed")]
     Killed,
     /// `"compaction"`
-    #[serde(rename = "compaction")]
     Compaction,
 }
 
-impl SessionEndedReason {
+impl serde::Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Reason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["normal", "error", "timeout", "killed", "compaction"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl Reason {
     /// Every value, in schema order.
-    pub const ALL: [SessionEndedReason; 5] = [
-        SessionEndedReason::Normal,
-        SessionEndedReason::Error,
-        SessionEndedReason::Timeout,
-        SessionEndedReason::Killed,
-        SessionEndedReason::Compaction,
+    pub const ALL: [Reason; 5] = [
+        Reason::Normal,
+        Reason::Error,
+        Reason::Timeout,
+        Reason::Killed,
+        Reason::Compaction,
     ];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            SessionEndedReason::Normal => "normal",
-            SessionEndedReason::Error => "error",
-            SessionEndedReason::Timeout => "timeout",
-            SessionEndedReason::Killed => "killed",
-            SessionEndedReason::Compaction => "compaction",
+            Reason::Normal => "normal",
+            Reason::Error => "error",
+            Reason::Timeout => "timeout",
+            Reason::Killed => "killed",
+            Reason::Compaction => "compaction",
         }
     }
 }
 
-impl std::fmt::Display for SessionEndedReason {
+impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for SessionEndedReason {
+impl std::str::FromStr for Reason {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "normal" => Ok(SessionEndedReason::Normal),
-            "error" => Ok(SessionEndedReason::Error),
-            "timeout" => Ok(SessionEndedReason::Timeout),
-            "killed" => Ok(SessionEndedReason::Killed),
-            "compaction" => Ok(SessionEndedReason::Compaction),
+            "normal" => Ok(Reason::Normal),
+            "error" => Ok(Reason::Error),
+            "timeout" => Ok(Reason::Timeout),
+            "killed" => Ok(Reason::Killed),
+            "compaction" => Ok(Reason::Compaction),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`SessionEndedReason` value",
+                    expected: "`Reason` value",
                     value: s.to_owned(),
                 })
             }

@@ -8,39 +8,46 @@
 /// A session has begun. Records where it came from (lineage), which client hosts it and which model was requested.
 ///
 /// Schema: `types/session.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionStarted {
     /// Readable name or title of the session; may contain user text, hence redacted.
     ///
     /// `label`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
     ///
     /// `parent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent: Option<super::session_started::SessionStartedParent>,
+    pub parent: Option<super::session_started::Parent>,
     /// The client software the session runs in.
     ///
     /// `client`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<super::session_started::SessionStartedClient>,
+    pub client: Option<super::session_started::Client>,
     /// Model requested for the session (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.request.model`, optional, capture `metadata`.
-    #[serde(rename = "gen_ai.request.model", skip_serializing_if = "Option::is_none")]
     pub gen_ai_request_model: Option<String>,
     /// Working directory of the session; a local path that can reveal user or project names, hence redacted.
     ///
     /// `cwd`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl SessionStarted {
+    /// A `SessionStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            label: None,
+            parent: None,
+            client: None,
+            gen_ai_request_model: None,
+            cwd: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -66,31 +73,114 @@ impl SessionStarted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        if super::registry::Capture::Redacted > level {
-            self.label = None;
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.parent = None;
+            self.client = None;
+            self.gen_ai_request_model = None;
+            self.extra.clear();
+        }
+        if super::registry::Capture::Redacted > level {
+            self.label = None;
+            self.cwd = None;
         }
         if let Some(value) = &mut self.parent {
             value.drop_above(level);
         }
-        if super::registry::Capture::Metadata > level {
-            self.client = None;
-        }
         if let Some(value) = &mut self.client {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.gen_ai_request_model = None;
+            v.capture_member(
+                self.parent.is_some(),
+                "parent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.client.is_some(),
+                "client",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_request_model.is_some(),
+                "gen_ai.request.model",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.parent {
+                v.key("parent");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.client {
+                v.key("client");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
         if super::registry::Capture::Redacted > level {
-            self.cwd = None;
+            v.capture_member(
+                self.label.is_some(),
+                "label",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.cwd.is_some(),
+                "cwd",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for SessionStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["label", "parent", "client", "gen_ai.request.model", "cwd"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.label {
+            super::runtime::entry(&mut map, "label", value)?;
         }
+        if let Some(value) = &self.parent {
+            super::runtime::entry(&mut map, "parent", value)?;
+        }
+        if let Some(value) = &self.client {
+            super::runtime::entry(&mut map, "client", value)?;
+        }
+        if let Some(value) = &self.gen_ai_request_model {
+            super::runtime::entry(&mut map, "gen_ai.request.model", value)?;
+        }
+        if let Some(value) = &self.cwd {
+            super::runtime::entry(&mut map, "cwd", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -112,8 +202,8 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
                 mut map: A,
             ) -> Result<SessionStarted, A::Error> {
                 let mut slot_0: Option<String> = None;
-                let mut slot_1: Option<super::session_started::SessionStartedParent> = None;
-                let mut slot_2: Option<super::session_started::SessionStartedClient> = None;
+                let mut slot_1: Option<super::session_started::Parent> = None;
+                let mut slot_2: Option<super::session_started::Client> = None;
                 let mut slot_3: Option<String> = None;
                 let mut slot_4: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -155,8 +245,9 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
 /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
 ///
 /// Schema: `types/session.started.schema.json#/properties/parent`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SessionStartedParent {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Parent {
     /// Id of the parent session.
     ///
     /// `session`, required, capture `metadata`.
@@ -164,19 +255,26 @@ pub struct SessionStartedParent {
     /// Id of the parent run that spawned this session.
     ///
     /// `run`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
     /// Id of the parent agent.
     ///
     /// `agent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl SessionStartedParent {
+impl Parent {
+    /// A `Parent` with its required members (`session`); the optional ones absent.
+    pub fn new(session: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            run: None,
+            agent: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -191,36 +289,85 @@ impl SessionStartedParent {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.run = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.agent = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "session", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.run.is_some(),
+                "run",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.agent.is_some(),
+                "agent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for SessionStartedParent {
+impl serde::Serialize for Parent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["session", "run", "agent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.session;
+            super::runtime::entry(&mut map, "session", value)?;
+        }
+        if let Some(value) = &self.run {
+            super::runtime::entry(&mut map, "run", value)?;
+        }
+        if let Some(value) = &self.agent {
+            super::runtime::entry(&mut map, "agent", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Parent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = SessionStartedParent;
+            type Value = Parent;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `SessionStartedParent` object")
+                f.write_str("a `Parent` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<SessionStartedParent, A::Error> {
+            ) -> Result<Parent, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
@@ -235,7 +382,7 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(SessionStartedParent {
+                Ok(Parent {
                     session: super::runtime::required(slot_0, "session")?,
                     run: slot_1,
                     agent: slot_2,
@@ -251,8 +398,9 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
 /// The client software the session runs in.
 ///
 /// Schema: `types/session.started.schema.json#/properties/client`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SessionStartedClient {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Client {
     /// Client product name.
     ///
     /// `name`, required, capture `metadata`.
@@ -260,14 +408,21 @@ pub struct SessionStartedClient {
     /// Client version string.
     ///
     /// `version`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl SessionStartedClient {
+impl Client {
+    /// A `Client` with its required members (`name`); the optional ones absent.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -282,33 +437,73 @@ impl SessionStartedClient {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.version = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "name", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.version.is_some(),
+                "version",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for SessionStartedClient {
+impl serde::Serialize for Client {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.name;
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.version {
+            super::runtime::entry(&mut map, "version", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Client {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = SessionStartedClient;
+            type Value = Client;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `SessionStartedClient` object")
+                f.write_str("a `Client` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<SessionStartedClient, A::Error> {
+            ) -> Result<Client, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -321,7 +516,7 @@ impl<'de> serde::Deserialize<'de> for SessionStartedClient {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(SessionStartedClient {
+                Ok(Client {
                     name: super::runtime::required(slot_0, "name")?,
                     version: slot_1,
                     extra,

@@ -8,29 +8,36 @@
 /// A change to agent-owned state, expressed as a JSON Patch.
 ///
 /// Schema: `types/state.delta.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct StateDelta {
     /// JSON Patch (RFC 6902) operations to apply; redacted.
     ///
     /// `delta`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delta: Option<Vec<super::runtime::Object>>,
     /// Which piece of state is changed, when the agent keeps several.
     ///
     /// `key`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Revision counter of the state, ordering the snapshots and deltas of one key.
     ///
     /// `rev`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rev: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl StateDelta {
+    /// A `StateDelta` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            delta: None,
+            key: None,
+            rev: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -45,19 +52,74 @@ impl StateDelta {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.key = None;
+            self.rev = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.delta = None;
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.key = None;
+            v.capture_member(
+                self.key.is_some(),
+                "key",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.rev.is_some(),
+                "rev",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.rev = None;
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.delta.is_some(),
+                "delta",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for StateDelta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["delta", "key", "rev"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.delta {
+            super::runtime::entry(&mut map, "delta", value)?;
         }
+        if let Some(value) = &self.key {
+            super::runtime::entry(&mut map, "key", value)?;
+        }
+        if let Some(value) = &self.rev {
+            super::runtime::entry(&mut map, "rev", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -86,7 +148,13 @@ impl<'de> serde::Deserialize<'de> for StateDelta {
                     match key.as_str() {
                         "delta" => super::runtime::fill(&mut slot_0, &mut map, "delta")?,
                         "key" => super::runtime::fill(&mut slot_1, &mut map, "key")?,
-                        "rev" => super::runtime::fill(&mut slot_2, &mut map, "rev")?,
+                        "rev" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "rev")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

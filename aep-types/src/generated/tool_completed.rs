@@ -8,7 +8,8 @@
 /// A tool invocation succeeded. Its result comes at three capture tiers (digest, redacted, raw), with optional usage and cost.
 ///
 /// Schema: `types/tool.completed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolCompleted {
     /// The tool and call this event is about.
     ///
@@ -17,55 +18,56 @@ pub struct ToolCompleted {
     /// Execution time of the call in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Structural status reported by the tool (for example an exit or HTTP status).
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Digest of the result, letting results be compared without exposing them.
     ///
     /// `result_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_digest: Option<String>,
     /// The result after redaction, as an object or a string.
     ///
     /// `result_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result_redacted: Option<super::tool_completed::ToolCompletedResultRedacted>,
+    pub result_redacted: Option<super::tool_completed::ResultRedacted>,
     /// The result exactly as the tool returned it, as an object or a string.
     ///
     /// `result`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<super::tool_completed::ToolCompletedResult>,
     /// Input tokens the tool consumed, if it called a model (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens the tool produced, if it called a model (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Cost of the call.
     ///
     /// `cost`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ToolCompleted {
+    /// A `ToolCompleted` with its required members (`tool`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef) -> Self {
+        Self {
+            tool,
+            duration_ms: None,
+            status: None,
+            result_digest: None,
+            result_redacted: None,
+            result: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            cost: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -92,19 +94,15 @@ impl ToolCompleted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        {
-            let value = &mut self.tool;
-            value.drop_above(level);
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.duration_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.status = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.result_digest = None;
+            self.gen_ai_usage_input_tokens = None;
+            self.gen_ai_usage_output_tokens = None;
+            self.cost = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.result_redacted = None;
@@ -112,21 +110,149 @@ impl ToolCompleted {
         if super::registry::Capture::Full > level {
             self.result = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_output_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.cost = None;
+        {
+            let value = &mut self.tool;
+            value.drop_above(level);
         }
         if let Some(value) = &mut self.cost {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.status.is_some(),
+                "status",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.result_digest.is_some(),
+                "result_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_output_tokens.is_some(),
+                "gen_ai.usage.output_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.cost.is_some(),
+                "cost",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.cost {
+                v.key("cost");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.result_redacted.is_some(),
+                "result_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.result.is_some(),
+                "result",
+                super::registry::Capture::Full,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for ToolCompleted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "tool",
+                "duration_ms",
+                "status",
+                "result_digest",
+                "result_redacted",
+                "result",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "cost",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        if let Some(value) = &self.result_digest {
+            super::runtime::entry(&mut map, "result_digest", value)?;
+        }
+        if let Some(value) = &self.result_redacted {
+            super::runtime::entry(&mut map, "result_redacted", value)?;
+        }
+        if let Some(value) = &self.result {
+            super::runtime::entry(&mut map, "result", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        if let Some(value) = &self.cost {
+            super::runtime::entry(&mut map, "cost", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -151,9 +277,7 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                 let mut slot_1: Option<u64> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<String> = None;
-                let mut slot_4: Option<
-                    super::tool_completed::ToolCompletedResultRedacted,
-                > = None;
+                let mut slot_4: Option<super::tool_completed::ResultRedacted> = None;
                 let mut slot_5: Option<super::tool_completed::ToolCompletedResult> = None;
                 let mut slot_6: Option<u64> = None;
                 let mut slot_7: Option<u64> = None;
@@ -163,7 +287,11 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                     match key.as_str() {
                         "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "duration_ms")?
                         }
                         "status" => {
                             super::runtime::fill(&mut slot_2, &mut map, "status")?
@@ -182,18 +310,18 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                             super::runtime::fill(&mut slot_5, &mut map, "result")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_6,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_6, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_7,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_7, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_8, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
@@ -221,35 +349,53 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
 /// The result after redaction, as an object or a string.
 ///
 /// Schema: `types/tool.completed.schema.json#/properties/result_redacted`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolCompletedResultRedacted {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ResultRedacted {
     /// A JSON object.
     Object(super::runtime::Object),
     /// A string.
     String(String),
 }
 
-impl serde::Serialize for ToolCompletedResultRedacted {
+impl From<super::runtime::Object> for ResultRedacted {
+    fn from(value: super::runtime::Object) -> ResultRedacted {
+        ResultRedacted::Object(value)
+    }
+}
+
+impl From<String> for ResultRedacted {
+    fn from(value: String) -> ResultRedacted {
+        ResultRedacted::String(value)
+    }
+}
+
+impl From<&str> for ResultRedacted {
+    fn from(value: &str) -> ResultRedacted {
+        ResultRedacted::String(value.to_owned())
+    }
+}
+
+impl serde::Serialize for ResultRedacted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            ToolCompletedResultRedacted::Object(value) => {
+            ResultRedacted::Object(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            ToolCompletedResultRedacted::String(value) => {
+            ResultRedacted::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
+impl<'de> serde::Deserialize<'de> for ResultRedacted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ToolCompletedResultRedacted;
+            type Value = ResultRedacted;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
@@ -258,25 +404,25 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> Result<ToolCompletedResultRedacted, A::Error> {
+            ) -> Result<ResultRedacted, A::Error> {
                 serde::Deserialize::deserialize(
                         serde::de::value::MapAccessDeserializer::new(map),
                     )
-                    .map(ToolCompletedResultRedacted::Object)
+                    .map(ResultRedacted::Object)
             }
 
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<ToolCompletedResultRedacted, E> {
-                Ok(ToolCompletedResultRedacted::String(v.to_owned()))
+            ) -> Result<ResultRedacted, E> {
+                Ok(ResultRedacted::String(v.to_owned()))
             }
 
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<ToolCompletedResultRedacted, E> {
-                Ok(ToolCompletedResultRedacted::String(v))
+            ) -> Result<ResultRedacted, E> {
+                Ok(ResultRedacted::String(v))
             }
         }
 
@@ -287,12 +433,30 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
 /// The result exactly as the tool returned it, as an object or a string.
 ///
 /// Schema: `types/tool.completed.schema.json#/properties/result`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ToolCompletedResult {
     /// A JSON object.
     Object(super::runtime::Object),
     /// A string.
     String(String),
+}
+
+impl From<super::runtime::Object> for ToolCompletedResult {
+    fn from(value: super::runtime::Object) -> ToolCompletedResult {
+        ToolCompletedResult::Object(value)
+    }
+}
+
+impl From<String> for ToolCompletedResult {
+    fn from(value: String) -> ToolCompletedResult {
+        ToolCompletedResult::String(value)
+    }
+}
+
+impl From<&str> for ToolCompletedResult {
+    fn from(value: &str) -> ToolCompletedResult {
+        ToolCompletedResult::String(value.to_owned())
+    }
 }
 
 impl serde::Serialize for ToolCompletedResult {

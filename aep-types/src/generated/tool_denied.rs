@@ -8,7 +8,8 @@
 /// A tool invocation was blocked before it ran, without involving a human (a human decision goes through attention.* instead).
 ///
 /// Schema: `types/tool.denied.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolDenied {
     /// The tool and call this event is about.
     ///
@@ -17,18 +18,26 @@ pub struct ToolDenied {
     /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
     ///
     /// `by`, required, capture `metadata`.
-    pub by: super::tool_denied::ToolDeniedBy,
+    pub by: super::tool_denied::By,
     /// Identifier of the rule that matched.
     ///
     /// `rule`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ToolDenied {
+    /// A `ToolDenied` with its required members (`tool`, `by`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef, by: super::tool_denied::By) -> Self {
+        Self {
+            tool,
+            by,
+            rule: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -50,17 +59,71 @@ impl ToolDenied {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.rule = None;
+            self.extra.clear();
+        }
         {
             let value = &mut self.tool;
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.rule = None;
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "by", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.rule.is_some(),
+                "rule",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for ToolDenied {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "by", "rule"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
         }
+        {
+            let value = &self.by;
+            super::runtime::entry(&mut map, "by", value)?;
+        }
+        if let Some(value) = &self.rule {
+            super::runtime::entry(&mut map, "rule", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -82,7 +145,7 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
                 mut map: A,
             ) -> Result<ToolDenied, A::Error> {
                 let mut slot_0: Option<super::common::ToolRef> = None;
-                let mut slot_1: Option<super::tool_denied::ToolDeniedBy> = None;
+                let mut slot_1: Option<super::tool_denied::By> = None;
                 let mut slot_2: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -109,54 +172,66 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
 /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
 ///
 /// Schema: `types/tool.denied.schema.json#/properties/by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum ToolDeniedBy {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum By {
     /// `"policy"`
-    #[serde(rename = "policy")]
     Policy,
     /// `"user_setting"`
-    #[serde(rename = "user_setting")]
     UserSetting,
     /// `"runtime"`
-    #[serde(rename = "runtime")]
     Runtime,
 }
 
-impl ToolDeniedBy {
+impl serde::Serialize for By {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for By {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["policy", "user_setting", "runtime"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl By {
     /// Every value, in schema order.
-    pub const ALL: [ToolDeniedBy; 3] = [
-        ToolDeniedBy::Policy,
-        ToolDeniedBy::UserSetting,
-        ToolDeniedBy::Runtime,
-    ];
+    pub const ALL: [By; 3] = [By::Policy, By::UserSetting, By::Runtime];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            ToolDeniedBy::Policy => "policy",
-            ToolDeniedBy::UserSetting => "user_setting",
-            ToolDeniedBy::Runtime => "runtime",
+            By::Policy => "policy",
+            By::UserSetting => "user_setting",
+            By::Runtime => "runtime",
         }
     }
 }
 
-impl std::fmt::Display for ToolDeniedBy {
+impl std::fmt::Display for By {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for ToolDeniedBy {
+impl std::str::FromStr for By {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "policy" => Ok(ToolDeniedBy::Policy),
-            "user_setting" => Ok(ToolDeniedBy::UserSetting),
-            "runtime" => Ok(ToolDeniedBy::Runtime),
+            "policy" => Ok(By::Policy),
+            "user_setting" => Ok(By::UserSetting),
+            "runtime" => Ok(By::Runtime),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`ToolDeniedBy` value",
+                    expected: "`By` value",
                     value: s.to_owned(),
                 })
             }

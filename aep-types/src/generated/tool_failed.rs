@@ -8,7 +8,8 @@
 /// A tool invocation ran and raised an error.
 ///
 /// Schema: `types/tool.failed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolFailed {
     /// The tool and call this event is about.
     ///
@@ -21,14 +22,22 @@ pub struct ToolFailed {
     /// Time until the call failed, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ToolFailed {
+    /// A `ToolFailed` with its required members (`tool`, `error`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef, error: super::common::ErrorInfo) -> Self {
+        Self {
+            tool,
+            error,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -56,7 +65,11 @@ impl ToolFailed {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.duration_ms = None;
+            self.extra.clear();
+        }
         {
             let value = &mut self.tool;
             value.drop_above(level);
@@ -65,12 +78,68 @@ impl ToolFailed {
             let value = &mut self.error;
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "error", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
+            {
+                let value = &self.error;
+                v.key("error");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+    }
+}
+
+impl serde::Serialize for ToolFailed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "error", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
         }
+        {
+            let value = &self.error;
+            super::runtime::entry(&mut map, "error", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -100,7 +169,11 @@ impl<'de> serde::Deserialize<'de> for ToolFailed {
                         "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "error" => super::runtime::fill(&mut slot_1, &mut map, "error")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

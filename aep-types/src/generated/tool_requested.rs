@@ -8,7 +8,8 @@
 /// A tool invocation is about to run. Its arguments come at three capture tiers: a digest, a redacted copy and the raw arguments.
 ///
 /// Schema: `types/tool.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolRequested {
     /// The tool and call this event is about.
     ///
@@ -17,24 +18,31 @@ pub struct ToolRequested {
     /// Digest of the arguments, letting calls be compared without exposing them.
     ///
     /// `args_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args_digest: Option<String>,
     /// The arguments after redaction.
     ///
     /// `args_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args_redacted: Option<super::runtime::Object>,
     /// The arguments exactly as passed to the tool.
     ///
     /// `args`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<super::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl ToolRequested {
+    /// A `ToolRequested` with its required members (`tool`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef) -> Self {
+        Self {
+            tool,
+            args_digest: None,
+            args_redacted: None,
+            args: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -56,13 +64,10 @@ impl ToolRequested {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        {
-            let value = &mut self.tool;
-            value.drop_above(level);
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.args_digest = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.args_redacted = None;
@@ -70,9 +75,83 @@ impl ToolRequested {
         if super::registry::Capture::Full > level {
             self.args = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        {
+            let value = &mut self.tool;
+            value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.args_digest.is_some(),
+                "args_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.args_redacted.is_some(),
+                "args_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.args.is_some(),
+                "args",
+                super::registry::Capture::Full,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for ToolRequested {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "args_digest", "args_redacted", "args"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        if let Some(value) = &self.args_digest {
+            super::runtime::entry(&mut map, "args_digest", value)?;
+        }
+        if let Some(value) = &self.args_redacted {
+            super::runtime::entry(&mut map, "args_redacted", value)?;
+        }
+        if let Some(value) = &self.args {
+            super::runtime::entry(&mut map, "args", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

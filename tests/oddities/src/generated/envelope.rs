@@ -11,7 +11,8 @@ use std::sync::LazyLock;
 /// The smallest envelope the generator accepts, for a registry of legal but unusual schemas.
 ///
 /// Schema: `aep-event.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Event {
     /// The version.
     ///
@@ -20,30 +21,24 @@ pub struct Event {
     /// The event type.
     ///
     /// `type`, required.
-    #[serde(rename = "type")]
     pub type_: String,
     /// Severity.
     ///
     /// `severity`, optional, default `"low"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<super::registry::Severity>,
     /// Capture.
     ///
     /// `capture`, optional, default `"some"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capture: Option<super::registry::Capture>,
     /// The payload.
     ///
     /// `data`, optional.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<super::runtime::Data>,
     /// An object attribute, validated like payload objects.
     ///
     /// `trace`, optional.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<super::envelope::EventTrace>,
     /// Extension attributes: every other top-level member, kept as they came.
-    #[serde(flatten)]
     pub extensions: Extensions,
 }
 
@@ -54,6 +49,38 @@ impl Event {
             value.validate_into(v);
             v.up();
         }
+    }
+}
+
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.aep;
+            super::runtime::entry(&mut map, "aep", value)?;
+        }
+        {
+            let value = &self.type_;
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        if let Some(value) = &self.severity {
+            super::runtime::entry(&mut map, "severity", value)?;
+        }
+        if let Some(value) = &self.capture {
+            super::runtime::entry(&mut map, "capture", value)?;
+        }
+        if let Some(value) = &self.data {
+            super::runtime::entry(&mut map, "data", value)?;
+        }
+        if let Some(value) = &self.trace {
+            super::runtime::entry(&mut map, "trace", value)?;
+        }
+        for (key, value) in &self.extensions {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -115,11 +142,25 @@ impl<'de> serde::Deserialize<'de> for Event {
 /// The version.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventAep {
     /// `"9.9"`
-    #[serde(rename = "9.9")]
     V99,
+}
+
+impl serde::Serialize for EventAep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EventAep {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["9.9"], |s| s.parse().ok())
+    }
 }
 
 impl EventAep {
@@ -159,17 +200,24 @@ impl std::str::FromStr for EventAep {
 /// An object attribute, validated like payload objects.
 ///
 /// Schema: `aep-event.schema.json#/properties/trace`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct EventTrace {
     /// `tid`, optional, capture `some`, pattern `^[0-9a-f]{4}$`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl EventTrace {
+    /// A `EventTrace` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            tid: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -196,13 +244,48 @@ impl EventTrace {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.tid = None;
-        }
-        if super::registry::Capture::Some > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(
+                self.tid.is_some(),
+                "tid",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for EventTrace {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["tid"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.tid {
+            super::runtime::entry(&mut map, "tid", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -242,12 +325,30 @@ impl<'de> serde::Deserialize<'de> for EventTrace {
 /// The value of an extension attribute.
 ///
 /// Schema: `aep-event.schema.json#/additionalProperties`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ExtensionValue {
     /// A string.
     String(String),
     /// A boolean.
     Boolean(bool),
+}
+
+impl From<String> for ExtensionValue {
+    fn from(value: String) -> ExtensionValue {
+        ExtensionValue::String(value)
+    }
+}
+
+impl From<&str> for ExtensionValue {
+    fn from(value: &str) -> ExtensionValue {
+        ExtensionValue::String(value.to_owned())
+    }
+}
+
+impl From<bool> for ExtensionValue {
+    fn from(value: bool) -> ExtensionValue {
+        ExtensionValue::Boolean(value)
+    }
 }
 
 impl serde::Serialize for ExtensionValue {
@@ -399,6 +500,19 @@ impl Event {
         }
     }
 
+    /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+    /// a failure names the offending attribute by its JSON Pointer
+    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// payload error does.
+    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(text.as_bytes())
+    }
+
+    /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(bytes)
+    }
+
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
@@ -412,25 +526,60 @@ impl Event {
         self.type_.parse().ok()
     }
 
-    /// Checks everything the envelope and payload schemas state beyond
-    /// shape: string lengths, patterns and formats, bounds, the
-    /// scoping rules, and the payload's own rules. Every violation is
-    /// listed with its JSON Pointer from the event root. Absent
-    /// `data` is valid (an event down-levelled to `none` has none).
+    /// Checks everything the schemas state: [`validate_schema`](Event::validate_schema)
+    /// and [`validate_capture`](Event::validate_capture) together,
+    /// decoding the payload once. Every violation is listed with its
+    /// JSON Pointer from the event root.
     pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+        self.check(true, true)
+    }
+
+    /// Checks what the envelope and payload schemas state as JSON
+    /// Schema beyond shape: string lengths, patterns and formats,
+    /// bounds, the scoping rules, and the payload's own rules. Every
+    /// violation is listed with its JSON Pointer from the event root.
+    /// Absent `data` is valid (an event down-levelled to `none` has none).
+    pub fn validate_schema(&self) -> Result<(), super::runtime::Violations> {
+        self.check(true, false)
+    }
+
+    /// Checks the capture rule the schemas state with `x-aep-capture`:
+    /// no payload member, at any depth, above the event's declared
+    /// capture level ([`capture_or_default`](Event::capture_or_default)).
+    /// Members the schema does not describe count as the default
+    /// level. Untyped data has no capture table and nothing to
+    /// check, and neither has data that does not decode (which
+    /// [`validate_schema`](Event::validate_schema) reports).
+    pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
+        self.check(false, true)
+    }
+
+    fn check(
+        &self,
+        schema: bool,
+        capture: bool,
+    ) -> Result<(), super::runtime::Violations> {
         let mut v = super::runtime::Validator::new();
-        self.validate_into(&mut v);
+        if schema {
+            self.validate_into(&mut v);
+        }
         if let Some(data) = &self.data {
             match super::payload::Payload::from_data(&self.type_, Some(data)) {
                 Ok(payload) => {
                     v.key("data");
-                    payload.validate_into(&mut v);
+                    if schema {
+                        payload.validate_into(&mut v);
+                    }
+                    if capture {
+                        payload.capture_into(&mut v, self.capture_or_default());
+                    }
                     v.up();
                 }
-                Err(error) => {
+                Err(error) if schema => {
                     let pointer = error.pointer().unwrap_or_default().to_owned();
                     v.report_at(pointer, error.to_string());
                 }
+                Err(_) => {}
             }
         }
         v.finish().into_result()
@@ -450,9 +599,21 @@ impl Event {
         }
     }
 
-    /// Sets `data` to the payload's JSON object.
-    pub fn set_payload(&mut self, payload: &super::payload::Payload) {
-        self.data = Some(payload.to_data());
+    /// Sets `data` to the payload's JSON object and `type` to the
+    /// payload's event type, so the two always agree; untyped data
+    /// keeps the event's type. Fails as
+    /// [`Payload::to_data`](super::payload::Payload::to_data) does,
+    /// leaving the event unchanged.
+    pub fn set_payload(
+        &mut self,
+        payload: &super::payload::Payload,
+    ) -> Result<(), serde_json::Error> {
+        let data = payload.to_data()?;
+        if let Some(event_type) = payload.event_type() {
+            event_type.clone_into(&mut self.type_);
+        }
+        self.data = Some(data);
+        Ok(())
     }
 
     /// `severity`, or its protocol default `"low"` when absent.

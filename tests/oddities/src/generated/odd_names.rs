@@ -6,56 +6,60 @@
 /// Names that are not Rust identifiers
 ///
 /// Schema: `types/odd.names.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct OddNames {
     /// `type`, required, capture `none`.
-    #[serde(rename = "type")]
     pub type_: String,
     /// `self`, required, capture `some`.
-    #[serde(rename = "self")]
     pub self_: bool,
     /// `match`, optional, capture `some`.
-    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     pub match_: Option<i64>,
     /// `gen_ai.usage.input_tokens`, optional, capture `some`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// `content-type`, optional, capture `some`.
-    #[serde(rename = "content-type", skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// `with space`, optional, capture `some`.
-    #[serde(rename = "with space", skip_serializing_if = "Option::is_none")]
     pub with_space: Option<String>,
     /// `2fa`, optional, capture `some`.
-    #[serde(rename = "2fa", skip_serializing_if = "Option::is_none")]
     pub _2fa: Option<String>,
     /// `_private`, optional, capture `some`.
-    #[serde(rename = "_private", skip_serializing_if = "Option::is_none")]
     pub private: Option<String>,
     /// `$dollar`, optional, capture `some`.
-    #[serde(rename = "$dollar", skip_serializing_if = "Option::is_none")]
     pub dollar: Option<String>,
     /// `Mixed-Case.Name`, optional, capture `some`.
-    #[serde(rename = "Mixed-Case.Name", skip_serializing_if = "Option::is_none")]
     pub mixed_case_name: Option<String>,
     /// `odd values`, optional, capture `all`.
-    #[serde(rename = "odd values", skip_serializing_if = "Option::is_none")]
-    pub odd_values: Option<super::odd_names::OddNamesOddValues>,
+    pub odd_values: Option<super::odd_names::OddValues>,
     /// `fixed`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fixed: Option<super::odd_names::OddNamesFixed>,
+    pub fixed: Option<super::odd_names::Fixed>,
     /// `local`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<super::odd_names::LocalThing>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl OddNames {
+    /// A `OddNames` with its required members (`type`, `self`); the optional ones absent.
+    pub fn new(type_: impl Into<String>, self_: bool) -> Self {
+        Self {
+            type_: type_.into(),
+            self_,
+            match_: None,
+            gen_ai_usage_input_tokens: None,
+            content_type: None,
+            with_space: None,
+            _2fa: None,
+            private: None,
+            dollar: None,
+            mixed_case_name: None,
+            odd_values: None,
+            fixed: None,
+            local: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -76,46 +80,192 @@ impl OddNames {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.match_ = None;
-        }
-        if super::registry::Capture::Some > level {
             self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Some > level {
             self.content_type = None;
-        }
-        if super::registry::Capture::Some > level {
             self.with_space = None;
-        }
-        if super::registry::Capture::Some > level {
             self._2fa = None;
-        }
-        if super::registry::Capture::Some > level {
             self.private = None;
-        }
-        if super::registry::Capture::Some > level {
             self.dollar = None;
-        }
-        if super::registry::Capture::Some > level {
             self.mixed_case_name = None;
+            self.fixed = None;
+            self.local = None;
+            self.extra.clear();
         }
         if super::registry::Capture::All > level {
             self.odd_values = None;
         }
-        if super::registry::Capture::Some > level {
-            self.fixed = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.local = None;
-        }
         if let Some(value) = &mut self.local {
             value.drop_above(level);
         }
-        if super::registry::Capture::Some > level {
-            self.extra.clear();
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::None > level {
+            v.capture_member(true, "type", super::registry::Capture::None, level);
         }
+        if super::registry::Capture::Some > level {
+            v.capture_member(true, "self", super::registry::Capture::Some, level);
+            v.capture_member(
+                self.match_.is_some(),
+                "match",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.content_type.is_some(),
+                "content-type",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.with_space.is_some(),
+                "with space",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self._2fa.is_some(),
+                "2fa",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.private.is_some(),
+                "_private",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.dollar.is_some(),
+                "$dollar",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.mixed_case_name.is_some(),
+                "Mixed-Case.Name",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.fixed.is_some(),
+                "fixed",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.local.is_some(),
+                "local",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.local {
+                v.key("local");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::All > level {
+            v.capture_member(
+                self.odd_values.is_some(),
+                "odd values",
+                super::registry::Capture::All,
+                level,
+            );
+        }
+    }
+}
+
+impl serde::Serialize for OddNames {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "type",
+                "self",
+                "match",
+                "gen_ai.usage.input_tokens",
+                "content-type",
+                "with space",
+                "2fa",
+                "_private",
+                "$dollar",
+                "Mixed-Case.Name",
+                "odd values",
+                "fixed",
+                "local",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.type_;
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        {
+            let value = &self.self_;
+            super::runtime::entry(&mut map, "self", value)?;
+        }
+        if let Some(value) = &self.match_ {
+            super::runtime::entry(&mut map, "match", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.content_type {
+            super::runtime::entry(&mut map, "content-type", value)?;
+        }
+        if let Some(value) = &self.with_space {
+            super::runtime::entry(&mut map, "with space", value)?;
+        }
+        if let Some(value) = &self._2fa {
+            super::runtime::entry(&mut map, "2fa", value)?;
+        }
+        if let Some(value) = &self.private {
+            super::runtime::entry(&mut map, "_private", value)?;
+        }
+        if let Some(value) = &self.dollar {
+            super::runtime::entry(&mut map, "$dollar", value)?;
+        }
+        if let Some(value) = &self.mixed_case_name {
+            super::runtime::entry(&mut map, "Mixed-Case.Name", value)?;
+        }
+        if let Some(value) = &self.odd_values {
+            super::runtime::entry(&mut map, "odd values", value)?;
+        }
+        if let Some(value) = &self.fixed {
+            super::runtime::entry(&mut map, "fixed", value)?;
+        }
+        if let Some(value) = &self.local {
+            super::runtime::entry(&mut map, "local", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -146,21 +296,27 @@ impl<'de> serde::Deserialize<'de> for OddNames {
                 let mut slot_7: Option<String> = None;
                 let mut slot_8: Option<String> = None;
                 let mut slot_9: Option<String> = None;
-                let mut slot_10: Option<super::odd_names::OddNamesOddValues> = None;
-                let mut slot_11: Option<super::odd_names::OddNamesFixed> = None;
+                let mut slot_10: Option<super::odd_names::OddValues> = None;
+                let mut slot_11: Option<super::odd_names::Fixed> = None;
                 let mut slot_12: Option<super::odd_names::LocalThing> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "type" => super::runtime::fill(&mut slot_0, &mut map, "type")?,
                         "self" => super::runtime::fill(&mut slot_1, &mut map, "self")?,
-                        "match" => super::runtime::fill(&mut slot_2, &mut map, "match")?,
+                        "match" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "match")?
+                        }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "content-type" => {
                             super::runtime::fill(&mut slot_4, &mut map, "content-type")?
@@ -214,90 +370,100 @@ impl<'de> serde::Deserialize<'de> for OddNames {
 }
 
 /// Schema: `types/odd.names.schema.json#/properties/odd values`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum OddNamesOddValues {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OddValues {
     /// `""`
-    #[serde(rename = "")]
     Empty,
     /// `"2xx"`
-    #[serde(rename = "2xx")]
     V2xx,
     /// `"self"`
-    #[serde(rename = "self")]
     Self_,
     /// `"match"`
-    #[serde(rename = "match")]
     Match,
     /// `"a.b"`
-    #[serde(rename = "a.b")]
     AB,
     /// `"Upper"`
-    #[serde(rename = "Upper")]
     Upper,
     /// `"snake_case"`
-    #[serde(rename = "snake_case")]
     SnakeCase,
     /// `"err"`
-    #[serde(rename = "err")]
     Err,
     /// `"ok"`
-    #[serde(rename = "ok")]
     Ok,
 }
 
-impl OddNamesOddValues {
+impl serde::Serialize for OddValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for OddValues {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["", "2xx", "self", "match", "a.b", "Upper", "snake_case", "err", "ok"],
+            |s| s.parse().ok(),
+        )
+    }
+}
+
+impl OddValues {
     /// Every value, in schema order.
-    pub const ALL: [OddNamesOddValues; 9] = [
-        OddNamesOddValues::Empty,
-        OddNamesOddValues::V2xx,
-        OddNamesOddValues::Self_,
-        OddNamesOddValues::Match,
-        OddNamesOddValues::AB,
-        OddNamesOddValues::Upper,
-        OddNamesOddValues::SnakeCase,
-        OddNamesOddValues::Err,
-        OddNamesOddValues::Ok,
+    pub const ALL: [OddValues; 9] = [
+        OddValues::Empty,
+        OddValues::V2xx,
+        OddValues::Self_,
+        OddValues::Match,
+        OddValues::AB,
+        OddValues::Upper,
+        OddValues::SnakeCase,
+        OddValues::Err,
+        OddValues::Ok,
     ];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddNamesOddValues::Empty => "",
-            OddNamesOddValues::V2xx => "2xx",
-            OddNamesOddValues::Self_ => "self",
-            OddNamesOddValues::Match => "match",
-            OddNamesOddValues::AB => "a.b",
-            OddNamesOddValues::Upper => "Upper",
-            OddNamesOddValues::SnakeCase => "snake_case",
-            OddNamesOddValues::Err => "err",
-            OddNamesOddValues::Ok => "ok",
+            OddValues::Empty => "",
+            OddValues::V2xx => "2xx",
+            OddValues::Self_ => "self",
+            OddValues::Match => "match",
+            OddValues::AB => "a.b",
+            OddValues::Upper => "Upper",
+            OddValues::SnakeCase => "snake_case",
+            OddValues::Err => "err",
+            OddValues::Ok => "ok",
         }
     }
 }
 
-impl std::fmt::Display for OddNamesOddValues {
+impl std::fmt::Display for OddValues {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for OddNamesOddValues {
+impl std::str::FromStr for OddValues {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "" => Ok(OddNamesOddValues::Empty),
-            "2xx" => Ok(OddNamesOddValues::V2xx),
-            "self" => Ok(OddNamesOddValues::Self_),
-            "match" => Ok(OddNamesOddValues::Match),
-            "a.b" => Ok(OddNamesOddValues::AB),
-            "Upper" => Ok(OddNamesOddValues::Upper),
-            "snake_case" => Ok(OddNamesOddValues::SnakeCase),
-            "err" => Ok(OddNamesOddValues::Err),
-            "ok" => Ok(OddNamesOddValues::Ok),
+            "" => Ok(OddValues::Empty),
+            "2xx" => Ok(OddValues::V2xx),
+            "self" => Ok(OddValues::Self_),
+            "match" => Ok(OddValues::Match),
+            "a.b" => Ok(OddValues::AB),
+            "Upper" => Ok(OddValues::Upper),
+            "snake_case" => Ok(OddValues::SnakeCase),
+            "err" => Ok(OddValues::Err),
+            "ok" => Ok(OddValues::Ok),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddNamesOddValues` value",
+                    expected: "`OddValues` value",
                     value: s.to_owned(),
                 })
             }
@@ -306,40 +472,54 @@ impl std::str::FromStr for OddNamesOddValues {
 }
 
 /// Schema: `types/odd.names.schema.json#/properties/fixed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum OddNamesFixed {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fixed {
     /// `"exactly this"`
-    #[serde(rename = "exactly this")]
     ExactlyThis,
 }
 
-impl OddNamesFixed {
+impl serde::Serialize for Fixed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fixed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["exactly this"], |s| s.parse().ok())
+    }
+}
+
+impl Fixed {
     /// Every value, in schema order.
-    pub const ALL: [OddNamesFixed; 1] = [OddNamesFixed::ExactlyThis];
+    pub const ALL: [Fixed; 1] = [Fixed::ExactlyThis];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddNamesFixed::ExactlyThis => "exactly this",
+            Fixed::ExactlyThis => "exactly this",
         }
     }
 }
 
-impl std::fmt::Display for OddNamesFixed {
+impl std::fmt::Display for Fixed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for OddNamesFixed {
+impl std::str::FromStr for Fixed {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "exactly this" => Ok(OddNamesFixed::ExactlyThis),
+            "exactly this" => Ok(Fixed::ExactlyThis),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddNamesFixed` value",
+                    expected: "`Fixed` value",
                     value: s.to_owned(),
                 })
             }
@@ -348,17 +528,24 @@ impl std::str::FromStr for OddNamesFixed {
 }
 
 /// Schema: `types/odd.names.schema.json#/$defs/local-thing`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct LocalThing {
     /// `fn`, required, capture `some`.
-    #[serde(rename = "fn")]
     pub fn_: String,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl LocalThing {
+    /// A `LocalThing` with its required members (`fn`); the optional ones absent.
+    pub fn new(fn_: impl Into<String>) -> Self {
+        Self {
+            fn_: fn_.into(),
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -373,10 +560,43 @@ impl LocalThing {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.extra.clear();
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(true, "fn", super::registry::Capture::Some, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        }
+    }
+}
+
+impl serde::Serialize for LocalThing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["fn"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.fn_;
+            super::runtime::entry(&mut map, "fn", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

@@ -8,59 +8,60 @@
 /// Rule: when `kind` is "fancy", `fancy_only` must be present.
 ///
 /// Schema: `types/odd.shapes.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct OddShapes {
     /// `deep`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deep: Option<super::odd_shapes::OddShapesDeep>,
+    pub deep: Option<super::odd_shapes::Deep>,
     /// `grid`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grid: Option<Vec<Vec<super::odd_shapes::OddShapesGridItemItem>>>,
+    pub grid: Option<Vec<Vec<super::odd_shapes::Grid>>>,
     /// `numbers`, optional, capture `some`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub numbers: Option<Vec<f64>>,
     /// `matrix`, optional, capture `some`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub matrix: Option<Vec<Vec<f64>>>,
     /// `free`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub free: Option<Vec<super::runtime::Object>>,
     /// `object_or_string`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object_or_string: Option<super::odd_shapes::OddShapesObjectOrString>,
+    pub object_or_string: Option<super::odd_shapes::ObjectOrString>,
     /// `string_or_integer`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub string_or_integer: Option<super::odd_shapes::OddShapesStringOrInteger>,
+    pub string_or_integer: Option<super::odd_shapes::StringOrInteger>,
     /// `integer_or_number`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub integer_or_number: Option<super::odd_shapes::OddShapesIntegerOrNumber>,
+    pub integer_or_number: Option<super::odd_shapes::IntegerOrNumber>,
     /// `number_or_boolean`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub number_or_boolean: Option<super::odd_shapes::OddShapesNumberOrBoolean>,
+    pub number_or_boolean: Option<super::odd_shapes::NumberOrBoolean>,
     /// `anything_scalar`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub anything_scalar: Option<super::odd_shapes::OddShapesAnythingScalar>,
+    pub anything_scalar: Option<super::odd_shapes::AnythingScalar>,
     /// `tags`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Vec<super::odd_shapes::OddShapesTagsItem>>,
+    pub tags: Option<Vec<super::odd_shapes::Tags>>,
     /// `kind`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<super::odd_shapes::OddShapesKind>,
+    pub kind: Option<super::odd_shapes::Kind>,
     /// `fancy_only`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fancy_only: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
 impl OddShapes {
+    /// A `OddShapes` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            deep: None,
+            grid: None,
+            numbers: None,
+            matrix: None,
+            free: None,
+            object_or_string: None,
+            string_or_integer: None,
+            integer_or_number: None,
+            number_or_boolean: None,
+            anything_scalar: None,
+            tags: None,
+            kind: None,
+            fancy_only: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -105,15 +106,25 @@ impl OddShapes {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.deep = None;
+            self.grid = None;
+            self.numbers = None;
+            self.matrix = None;
+            self.free = None;
+            self.object_or_string = None;
+            self.string_or_integer = None;
+            self.integer_or_number = None;
+            self.number_or_boolean = None;
+            self.anything_scalar = None;
+            self.tags = None;
+            self.kind = None;
+            self.fancy_only = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.deep {
             value.drop_above(level);
-        }
-        if super::registry::Capture::Some > level {
-            self.grid = None;
         }
         if let Some(value) = &mut self.grid {
             for item in value.iter_mut() {
@@ -122,42 +133,197 @@ impl OddShapes {
                 }
             }
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.numbers = None;
+            v.capture_member(
+                self.deep.is_some(),
+                "deep",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.grid.is_some(),
+                "grid",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.numbers.is_some(),
+                "numbers",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.matrix.is_some(),
+                "matrix",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.free.is_some(),
+                "free",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.object_or_string.is_some(),
+                "object_or_string",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.string_or_integer.is_some(),
+                "string_or_integer",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.integer_or_number.is_some(),
+                "integer_or_number",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.number_or_boolean.is_some(),
+                "number_or_boolean",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.anything_scalar.is_some(),
+                "anything_scalar",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.tags.is_some(),
+                "tags",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.kind.is_some(),
+                "kind",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.fancy_only.is_some(),
+                "fancy_only",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.deep {
+                v.key("deep");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.grid {
+                v.key("grid");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    for (index, item) in item.iter().enumerate() {
+                        v.index(index);
+                        item.capture_into(v, level);
+                        v.up();
+                    }
+                    v.up();
+                }
+                v.up();
+            }
         }
-        if super::registry::Capture::Some > level {
-            self.matrix = None;
+    }
+}
+
+impl serde::Serialize for OddShapes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "deep",
+                "grid",
+                "numbers",
+                "matrix",
+                "free",
+                "object_or_string",
+                "string_or_integer",
+                "integer_or_number",
+                "number_or_boolean",
+                "anything_scalar",
+                "tags",
+                "kind",
+                "fancy_only",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.deep {
+            super::runtime::entry(&mut map, "deep", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.free = None;
+        if let Some(value) = &self.grid {
+            super::runtime::entry(&mut map, "grid", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.object_or_string = None;
+        if let Some(value) = &self.numbers {
+            super::runtime::entry(
+                &mut map,
+                "numbers",
+                &super::runtime::AsNumbers(value),
+            )?;
         }
-        if super::registry::Capture::Some > level {
-            self.string_or_integer = None;
+        if let Some(value) = &self.matrix {
+            super::runtime::entry(
+                &mut map,
+                "matrix",
+                &super::runtime::AsNumbers(value),
+            )?;
         }
-        if super::registry::Capture::Some > level {
-            self.integer_or_number = None;
+        if let Some(value) = &self.free {
+            super::runtime::entry(&mut map, "free", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.number_or_boolean = None;
+        if let Some(value) = &self.object_or_string {
+            super::runtime::entry(&mut map, "object_or_string", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.anything_scalar = None;
+        if let Some(value) = &self.string_or_integer {
+            super::runtime::entry(&mut map, "string_or_integer", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.tags = None;
+        if let Some(value) = &self.integer_or_number {
+            super::runtime::entry(&mut map, "integer_or_number", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.kind = None;
+        if let Some(value) = &self.number_or_boolean {
+            super::runtime::entry(&mut map, "number_or_boolean", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.fancy_only = None;
+        if let Some(value) = &self.anything_scalar {
+            super::runtime::entry(&mut map, "anything_scalar", value)?;
         }
-        if super::registry::Capture::Some > level {
-            self.extra.clear();
+        if let Some(value) = &self.tags {
+            super::runtime::entry(&mut map, "tags", value)?;
         }
+        if let Some(value) = &self.kind {
+            super::runtime::entry(&mut map, "kind", value)?;
+        }
+        if let Some(value) = &self.fancy_only {
+            super::runtime::entry(&mut map, "fancy_only", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -178,20 +344,18 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
                 self,
                 mut map: A,
             ) -> Result<OddShapes, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeep> = None;
-                let mut slot_1: Option<
-                    Vec<Vec<super::odd_shapes::OddShapesGridItemItem>>,
-                > = None;
+                let mut slot_0: Option<super::odd_shapes::Deep> = None;
+                let mut slot_1: Option<Vec<Vec<super::odd_shapes::Grid>>> = None;
                 let mut slot_2: Option<Vec<f64>> = None;
                 let mut slot_3: Option<Vec<Vec<f64>>> = None;
                 let mut slot_4: Option<Vec<super::runtime::Object>> = None;
-                let mut slot_5: Option<super::odd_shapes::OddShapesObjectOrString> = None;
-                let mut slot_6: Option<super::odd_shapes::OddShapesStringOrInteger> = None;
-                let mut slot_7: Option<super::odd_shapes::OddShapesIntegerOrNumber> = None;
-                let mut slot_8: Option<super::odd_shapes::OddShapesNumberOrBoolean> = None;
-                let mut slot_9: Option<super::odd_shapes::OddShapesAnythingScalar> = None;
-                let mut slot_10: Option<Vec<super::odd_shapes::OddShapesTagsItem>> = None;
-                let mut slot_11: Option<super::odd_shapes::OddShapesKind> = None;
+                let mut slot_5: Option<super::odd_shapes::ObjectOrString> = None;
+                let mut slot_6: Option<super::odd_shapes::StringOrInteger> = None;
+                let mut slot_7: Option<super::odd_shapes::IntegerOrNumber> = None;
+                let mut slot_8: Option<super::odd_shapes::NumberOrBoolean> = None;
+                let mut slot_9: Option<super::odd_shapes::AnythingScalar> = None;
+                let mut slot_10: Option<Vec<super::odd_shapes::Tags>> = None;
+                let mut slot_11: Option<super::odd_shapes::Kind> = None;
                 let mut slot_12: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -272,17 +436,24 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/deep`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OddShapesDeep {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Deep {
     /// `a`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub a: Option<super::odd_shapes::OddShapesDeepA>,
+    pub a: Option<super::odd_shapes::DeepA>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl OddShapesDeep {
+impl Deep {
+    /// A `Deep` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            a: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -303,37 +474,78 @@ impl OddShapesDeep {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.a = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.a {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.a.is_some(),
+                "a",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.a {
+                v.key("a");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesDeep {
+impl serde::Serialize for Deep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["a"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.a {
+            super::runtime::entry(&mut map, "a", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Deep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeep;
+            type Value = Deep;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeep` object")
+                f.write_str("a `Deep` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeep, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepA> = None;
+            ) -> Result<Deep, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepA> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -341,7 +553,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeep {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeep { a: slot_0, extra })
+                Ok(Deep { a: slot_0, extra })
             }
         }
 
@@ -350,17 +562,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeep {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OddShapesDeepA {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepA {
     /// `b`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b: Option<super::odd_shapes::OddShapesDeepAB>,
+    pub b: Option<super::odd_shapes::DeepAB>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl OddShapesDeepA {
+impl DeepA {
+    /// A `DeepA` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            b: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -381,37 +600,78 @@ impl OddShapesDeepA {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.b = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.b {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.b.is_some(),
+                "b",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.b {
+                v.key("b");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
+impl serde::Serialize for DeepA {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["b"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.b {
+            super::runtime::entry(&mut map, "b", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeepA {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepA;
+            type Value = DeepA;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepA` object")
+                f.write_str("a `DeepA` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepA, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepAB> = None;
+            ) -> Result<DeepA, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepAB> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -419,7 +679,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepA { b: slot_0, extra })
+                Ok(DeepA { b: slot_0, extra })
             }
         }
 
@@ -428,17 +688,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OddShapesDeepAB {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepAB {
     /// `c`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub c: Option<super::odd_shapes::OddShapesDeepABC>,
+    pub c: Option<super::odd_shapes::DeepABC>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl OddShapesDeepAB {
+impl DeepAB {
+    /// A `DeepAB` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            c: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -459,37 +726,78 @@ impl OddShapesDeepAB {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.c = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.c {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.c.is_some(),
+                "c",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.c {
+                v.key("c");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
+impl serde::Serialize for DeepAB {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["c"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.c {
+            super::runtime::entry(&mut map, "c", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeepAB {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepAB;
+            type Value = DeepAB;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepAB` object")
+                f.write_str("a `DeepAB` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepAB, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepABC> = None;
+            ) -> Result<DeepAB, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepABC> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -497,10 +805,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepAB {
-                    c: slot_0,
-                    extra,
-                })
+                Ok(DeepAB { c: slot_0, extra })
             }
         }
 
@@ -509,17 +814,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OddShapesDeepABC {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepABC {
     /// `d`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub d: Option<super::odd_shapes::OddShapesDeepABCD>,
+    pub d: Option<super::odd_shapes::DeepABCD>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl OddShapesDeepABC {
+impl DeepABC {
+    /// A `DeepABC` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            d: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -540,37 +852,78 @@ impl OddShapesDeepABC {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.d = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.d {
             value.drop_above(level);
         }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.d.is_some(),
+                "d",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.d {
+                v.key("d");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
+impl serde::Serialize for DeepABC {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["d"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.d {
+            super::runtime::entry(&mut map, "d", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeepABC {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepABC;
+            type Value = DeepABC;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepABC` object")
+                f.write_str("a `DeepABC` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepABC, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepABCD> = None;
+            ) -> Result<DeepABC, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepABCD> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -578,10 +931,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepABC {
-                    d: slot_0,
-                    extra,
-                })
+                Ok(DeepABC { d: slot_0, extra })
             }
         }
 
@@ -590,20 +940,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c/properties/d`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OddShapesDeepABCD {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepABCD {
     /// `leaf`, optional, capture `some`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub leaf: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl OddShapesDeepABCD {
+impl DeepABCD {
+    /// A `DeepABCD` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            leaf: None,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -618,33 +972,68 @@ impl OddShapesDeepABCD {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.leaf = None;
-        }
-        if super::registry::Capture::Some > level {
             self.extra.clear();
+        }
+    }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(
+                self.leaf.is_some(),
+                "leaf",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
+impl serde::Serialize for DeepABCD {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["leaf"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.leaf {
+            super::runtime::entry(&mut map, "leaf", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeepABCD {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepABCD;
+            type Value = DeepABCD;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepABCD` object")
+                f.write_str("a `DeepABCD` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepABCD, A::Error> {
+            ) -> Result<DeepABCD, A::Error> {
                 let mut slot_0: Option<f64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -653,10 +1042,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepABCD {
-                    leaf: slot_0,
-                    extra,
-                })
+                Ok(DeepABCD { leaf: slot_0, extra })
             }
         }
 
@@ -665,17 +1051,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/grid/items/items`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OddShapesGridItemItem {
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Grid {
     /// `x`, required, capture `some`.
-    #[serde(serialize_with = "super::runtime::numbers")]
     pub x: f64,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 
-impl OddShapesGridItemItem {
+impl Grid {
+    /// A `Grid` with its required members (`x`); the optional ones absent.
+    pub fn new(x: f64) -> Self {
+        Self {
+            x,
+            extra: Default::default(),
+        }
+    }
+
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -690,30 +1083,63 @@ impl OddShapesGridItemItem {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.extra.clear();
         }
     }
+
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(true, "x", super::registry::Capture::Some, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        }
+    }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
+impl serde::Serialize for Grid {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["x"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.x;
+            super::runtime::entry(&mut map, "x", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Grid {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesGridItemItem;
+            type Value = Grid;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesGridItemItem` object")
+                f.write_str("a `Grid` object")
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesGridItemItem, A::Error> {
+            ) -> Result<Grid, A::Error> {
                 let mut slot_0: Option<f64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -722,7 +1148,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesGridItemItem {
+                Ok(Grid {
                     x: super::runtime::required(slot_0, "x")?,
                     extra,
                 })
@@ -734,35 +1160,53 @@ impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/object_or_string`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesObjectOrString {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ObjectOrString {
     /// A JSON object.
     Object(super::runtime::Object),
     /// A string.
     String(String),
 }
 
-impl serde::Serialize for OddShapesObjectOrString {
+impl From<super::runtime::Object> for ObjectOrString {
+    fn from(value: super::runtime::Object) -> ObjectOrString {
+        ObjectOrString::Object(value)
+    }
+}
+
+impl From<String> for ObjectOrString {
+    fn from(value: String) -> ObjectOrString {
+        ObjectOrString::String(value)
+    }
+}
+
+impl From<&str> for ObjectOrString {
+    fn from(value: &str) -> ObjectOrString {
+        ObjectOrString::String(value.to_owned())
+    }
+}
+
+impl serde::Serialize for ObjectOrString {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesObjectOrString::Object(value) => {
+            ObjectOrString::Object(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesObjectOrString::String(value) => {
+            ObjectOrString::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
+impl<'de> serde::Deserialize<'de> for ObjectOrString {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesObjectOrString;
+            type Value = ObjectOrString;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
@@ -771,25 +1215,25 @@ impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> Result<OddShapesObjectOrString, A::Error> {
+            ) -> Result<ObjectOrString, A::Error> {
                 serde::Deserialize::deserialize(
                         serde::de::value::MapAccessDeserializer::new(map),
                     )
-                    .map(OddShapesObjectOrString::Object)
+                    .map(ObjectOrString::Object)
             }
 
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<OddShapesObjectOrString, E> {
-                Ok(OddShapesObjectOrString::String(v.to_owned()))
+            ) -> Result<ObjectOrString, E> {
+                Ok(ObjectOrString::String(v.to_owned()))
             }
 
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<OddShapesObjectOrString, E> {
-                Ok(OddShapesObjectOrString::String(v))
+            ) -> Result<ObjectOrString, E> {
+                Ok(ObjectOrString::String(v))
             }
         }
 
@@ -798,35 +1242,53 @@ impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/string_or_integer`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesStringOrInteger {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StringOrInteger {
     /// A string.
     String(String),
     /// An integer.
     Integer(i64),
 }
 
-impl serde::Serialize for OddShapesStringOrInteger {
+impl From<String> for StringOrInteger {
+    fn from(value: String) -> StringOrInteger {
+        StringOrInteger::String(value)
+    }
+}
+
+impl From<&str> for StringOrInteger {
+    fn from(value: &str) -> StringOrInteger {
+        StringOrInteger::String(value.to_owned())
+    }
+}
+
+impl From<i64> for StringOrInteger {
+    fn from(value: i64) -> StringOrInteger {
+        StringOrInteger::Integer(value)
+    }
+}
+
+impl serde::Serialize for StringOrInteger {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesStringOrInteger::String(value) => {
+            StringOrInteger::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesStringOrInteger::Integer(value) => {
+            StringOrInteger::Integer(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
+impl<'de> serde::Deserialize<'de> for StringOrInteger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesStringOrInteger;
+            type Value = StringOrInteger;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string or integer")
@@ -835,30 +1297,30 @@ impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<OddShapesStringOrInteger, E> {
-                Ok(OddShapesStringOrInteger::String(v.to_owned()))
+            ) -> Result<StringOrInteger, E> {
+                Ok(StringOrInteger::String(v.to_owned()))
             }
 
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<OddShapesStringOrInteger, E> {
-                Ok(OddShapesStringOrInteger::String(v))
+            ) -> Result<StringOrInteger, E> {
+                Ok(StringOrInteger::String(v))
             }
 
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesStringOrInteger, E> {
-                Ok(OddShapesStringOrInteger::Integer(v))
+            ) -> Result<StringOrInteger, E> {
+                Ok(StringOrInteger::Integer(v))
             }
 
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesStringOrInteger, E> {
+            ) -> Result<StringOrInteger, E> {
                 i64::try_from(v)
-                    .map(OddShapesStringOrInteger::Integer)
+                    .map(StringOrInteger::Integer)
                     .map_err(|_| E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &self,
@@ -872,34 +1334,46 @@ impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
 
 /// Schema: `types/odd.shapes.schema.json#/properties/integer_or_number`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesIntegerOrNumber {
+pub enum IntegerOrNumber {
     /// An integer.
     Integer(i64),
     /// A number.
     Number(f64),
 }
 
-impl serde::Serialize for OddShapesIntegerOrNumber {
+impl From<i64> for IntegerOrNumber {
+    fn from(value: i64) -> IntegerOrNumber {
+        IntegerOrNumber::Integer(value)
+    }
+}
+
+impl From<f64> for IntegerOrNumber {
+    fn from(value: f64) -> IntegerOrNumber {
+        IntegerOrNumber::Number(value)
+    }
+}
+
+impl serde::Serialize for IntegerOrNumber {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesIntegerOrNumber::Integer(value) => {
+            IntegerOrNumber::Integer(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesIntegerOrNumber::Number(value) => {
+            IntegerOrNumber::Number(value) => {
                 super::runtime::Numbers::write(value, serializer)
             }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
+impl<'de> serde::Deserialize<'de> for IntegerOrNumber {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesIntegerOrNumber;
+            type Value = IntegerOrNumber;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON integer or number")
@@ -908,16 +1382,16 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesIntegerOrNumber, E> {
-                Ok(OddShapesIntegerOrNumber::Integer(v))
+            ) -> Result<IntegerOrNumber, E> {
+                Ok(IntegerOrNumber::Integer(v))
             }
 
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesIntegerOrNumber, E> {
+            ) -> Result<IntegerOrNumber, E> {
                 i64::try_from(v)
-                    .map(OddShapesIntegerOrNumber::Integer)
+                    .map(IntegerOrNumber::Integer)
                     .map_err(|_| E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &self,
@@ -927,8 +1401,8 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
-            ) -> Result<OddShapesIntegerOrNumber, E> {
-                Ok(OddShapesIntegerOrNumber::Number(v))
+            ) -> Result<IntegerOrNumber, E> {
+                Ok(IntegerOrNumber::Number(v))
             }
         }
 
@@ -938,34 +1412,46 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
 
 /// Schema: `types/odd.shapes.schema.json#/properties/number_or_boolean`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesNumberOrBoolean {
+pub enum NumberOrBoolean {
     /// A number.
     Number(f64),
     /// A boolean.
     Boolean(bool),
 }
 
-impl serde::Serialize for OddShapesNumberOrBoolean {
+impl From<f64> for NumberOrBoolean {
+    fn from(value: f64) -> NumberOrBoolean {
+        NumberOrBoolean::Number(value)
+    }
+}
+
+impl From<bool> for NumberOrBoolean {
+    fn from(value: bool) -> NumberOrBoolean {
+        NumberOrBoolean::Boolean(value)
+    }
+}
+
+impl serde::Serialize for NumberOrBoolean {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesNumberOrBoolean::Number(value) => {
+            NumberOrBoolean::Number(value) => {
                 super::runtime::Numbers::write(value, serializer)
             }
-            OddShapesNumberOrBoolean::Boolean(value) => {
+            NumberOrBoolean::Boolean(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
+impl<'de> serde::Deserialize<'de> for NumberOrBoolean {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesNumberOrBoolean;
+            type Value = NumberOrBoolean;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON number or boolean")
@@ -974,29 +1460,29 @@ impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Number(v))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Number(v))
             }
 
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Number(v as f64))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Number(v as f64))
             }
 
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Number(v as f64))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Number(v as f64))
             }
 
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Boolean(v))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Boolean(v))
             }
         }
 
@@ -1006,7 +1492,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
 
 /// Schema: `types/odd.shapes.schema.json#/properties/anything_scalar`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesAnythingScalar {
+pub enum AnythingScalar {
     /// A string.
     String(String),
     /// An integer.
@@ -1019,36 +1505,72 @@ pub enum OddShapesAnythingScalar {
     Object(super::runtime::Object),
 }
 
-impl serde::Serialize for OddShapesAnythingScalar {
+impl From<String> for AnythingScalar {
+    fn from(value: String) -> AnythingScalar {
+        AnythingScalar::String(value)
+    }
+}
+
+impl From<&str> for AnythingScalar {
+    fn from(value: &str) -> AnythingScalar {
+        AnythingScalar::String(value.to_owned())
+    }
+}
+
+impl From<i64> for AnythingScalar {
+    fn from(value: i64) -> AnythingScalar {
+        AnythingScalar::Integer(value)
+    }
+}
+
+impl From<f64> for AnythingScalar {
+    fn from(value: f64) -> AnythingScalar {
+        AnythingScalar::Number(value)
+    }
+}
+
+impl From<bool> for AnythingScalar {
+    fn from(value: bool) -> AnythingScalar {
+        AnythingScalar::Boolean(value)
+    }
+}
+
+impl From<super::runtime::Object> for AnythingScalar {
+    fn from(value: super::runtime::Object) -> AnythingScalar {
+        AnythingScalar::Object(value)
+    }
+}
+
+impl serde::Serialize for AnythingScalar {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesAnythingScalar::String(value) => {
+            AnythingScalar::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesAnythingScalar::Integer(value) => {
+            AnythingScalar::Integer(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesAnythingScalar::Number(value) => {
+            AnythingScalar::Number(value) => {
                 super::runtime::Numbers::write(value, serializer)
             }
-            OddShapesAnythingScalar::Boolean(value) => {
+            AnythingScalar::Boolean(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesAnythingScalar::Object(value) => {
+            AnythingScalar::Object(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
+impl<'de> serde::Deserialize<'de> for AnythingScalar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesAnythingScalar;
+            type Value = AnythingScalar;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string, integer, number, boolean or object")
@@ -1057,30 +1579,30 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::String(v.to_owned()))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::String(v.to_owned()))
             }
 
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::String(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::String(v))
             }
 
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::Integer(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::Integer(v))
             }
 
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesAnythingScalar, E> {
+            ) -> Result<AnythingScalar, E> {
                 i64::try_from(v)
-                    .map(OddShapesAnythingScalar::Integer)
+                    .map(AnythingScalar::Integer)
                     .map_err(|_| E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &self,
@@ -1090,25 +1612,25 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::Number(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::Number(v))
             }
 
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::Boolean(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::Boolean(v))
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> Result<OddShapesAnythingScalar, A::Error> {
+            ) -> Result<AnythingScalar, A::Error> {
                 serde::Deserialize::deserialize(
                         serde::de::value::MapAccessDeserializer::new(map),
                     )
-                    .map(OddShapesAnythingScalar::Object)
+                    .map(AnythingScalar::Object)
             }
         }
 
@@ -1117,45 +1639,58 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/tags/items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum OddShapesTagsItem {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Tags {
     /// `"x"`
-    #[serde(rename = "x")]
     X,
     /// `"y"`
-    #[serde(rename = "y")]
     Y,
 }
 
-impl OddShapesTagsItem {
+impl serde::Serialize for Tags {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Tags {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["x", "y"], |s| s.parse().ok())
+    }
+}
+
+impl Tags {
     /// Every value, in schema order.
-    pub const ALL: [OddShapesTagsItem; 2] = [OddShapesTagsItem::X, OddShapesTagsItem::Y];
+    pub const ALL: [Tags; 2] = [Tags::X, Tags::Y];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddShapesTagsItem::X => "x",
-            OddShapesTagsItem::Y => "y",
+            Tags::X => "x",
+            Tags::Y => "y",
         }
     }
 }
 
-impl std::fmt::Display for OddShapesTagsItem {
+impl std::fmt::Display for Tags {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for OddShapesTagsItem {
+impl std::str::FromStr for Tags {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "x" => Ok(OddShapesTagsItem::X),
-            "y" => Ok(OddShapesTagsItem::Y),
+            "x" => Ok(Tags::X),
+            "y" => Ok(Tags::Y),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddShapesTagsItem` value",
+                    expected: "`Tags` value",
                     value: s.to_owned(),
                 })
             }
@@ -1164,45 +1699,58 @@ impl std::str::FromStr for OddShapesTagsItem {
 }
 
 /// Schema: `types/odd.shapes.schema.json#/properties/kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum OddShapesKind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kind {
     /// `"plain"`
-    #[serde(rename = "plain")]
     Plain,
     /// `"fancy"`
-    #[serde(rename = "fancy")]
     Fancy,
 }
 
-impl OddShapesKind {
+impl serde::Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["plain", "fancy"], |s| s.parse().ok())
+    }
+}
+
+impl Kind {
     /// Every value, in schema order.
-    pub const ALL: [OddShapesKind; 2] = [OddShapesKind::Plain, OddShapesKind::Fancy];
+    pub const ALL: [Kind; 2] = [Kind::Plain, Kind::Fancy];
 
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddShapesKind::Plain => "plain",
-            OddShapesKind::Fancy => "fancy",
+            Kind::Plain => "plain",
+            Kind::Fancy => "fancy",
         }
     }
 }
 
-impl std::fmt::Display for OddShapesKind {
+impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl std::str::FromStr for OddShapesKind {
+impl std::str::FromStr for Kind {
     type Err = super::runtime::Error;
 
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "plain" => Ok(OddShapesKind::Plain),
-            "fancy" => Ok(OddShapesKind::Fancy),
+            "plain" => Ok(Kind::Plain),
+            "fancy" => Ok(Kind::Fancy),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddShapesKind` value",
+                    expected: "`Kind` value",
                     value: s.to_owned(),
                 })
             }

@@ -14,8 +14,11 @@ pub enum Payload {
     /// `odd.shapes`: nesting, arrays of arrays, type lists.
     OddShapes(super::odd_shapes::OddShapes),
     /// The data of a type without a payload schema (reserved,
-    /// vendor `x.*`, or not registered), as it is.
-    Untyped(super::runtime::Object),
+    /// vendor `x.*`, or not registered), as it is: the exact JSON
+    /// text, whatever numbers or nesting it holds
+    /// ([`Data::to_object`](super::runtime::Data::to_object) reads it
+    /// as a free-form object).
+    Untyped(super::runtime::Data),
 }
 
 impl Payload {
@@ -33,7 +36,14 @@ impl Payload {
                 "odd.shapes" => {
                     Payload::OddShapes(super::runtime::decode(event_type, text)?)
                 }
-                _ => Payload::Untyped(super::runtime::decode(event_type, text)?),
+                _ => {
+                    Payload::Untyped(
+                        match data {
+                            Some(data) => data.clone(),
+                            None => super::runtime::Data::empty(),
+                        },
+                    )
+                }
             },
         )
     }
@@ -66,7 +76,7 @@ impl Payload {
     /// Drops every member whose capture level is above `level`
     /// (see each payload type's `drop_above`); untyped data has no
     /// capture table and is left as it is.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         match self {
             Payload::OddNames(payload) => payload.drop_above(level),
             Payload::OddShapes(payload) => payload.drop_above(level),
@@ -74,10 +84,26 @@ impl Payload {
         }
     }
 
-    /// The payload as an event's `data`.
-    pub fn to_data(&self) -> super::runtime::Data {
+    /// Reports every member whose capture level is above `level`;
+    /// untyped data has no capture table and nothing to report.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        match self {
+            Payload::OddNames(payload) => payload.capture_into(v, level),
+            Payload::OddShapes(payload) => payload.capture_into(v, level),
+            Payload::Untyped(_) => {}
+        }
+    }
+
+    /// The payload as an event's `data`. Fails, naming the member by
+    /// its JSON Pointer, where writing would give what no reader
+    /// accepts: a non-finite number, or an `extra` entry named like
+    /// a member the schema describes.
+    pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
         super::runtime::Data::from_serialize(self)
-            .expect("a payload serialises to a JSON object")
     }
 }
 
