@@ -31,8 +31,10 @@
 //!
 //! Per line: the line must be UTF-8 and JSON, then decode as an
 //! [`Event`](aep_types::Event) (`envelope` otherwise), then pass
-//! `Event::validate` (violations under `/data` are `payload`, the others
-//! `envelope`). A type without registry entry is `unregistered-type` when its
+//! [`Event::validate_schema`](aep_types::Event::validate_schema)
+//! (violations under `/data` are `payload`, the others `envelope`) and
+//! [`Event::validate_capture`](aep_types::Event::validate_capture)
+//! (`capture`). A type without registry entry is `unregistered-type` when its
 //! first segment is a core category.
 //!
 //! The stream rules are those of the [state projection](crate::projection),
@@ -432,7 +434,7 @@ impl Validator {
         }
 
         // The event alone.
-        if let Err(violations) = event.validate() {
+        if let Err(violations) = event.validate_schema() {
             for v in violations.0 {
                 let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
                     Rule::Payload
@@ -467,6 +469,11 @@ impl Validator {
         }
         // Capture: the schema levels, then the AEP-0006 values rule (which,
         // like the stream rules, reads only events the stream keeps).
+        if let Err(violations) = event.validate_capture() {
+            for v in violations.0 {
+                report(Rule::Capture, v.to_string(), id);
+            }
+        }
         if folded == Folded::New {
             self.forms.check(&event, &mut self.problems);
         }
