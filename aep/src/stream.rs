@@ -414,9 +414,9 @@ impl Validator {
                     return;
                 }
                 if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-                    return report(Rule::Json, format!("not JSON: {error}"), None);
+                    return report(Rule::Json, format!("not JSON: {}", in_line(&error)), None);
                 }
-                let message = format!("not an AEP 0.1 event: {error}");
+                let message = format!("not an AEP 0.1 event: {}", in_line(&error));
                 return report(Rule::Envelope, message, probe_id(text).as_deref());
             }
         };
@@ -596,6 +596,17 @@ fn describe(
                  with `attention.resolved` or `attention.timeout` first (AEP-0002 §7)"
             ),
         ),
+    }
+}
+
+/// A serde_json error placed by column: the line is the stream's line, so
+/// its ` at line 1 column N` would mislead.
+fn in_line(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let place = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&place) {
+        Some(message) if error.line() == 1 => format!("{message} (column {})", error.column()),
+        _ => text,
     }
 }
 
