@@ -151,3 +151,118 @@ fn registry_facts_are_rust_values() {
     assert_eq!(Category::X.scope(), CategoryScope::Any);
     assert_eq!(Category::of("nope.thing"), None);
 }
+
+#[test]
+fn envelope_errors_name_the_attribute_by_pointer() {
+    let line = format!(r#"{{{}}}"#, BASE.replace(r#""seq":0"#, r#""seq":-3"#));
+    let error = Event::from_json(&line).expect_err("a negative seq");
+    assert_eq!(error.pointer(), Some("/seq"));
+    let text = error.to_string();
+    assert!(
+        text.contains("`/seq`")
+            && text.contains("expected a non-negative integer")
+            && text.contains("-3"),
+        "{text}"
+    );
+
+    let line = format!(
+        r#"{{{}}}"#,
+        BASE.replace(r#""aep":"0.1""#, r#""aep":"0.2""#)
+    );
+    let error = Event::from_json(&line).expect_err("another version");
+    assert_eq!(error.pointer(), Some("/aep"));
+    let text = error.to_string();
+    assert!(
+        text.contains("`/aep`") && text.contains("`0.2`") && text.contains("`0.1`"),
+        "{text}"
+    );
+
+    // The reader reports the same error, with the line number.
+    let stream = format!("{line}\n");
+    let failure = aep_types::reader::EventReader::new(stream.as_bytes())
+        .next()
+        .expect("one line")
+        .expect_err("refused");
+    assert_eq!(failure.line(), 1);
+    assert_eq!(
+        failure.decode_error().and_then(|e| e.pointer()),
+        Some("/aep")
+    );
+}
+
+#[test]
+fn scoping_violations_say_the_rule_in_words() {
+    let mut event = Event::new(
+        "e1",
+        "control.cancel",
+        "2026-11-30T12:00:00Z",
+        "urn:a:b",
+        "t",
+    );
+    event.session = Some("s".into());
+    event.seq = Some(4);
+    let violations = event.validate().expect_err("a command with seq").0;
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(violations[0].pointer, "/seq");
+    assert_eq!(
+        violations[0].message,
+        "must be absent when `type` is one of control.attention.respond, control.cancel, \
+         control.pause, control.resume, x.*.control.* or attention.routed"
+    );
+}
+
+#[test]
+fn enums_take_a_json_string_and_nothing_else() {
+    // serde's externally tagged form of a unit variant, `{"value": null}`.
+    for (attribute, value) in [("severity", "error"), ("capture", "full"), ("aep", "0.1")] {
+        let base = BASE.replace(r#""aep":"0.1","#, "");
+        let line = format!(r#"{{{base},"aep":"0.1","{attribute}":{{"{value}":null}}}}"#)
+            .replace(r#""aep":"0.1","aep":"#, r#""aep":"#);
+        let error = Event::from_json(&line).expect_err(attribute);
+        assert_eq!(
+            error.pointer(),
+            Some(format!("/{attribute}").as_str()),
+            "{error}"
+        );
+        assert!(error.to_string().contains("invalid type: map"), "{error}");
+    }
+    let payloads = [
+        (
+            "attention.requested",
+            r#"{"kind":{"form":null},"prompt":"p"}"#,
+            "/data/kind",
+        ),
+        (
+            "attention.requested",
+            r#"{"kind":"form","prompt":"p","fields":[{"id":"a","label":"A","type":{"text":null}}]}"#,
+            "/data/fields/0/type",
+        ),
+        (
+            "attention.requested",
+            r#"{"kind":"permission","prompt":"p","respond_via":[{"control":null}]}"#,
+            "/data/respond_via/0",
+        ),
+        (
+            "control.rejected",
+            r#"{"reason":{"unsupported":null}}"#,
+            "/data/reason",
+        ),
+    ];
+    for (event_type, data, pointer) in payloads {
+        let data = aep_types::Data::from_json(data).expect("an object");
+        let error = Payload::from_data(event_type, Some(&data)).expect_err(pointer);
+        assert_eq!(error.pointer(), Some(pointer), "{error}");
+        assert!(error.to_string().contains("invalid type: map"), "{error}");
+    }
+    // What a plain string decodes to is written back as that string.
+    assert_eq!(
+        serde_json::to_string(&Severity::Error).unwrap(),
+        r#""error""#
+    );
+    assert_eq!(
+        serde_json::from_str::<NackReason>(r#""unsupported""#)
+            .expect("a plain string")
+            .as_str(),
+        "unsupported"
+    );
+}

@@ -398,7 +398,7 @@ impl Validator {
                 return report(Rule::Json, message, None);
             }
         };
-        let event: Event = match serde_json::from_str(text) {
+        let event = match Event::from_json(text) {
             Ok(event) => event,
             Err(error) => {
                 if let Some(version) = unsupported_version(bytes) {
@@ -413,11 +413,10 @@ impl Validator {
                     }
                     return;
                 }
-                if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+                if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
                     return report(Rule::Json, format!("not JSON: {}", in_line(&error)), None);
                 }
-                let message = format!("not an AEP 0.1 event: {}", in_line(&error));
-                return report(Rule::Envelope, message, probe_id(text).as_deref());
+                return report(Rule::Envelope, error.to_string(), probe_id(text).as_deref());
             }
         };
         self.summary.events += 1;
@@ -441,7 +440,7 @@ impl Validator {
                 } else {
                     Rule::Envelope
                 };
-                report(rule, v.to_string(), id);
+                report(rule, violation_message(&v), id);
             }
         }
         match event.registered_type() {
@@ -471,7 +470,7 @@ impl Validator {
         // like the stream rules, reads only events the stream keeps).
         if let Err(violations) = event.validate_capture() {
             for v in violations.0 {
-                report(Rule::Capture, v.to_string(), id);
+                report(Rule::Capture, violation_message(&v), id);
             }
         }
         if folded == Folded::New {
@@ -596,6 +595,16 @@ fn describe(
                  with `attention.resolved` or `attention.timeout` first (AEP-0002 §7)"
             ),
         ),
+    }
+}
+
+/// A violation as `pointer: message`, or just the message where it names
+/// the pointer itself (a payload that does not decode).
+fn violation_message(v: &aep_types::Violation) -> String {
+    if v.message.contains(&format!("at `{}`", v.pointer)) {
+        v.message.clone()
+    } else {
+        v.to_string()
     }
 }
 

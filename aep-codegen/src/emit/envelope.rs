@@ -156,6 +156,19 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                 }
             }
 
+            /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+            /// a failure names the offending attribute by its JSON Pointer
+            /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+            /// payload error does.
+            pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+                super::runtime::decode_event(text.as_bytes())
+            }
+
+            /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+            pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+                super::runtime::decode_event(bytes)
+            }
+
             /// The typed payload chosen by the event's type. A type without
             /// a payload schema (reserved, vendor `x.*`, or unknown) gives
             /// [`Payload::Untyped`](super::payload::Payload::Untyped) with

@@ -203,6 +203,14 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
             quote!(#ident: #slot)
         }
     });
+    // Integers are read through a wrapper that says in words what it expects.
+    let fills = s.fields.iter().map(|f| match &f.ty {
+        Ty::Integer(rules) if rules.unsigned() => {
+            quote!(super::runtime::fill_as::<super::runtime::Unsigned, _, _>)
+        }
+        Ty::Integer(_) => quote!(super::runtime::fill_as::<super::runtime::Integer, _, _>),
+        _ => quote!(super::runtime::fill),
+    });
     let catch_field = ident(catch_all.field);
     let catch_ty = &catch_all.ty;
     let keep = &catch_all.keep;
@@ -211,7 +219,7 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
     } else {
         quote! {
             match key.as_str() {
-                #(#jsons => super::runtime::fill(&mut #slots, &mut map, #jsons)?,)*
+                #(#jsons => #fills(&mut #slots, &mut map, #jsons)?,)*
                 _ => #keep(&mut #catch_field, key, &mut map)?,
             }
         }
@@ -254,13 +262,25 @@ pub fn enumeration(e: &Enum) -> TokenStream {
     let expected = format!("`{}` value", e.name);
     quote! {
         #doc
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum #name {
             #(
                 #[doc = #variant_docs]
-                #[serde(rename = #values)]
                 #variants,
             )*
+        }
+
+        impl serde::Serialize for #name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        // A JSON string and nothing else (not serde's `{"value": null}` form).
+        impl<'de> serde::Deserialize<'de> for #name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                super::runtime::enum_value(deserializer, &[#(#values),*], |s| s.parse().ok())
+            }
         }
 
         impl #name {

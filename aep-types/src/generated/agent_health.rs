@@ -108,17 +108,30 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
 /// Overall health: fully working, working with reduced capability, or not working.
 ///
 /// Schema: `types/agent.health.schema.json#/properties/status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentHealthStatus {
     /// `"ok"`
-    #[serde(rename = "ok")]
     Ok,
     /// `"degraded"`
-    #[serde(rename = "degraded")]
     Degraded,
     /// `"failing"`
-    #[serde(rename = "failing")]
     Failing,
+}
+impl serde::Serialize for AgentHealthStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AgentHealthStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["ok", "degraded", "failing"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AgentHealthStatus {
     /// Every value, in schema order.

@@ -89,9 +89,19 @@ impl<'de> serde::Deserialize<'de> for AgentHeartbeat {
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tick" => super::runtime::fill(&mut slot_0, &mut map, "tick")?,
+                        "tick" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "tick")?
+                        }
                         "interval_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "interval_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "interval_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

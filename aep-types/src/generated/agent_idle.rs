@@ -90,7 +90,11 @@ impl<'de> serde::Deserialize<'de> for AgentIdle {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "since_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "since_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "since_ms")?
                         }
                         "reason" => {
                             super::runtime::fill(&mut slot_1, &mut map, "reason")?

@@ -85,17 +85,30 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
 /// New presence: reachable, gone, or reachable but occupied.
 ///
 /// Schema: `types/agent.presence.schema.json#/properties/state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentPresenceState {
     /// `"online"`
-    #[serde(rename = "online")]
     Online,
     /// `"offline"`
-    #[serde(rename = "offline")]
     Offline,
     /// `"busy"`
-    #[serde(rename = "busy")]
     Busy,
+}
+impl serde::Serialize for AgentPresenceState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AgentPresenceState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["online", "offline", "busy"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AgentPresenceState {
     /// Every value, in schema order.

@@ -328,14 +328,28 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
 /// Whether the checked content was an input or an output.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/stage`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AssessmentGuardrailRecordedGuardrailStage {
     /// `"input"`
-    #[serde(rename = "input")]
     Input,
     /// `"output"`
-    #[serde(rename = "output")]
     Output,
+}
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrailStage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailStage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["input", "output"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AssessmentGuardrailRecordedGuardrailStage {
     /// Every value, in schema order.
@@ -374,20 +388,32 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
 /// Outcome: let through, let through but flagged, blocked, or altered.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/verdict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AssessmentGuardrailRecordedGuardrailVerdict {
     /// `"allowed"`
-    #[serde(rename = "allowed")]
     Allowed,
     /// `"flagged"`
-    #[serde(rename = "flagged")]
     Flagged,
     /// `"blocked"`
-    #[serde(rename = "blocked")]
     Blocked,
     /// `"modified"`
-    #[serde(rename = "modified")]
     Modified,
+}
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrailVerdict {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailVerdict {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["allowed", "flagged", "blocked", "modified"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AssessmentGuardrailRecordedGuardrailVerdict {
     /// Every value, in schema order.

@@ -137,14 +137,24 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
 /// How the answer arrived: through a control command or out of band.
 ///
 /// Schema: `types/attention.answered.schema.json#/properties/via`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionAnsweredVia {
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"oob"`
-    #[serde(rename = "oob")]
     Oob,
+}
+impl serde::Serialize for AttentionAnsweredVia {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionAnsweredVia {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+    }
 }
 impl AttentionAnsweredVia {
     /// Every value, in schema order.

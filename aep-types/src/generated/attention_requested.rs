@@ -243,26 +243,36 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
 /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionRequestedKind {
     /// `"permission"`
-    #[serde(rename = "permission")]
     Permission,
     /// `"input"`
-    #[serde(rename = "input")]
     Input,
     /// `"auth"`
-    #[serde(rename = "auth")]
     Auth,
     /// `"review"`
-    #[serde(rename = "review")]
     Review,
     /// `"form"`
-    #[serde(rename = "form")]
     Form,
     /// `"other"`
-    #[serde(rename = "other")]
     Other,
+}
+impl serde::Serialize for AttentionRequestedKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionRequestedKind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["permission", "input", "auth", "review", "form", "other"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AttentionRequestedKind {
     /// Every value, in schema order.
@@ -313,14 +323,24 @@ impl std::str::FromStr for AttentionRequestedKind {
 /// One response channel.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/respond_via/items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionRequestedRespondViaItem {
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"oob"`
-    #[serde(rename = "oob")]
     Oob,
+}
+impl serde::Serialize for AttentionRequestedRespondViaItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionRequestedRespondViaItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+    }
 }
 impl AttentionRequestedRespondViaItem {
     /// Every value, in schema order.

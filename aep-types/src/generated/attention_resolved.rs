@@ -93,7 +93,11 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
                             super::runtime::fill(&mut slot_0, &mut map, "resolution")?
                         }
                         "latency_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "latency_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "latency_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -111,17 +115,30 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
 /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
 ///
 /// Schema: `types/attention.resolved.schema.json#/properties/resolution`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionResolvedResolution {
     /// `"answered"`
-    #[serde(rename = "answered")]
     Answered,
     /// `"auto"`
-    #[serde(rename = "auto")]
     Auto,
     /// `"dismissed"`
-    #[serde(rename = "dismissed")]
     Dismissed,
+}
+impl serde::Serialize for AttentionResolvedResolution {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionResolvedResolution {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["answered", "auto", "dismissed"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AttentionResolvedResolution {
     /// Every value, in schema order.

@@ -77,7 +77,11 @@ impl<'de> serde::Deserialize<'de> for AttentionTimeout {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "after_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "after_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "after_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

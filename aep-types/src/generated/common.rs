@@ -1241,20 +1241,32 @@ impl<'de> serde::Deserialize<'de> for FieldSpec {
 /// Kind of value the field takes: free text (string), a number, a boolean, or a pick from choices (select).
 ///
 /// Schema: `common.schema.json#/$defs/field_spec/properties/type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldSpecType {
     /// `"string"`
-    #[serde(rename = "string")]
     String,
     /// `"number"`
-    #[serde(rename = "number")]
     Number,
     /// `"boolean"`
-    #[serde(rename = "boolean")]
     Boolean,
     /// `"select"`
-    #[serde(rename = "select")]
     Select,
+}
+impl serde::Serialize for FieldSpecType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FieldSpecType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["string", "number", "boolean", "select"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl FieldSpecType {
     /// Every value, in schema order.

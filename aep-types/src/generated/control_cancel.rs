@@ -106,14 +106,24 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
 /// What to cancel: the current run or the entire session.
 ///
 /// Schema: `types/control.cancel.schema.json#/properties/scope`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControlCancelScope {
     /// `"run"`
-    #[serde(rename = "run")]
     Run,
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
+}
+impl serde::Serialize for ControlCancelScope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ControlCancelScope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["run", "session"], |s| s.parse().ok())
+    }
 }
 impl ControlCancelScope {
     /// Every value, in schema order.

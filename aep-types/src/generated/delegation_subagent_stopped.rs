@@ -138,7 +138,11 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
                             super::runtime::fill(&mut slot_2, &mut map, "status")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 ///
 /// One AEP event: sixteen context attributes describing who emitted what, when and in which session, plus the type-specific payload in data. Any further top-level member is an extension attribute: a lowercase alphanumeric name of at most 20 characters with a string, integer or boolean value. Which of session and seq must be present depends on the event type (see allOf).
 ///
-/// Rule: when `type` matches `^agent\.`, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` matches `^(control\.attention\.respond|control\.cancel|control\.pause|control\.resume|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$`, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
+/// Rule: when `type` starts with `agent.`, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
 ///
 /// Schema: `aep-event.schema.json#`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -198,25 +198,25 @@ impl Event {
             if holds && self.session.is_some() {
                 v.report(
                     Some("session"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if holds && self.run.is_some() {
                 v.report(
                     Some("run"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if holds && self.step.is_some() {
                 v.report(
                     Some("step"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if holds && self.seq.is_some() {
                 v.report(
                     Some("seq"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if !holds {
@@ -233,28 +233,28 @@ impl Event {
                 if holds && self.session.is_none() {
                     v.report(
                         None,
-                        "missing member `session`, required when `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "missing member `session`, required when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
                 if holds && self.seq.is_some() {
                     v.report(
                         Some("seq"),
-                        "must be absent when `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "must be absent when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
                 if !holds && self.session.is_none() {
                     v.report(
                         None,
-                        "missing member `session`, required unless `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "missing member `session`, required unless `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
                 if !holds && self.seq.is_none() {
                     v.report(
                         None,
-                        "missing member `seq`, required unless `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "missing member `seq`, required unless `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
@@ -312,8 +312,20 @@ impl<'de> serde::Deserialize<'de> for Event {
                         }
                         "run" => super::runtime::fill(&mut slot_8, &mut map, "run")?,
                         "step" => super::runtime::fill(&mut slot_9, &mut map, "step")?,
-                        "seq" => super::runtime::fill(&mut slot_10, &mut map, "seq")?,
-                        "epoch" => super::runtime::fill(&mut slot_11, &mut map, "epoch")?,
+                        "seq" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_10, &mut map, "seq")?
+                        }
+                        "epoch" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_11, &mut map, "epoch")?
+                        }
                         "cause" => super::runtime::fill(&mut slot_12, &mut map, "cause")?,
                         "traceparent" => {
                             super::runtime::fill(&mut slot_13, &mut map, "traceparent")?
@@ -356,11 +368,22 @@ impl<'de> serde::Deserialize<'de> for Event {
 /// Protocol version the event conforms to; always the string "0.1" here.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventAep {
     /// `"0.1"`
-    #[serde(rename = "0.1")]
     V01,
+}
+impl serde::Serialize for EventAep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventAep {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["0.1"], |s| s.parse().ok())
+    }
 }
 impl EventAep {
     /// Every value, in schema order.
@@ -580,6 +603,17 @@ impl Event {
             data: None,
             extensions: Extensions::new(),
         }
+    }
+    /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+    /// a failure names the offending attribute by its JSON Pointer
+    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// payload error does.
+    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(text.as_bytes())
+    }
+    /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(bytes)
     }
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives

@@ -241,7 +241,13 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
                         "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
                         "name" => super::runtime::fill(&mut slot_1, &mut map, "name")?,
                         "mime" => super::runtime::fill(&mut slot_2, &mut map, "mime")?,
-                        "bytes" => super::runtime::fill(&mut slot_3, &mut map, "bytes")?,
+                        "bytes" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "bytes")?
+                        }
                         "uri" => super::runtime::fill(&mut slot_4, &mut map, "uri")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

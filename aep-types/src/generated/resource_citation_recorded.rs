@@ -123,7 +123,13 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                         "citations" => {
                             super::runtime::fill(&mut slot_0, &mut map, "citations")?
                         }
-                        "count" => super::runtime::fill(&mut slot_1, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "count")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -322,11 +328,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
                             super::runtime::fill(&mut slot_3, &mut map, "offset")?
                         }
                         "document_index" => {
-                            super::runtime::fill(
-                                &mut slot_4,
-                                &mut map,
-                                "document_index",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_4, &mut map, "document_index")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -716,8 +722,20 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "start" => super::runtime::fill(&mut slot_0, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_1, &mut map, "end")?,
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -829,9 +847,27 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "page" => super::runtime::fill(&mut slot_0, &mut map, "page")?,
-                        "start" => super::runtime::fill(&mut slot_1, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_2, &mut map, "end")?,
+                        "page" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "page")?
+                        }
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -946,9 +982,27 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "block" => super::runtime::fill(&mut slot_0, &mut map, "block")?,
-                        "start" => super::runtime::fill(&mut slot_1, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_2, &mut map, "end")?,
+                        "block" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "block")?
+                        }
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

@@ -126,7 +126,13 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
                         "corpus" => {
                             super::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
-                        "top_k" => super::runtime::fill(&mut slot_3, &mut map, "top_k")?,
+                        "top_k" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "top_k")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

@@ -224,7 +224,13 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                             super::runtime::fill(&mut slot_1, &mut map, "query_digest")?
                         }
                         "model" => super::runtime::fill(&mut slot_2, &mut map, "model")?,
-                        "top_k" => super::runtime::fill(&mut slot_3, &mut map, "top_k")?,
+                        "top_k" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "top_k")?
+                        }
                         "input_documents" => {
                             super::runtime::fill(
                                 &mut slot_4,
@@ -239,9 +245,19 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                                 "output_documents",
                             )?
                         }
-                        "count" => super::runtime::fill(&mut slot_6, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_6, &mut map, "count")?
+                        }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_7, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_7, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

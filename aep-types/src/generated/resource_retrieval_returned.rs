@@ -143,12 +143,22 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReturned {
                         "documents" => {
                             super::runtime::fill(&mut slot_0, &mut map, "documents")?
                         }
-                        "count" => super::runtime::fill(&mut slot_1, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "count")?
+                        }
                         "corpus" => {
                             super::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -111,7 +111,11 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                             super::runtime::fill(&mut slot_1, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -130,20 +134,32 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
 /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
 ///
 /// Schema: `types/run.cancelled.schema.json#/properties/by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunCancelledBy {
     /// `"user"`
-    #[serde(rename = "user")]
     User,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"policy"`
-    #[serde(rename = "policy")]
     Policy,
     /// `"shutdown"`
-    #[serde(rename = "shutdown")]
     Shutdown,
+}
+impl serde::Serialize for RunCancelledBy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RunCancelledBy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["user", "control", "policy", "shutdown"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl RunCancelledBy {
     /// Every value, in schema order.

@@ -154,24 +154,28 @@ impl<'de> serde::Deserialize<'de> for RunFinished {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "duration_ms")?
                         }
                         "summary" => {
                             super::runtime::fill(&mut slot_1, &mut map, "summary")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,

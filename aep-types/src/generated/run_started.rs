@@ -160,18 +160,18 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                             super::runtime::fill(&mut slot_1, &mut map, "prompt")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
@@ -193,23 +193,34 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
 /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
 ///
 /// Schema: `types/run.started.schema.json#/properties/trigger`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunStartedTrigger {
     /// `"user"`
-    #[serde(rename = "user")]
     User,
     /// `"schedule"`
-    #[serde(rename = "schedule")]
     Schedule,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"resume"`
-    #[serde(rename = "resume")]
     Resume,
+}
+impl serde::Serialize for RunStartedTrigger {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RunStartedTrigger {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["user", "schedule", "agent", "control", "resume"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl RunStartedTrigger {
     /// Every value, in schema order.

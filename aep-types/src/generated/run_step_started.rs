@@ -95,11 +95,11 @@ impl<'de> serde::Deserialize<'de> for RunStepStarted {
                     match key.as_str() {
                         "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "initial_num_steps" => {
-                            super::runtime::fill(
-                                &mut slot_1,
-                                &mut map,
-                                "initial_num_steps",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "initial_num_steps")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

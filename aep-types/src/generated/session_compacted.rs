@@ -154,28 +154,32 @@ impl<'de> serde::Deserialize<'de> for SessionCompacted {
                             super::runtime::fill(&mut slot_1, &mut map, "strategy")?
                         }
                         "estimated_token_count" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "estimated_token_count",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "estimated_token_count")?
                         }
                         "forgotten" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "forgotten")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "forgotten")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_4,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_4, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_5,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_5, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

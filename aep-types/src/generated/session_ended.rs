@@ -106,9 +106,19 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                             super::runtime::fill(&mut slot_0, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "duration_ms")?
                         }
-                        "runs" => super::runtime::fill(&mut slot_2, &mut map, "runs")?,
+                        "runs" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "runs")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -126,23 +136,34 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
 /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
 ///
 /// Schema: `types/session.ended.schema.json#/properties/reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SessionEndedReason {
     /// `"normal"`
-    #[serde(rename = "normal")]
     Normal,
     /// `"error"`
-    #[serde(rename = "error")]
     Error,
     /// `"timeout"`
-    #[serde(rename = "timeout")]
     Timeout,
     /// `"killed"`
-    #[serde(rename = "killed")]
     Killed,
     /// `"compaction"`
-    #[serde(rename = "compaction")]
     Compaction,
+}
+impl serde::Serialize for SessionEndedReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SessionEndedReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["normal", "error", "timeout", "killed", "compaction"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl SessionEndedReason {
     /// Every value, in schema order.

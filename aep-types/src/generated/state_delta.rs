@@ -108,7 +108,13 @@ impl<'de> serde::Deserialize<'de> for StateDelta {
                     match key.as_str() {
                         "delta" => super::runtime::fill(&mut slot_0, &mut map, "delta")?,
                         "key" => super::runtime::fill(&mut slot_1, &mut map, "key")?,
-                        "rev" => super::runtime::fill(&mut slot_2, &mut map, "rev")?,
+                        "rev" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "rev")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

@@ -108,7 +108,13 @@ impl<'de> serde::Deserialize<'de> for StateSnapshot {
                     match key.as_str() {
                         "state" => super::runtime::fill(&mut slot_0, &mut map, "state")?,
                         "key" => super::runtime::fill(&mut slot_1, &mut map, "key")?,
-                        "rev" => super::runtime::fill(&mut slot_2, &mut map, "rev")?,
+                        "rev" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "rev")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

@@ -222,7 +222,11 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                     match key.as_str() {
                         "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "duration_ms")?
                         }
                         "status" => {
                             super::runtime::fill(&mut slot_2, &mut map, "status")?
@@ -241,18 +245,18 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                             super::runtime::fill(&mut slot_5, &mut map, "result")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_6,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_6, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_7,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_7, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_8, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,

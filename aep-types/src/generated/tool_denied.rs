@@ -126,17 +126,30 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
 /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
 ///
 /// Schema: `types/tool.denied.schema.json#/properties/by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolDeniedBy {
     /// `"policy"`
-    #[serde(rename = "policy")]
     Policy,
     /// `"user_setting"`
-    #[serde(rename = "user_setting")]
     UserSetting,
     /// `"runtime"`
-    #[serde(rename = "runtime")]
     Runtime,
+}
+impl serde::Serialize for ToolDeniedBy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ToolDeniedBy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["policy", "user_setting", "runtime"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl ToolDeniedBy {
     /// Every value, in schema order.

@@ -125,7 +125,11 @@ impl<'de> serde::Deserialize<'de> for ToolFailed {
                         "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "error" => super::runtime::fill(&mut slot_1, &mut map, "error")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -106,11 +106,22 @@ impl<'de> serde::Deserialize<'de> for Event {
 /// The version.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventAep {
     /// `"9.9"`
-    #[serde(rename = "9.9")]
     V99,
+}
+impl serde::Serialize for EventAep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventAep {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["9.9"], |s| s.parse().ok())
+    }
 }
 impl EventAep {
     /// Every value, in schema order.
@@ -371,6 +382,17 @@ impl Event {
             trace: None,
             extensions: Extensions::new(),
         }
+    }
+    /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+    /// a failure names the offending attribute by its JSON Pointer
+    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// payload error does.
+    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(text.as_bytes())
+    }
+    /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(bytes)
     }
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives

@@ -218,13 +218,19 @@ impl<'de> serde::Deserialize<'de> for OddNames {
                     match key.as_str() {
                         "type" => super::runtime::fill(&mut slot_0, &mut map, "type")?,
                         "self" => super::runtime::fill(&mut slot_1, &mut map, "self")?,
-                        "match" => super::runtime::fill(&mut slot_2, &mut map, "match")?,
+                        "match" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "match")?
+                        }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "content-type" => {
                             super::runtime::fill(&mut slot_4, &mut map, "content-type")?
@@ -276,35 +282,42 @@ impl<'de> serde::Deserialize<'de> for OddNames {
     }
 }
 /// Schema: `types/odd.names.schema.json#/properties/odd values`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddNamesOddValues {
     /// `""`
-    #[serde(rename = "")]
     Empty,
     /// `"2xx"`
-    #[serde(rename = "2xx")]
     V2xx,
     /// `"self"`
-    #[serde(rename = "self")]
     Self_,
     /// `"match"`
-    #[serde(rename = "match")]
     Match,
     /// `"a.b"`
-    #[serde(rename = "a.b")]
     AB,
     /// `"Upper"`
-    #[serde(rename = "Upper")]
     Upper,
     /// `"snake_case"`
-    #[serde(rename = "snake_case")]
     SnakeCase,
     /// `"err"`
-    #[serde(rename = "err")]
     Err,
     /// `"ok"`
-    #[serde(rename = "ok")]
     Ok,
+}
+impl serde::Serialize for OddNamesOddValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddNamesOddValues {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["", "2xx", "self", "match", "a.b", "Upper", "snake_case", "err", "ok"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl OddNamesOddValues {
     /// Every value, in schema order.
@@ -362,11 +375,22 @@ impl std::str::FromStr for OddNamesOddValues {
     }
 }
 /// Schema: `types/odd.names.schema.json#/properties/fixed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddNamesFixed {
     /// `"exactly this"`
-    #[serde(rename = "exactly this")]
     ExactlyThis,
+}
+impl serde::Serialize for OddNamesFixed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddNamesFixed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["exactly this"], |s| s.parse().ok())
+    }
 }
 impl OddNamesFixed {
     /// Every value, in schema order.

@@ -1216,14 +1216,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/tags/items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddShapesTagsItem {
     /// `"x"`
-    #[serde(rename = "x")]
     X,
     /// `"y"`
-    #[serde(rename = "y")]
     Y,
+}
+impl serde::Serialize for OddShapesTagsItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddShapesTagsItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["x", "y"], |s| s.parse().ok())
+    }
 }
 impl OddShapesTagsItem {
     /// Every value, in schema order.
@@ -1257,14 +1267,24 @@ impl std::str::FromStr for OddShapesTagsItem {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddShapesKind {
     /// `"plain"`
-    #[serde(rename = "plain")]
     Plain,
     /// `"fancy"`
-    #[serde(rename = "fancy")]
     Fancy,
+}
+impl serde::Serialize for OddShapesKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddShapesKind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["plain", "fancy"], |s| s.parse().ok())
+    }
 }
 impl OddShapesKind {
     /// Every value, in schema order.
