@@ -9,7 +9,7 @@
 //!   of pairs;
 //! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON
 //!   form: members in any order, numbers compared by value (`1`, `1.0` and
-//!   `1e0` are one number; `-0` is `0`). Two events under one key are
+//!   `1e0` are one number; `-0` is `0`), strings after unescaping. Two events under one key are
 //!   compared only with each other, so mistaking a different event for a
 //!   redelivery has probability about 2⁻⁶⁴ per repeat.
 //!
@@ -18,9 +18,10 @@
 //! factor between 7/16 and 7/8, so 28 to 57 bytes per seen id.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
-use serde_json::Value;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A 128-bit name for a pair of strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,79 +50,113 @@ pub(crate) fn key(a: &str, b: &str) -> Key {
     Key(half(1), half(2))
 }
 
-/// The fingerprint of `value`'s canonical form.
-pub(crate) fn canonical(value: &Value) -> Canonical {
-    let mut h = DefaultHasher::new();
-    feed(value, &mut h);
-    h.finish()
+/// The fingerprint of the canonical form of a JSON text, or `None` when
+/// the text is not JSON (or nests deeper than serde_json's limit).
+///
+/// The hash is computed while parsing, bottom up: a scalar hashes its type
+/// and value, an array its items' hashes in order, an object its members'
+/// `(name hash, value hash)` pairs sorted, so member order does not matter
+/// and no tree is built.
+pub(crate) fn canonical_json(text: &[u8]) -> Option<Canonical> {
+    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    let hash = CanonicalSeed.deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(hash)
 }
 
-/// The fingerprint of an event's canonical form.
+/// The fingerprint of a value's canonical form.
+#[cfg(test)]
+pub(crate) fn canonical(value: &serde_json::Value) -> Canonical {
+    canonical_json(value.to_string().as_bytes()).expect("a Value is JSON")
+}
+
+/// The fingerprint of an event's canonical form: the same as
+/// [`canonical_json`] of any JSON text the event decodes from.
 pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
-    match serde_json::to_value(event) {
-        Ok(value) => canonical(&value),
-        // A value serde_json cannot hold (nesting beyond its limit in
-        // `data`): fall back to the exact text, which still tells a
-        // byte-identical redelivery from anything else.
-        Err(_) => {
-            let mut h = DefaultHasher::new();
-            0xffu8.hash(&mut h);
-            serde_json::to_string(event)
-                .unwrap_or_default()
-                .hash(&mut h);
-            h.finish()
-        }
+    let text = serde_json::to_vec(event).unwrap_or_default();
+    // An encoded event is JSON; only nesting beyond serde_json's limit in
+    // `data` fails, and then the exact text still tells a byte-identical
+    // redelivery from anything else.
+    canonical_json(&text).unwrap_or_else(|| {
+        let mut h = DefaultHasher::new();
+        0xffu8.hash(&mut h);
+        text.hash(&mut h);
+        h.finish()
+    })
+}
+
+/// Hashes one JSON value while it is parsed.
+struct CanonicalSeed;
+
+impl<'de> DeserializeSeed<'de> for CanonicalSeed {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
+        deserializer.deserialize_any(CanonicalVisitor)
     }
 }
 
-fn feed(value: &Value, h: &mut DefaultHasher) {
-    match value {
-        Value::Null => 0u8.hash(h),
-        Value::Bool(b) => {
-            1u8.hash(h);
-            b.hash(h);
+struct CanonicalVisitor;
+
+fn tagged<T: Hash + ?Sized>(tag: u8, value: &T) -> u64 {
+    let mut h = DefaultHasher::new();
+    tag.hash(&mut h);
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// Integers exactly; floats by value, an integral float as the integer it
+/// equals (so `1`, `1.0` and `1e0` are one number, and `-0.0` is `0`).
+fn number(f: f64) -> u64 {
+    if f.fract() == 0.0 && f.abs() < 1.7e38 {
+        tagged(2, &(f as i128))
+    } else {
+        tagged(3, &f.to_bits())
+    }
+}
+
+impl<'de> Visitor<'de> for CanonicalVisitor {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<u64, E> {
+        Ok(tagged(0, &()))
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<u64, E> {
+        Ok(tagged(1, &b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<u64, E> {
+        Ok(tagged(2, &i128::from(i)))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<u64, E> {
+        Ok(tagged(2, &i128::from(u)))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<u64, E> {
+        Ok(number(f))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<u64, E> {
+        Ok(tagged(4, s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<u64, A::Error> {
+        let mut h = DefaultHasher::new();
+        5u8.hash(&mut h);
+        let mut n = 0usize;
+        while let Some(item) = items.next_element_seed(CanonicalSeed)? {
+            item.hash(&mut h);
+            n += 1;
         }
-        Value::Number(n) => {
-            // Integers exactly; floats by value, an integral float as the
-            // integer it equals.
-            if let Some(i) = n.as_i64() {
-                2u8.hash(h);
-                i128::from(i).hash(h);
-            } else if let Some(u) = n.as_u64() {
-                2u8.hash(h);
-                i128::from(u).hash(h);
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                if f.fract() == 0.0 && f.abs() < 1.7e38 {
-                    2u8.hash(h);
-                    (f as i128).hash(h);
-                } else {
-                    3u8.hash(h);
-                    f.to_bits().hash(h);
-                }
-            }
+        n.hash(&mut h);
+        Ok(h.finish())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let mut members: Vec<(u64, u64)> = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(name) = map.next_key_seed(CanonicalSeed)? {
+            members.push((name, map.next_value_seed(CanonicalSeed)?));
         }
-        Value::String(s) => {
-            4u8.hash(h);
-            s.hash(h);
-        }
-        Value::Array(items) => {
-            5u8.hash(h);
-            items.len().hash(h);
-            for item in items {
-                feed(item, h);
-            }
-        }
-        Value::Object(map) => {
-            6u8.hash(h);
-            map.len().hash(h);
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (name, member) in members {
-                name.hash(h);
-                feed(member, h);
-            }
-        }
+        members.sort_unstable();
+        Ok(tagged(6, &members))
     }
 }
 
@@ -184,7 +219,7 @@ impl SeenSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn member_order_does_not_matter() {
@@ -228,6 +263,17 @@ mod tests {
                 assert_ne!(canonical(a), canonical(b), "{a} vs {b}");
             }
         }
+    }
+
+    #[test]
+    fn text_and_events_agree_and_escapes_do_not_matter() {
+        let a = br#"{"aep":"0.1","id":"e\u0031","type":"agent.heartbeat","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","data":{"x":[1.0,{"b":2,"a":1}]}}"#;
+        let b = br#"{"data":{"x":[1,{"a":1,"b":2}]},"agent":"a","source":"urn:a","time":"2026-12-01T10:00:00Z","type":"agent.heartbeat","id":"e1","aep":"0.1"}"#;
+        let event = aep_types::Event::from_slice(a).unwrap();
+        assert_eq!(canonical_json(a), canonical_json(b));
+        assert_eq!(canonical_json(a), Some(canonical_event(&event)));
+        assert_eq!(canonical_json(b"{"), None);
+        assert_eq!(canonical_json(b"{} {}"), None);
     }
 
     #[test]

@@ -423,7 +423,9 @@ impl Validator {
         let id = Some(event.id.as_str());
 
         // Dedupe first: a redelivery is reported once and checked no further.
-        let folded = self.projection.fold(&event);
+        let canonical = fingerprint::canonical_json(bytes)
+            .unwrap_or_else(|| fingerprint::canonical_event(&event));
+        let folded = self.projection.fold_with(&event, canonical);
         if folded == Folded::Duplicate {
             let message = format!(
                 "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
@@ -432,15 +434,20 @@ impl Validator {
             return report(Rule::Duplicate, message, id);
         }
 
-        // The event alone.
-        if let Err(violations) = event.validate_schema() {
-            for v in violations.0 {
-                let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
-                    Rule::Payload
-                } else {
-                    Rule::Envelope
-                };
-                report(rule, violation_message(&v), id);
+        // The event alone: one check decoding the payload once, and only
+        // when it fails, the schema and capture checks apart to tell them
+        // apart.
+        let failed = event.validate().is_err();
+        if failed {
+            if let Err(violations) = event.validate_schema() {
+                for v in violations.0 {
+                    let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
+                        Rule::Payload
+                    } else {
+                        Rule::Envelope
+                    };
+                    report(rule, violation_message(&v), id);
+                }
             }
         }
         match event.registered_type() {
@@ -468,9 +475,11 @@ impl Validator {
         }
         // Capture: the schema levels, then the AEP-0006 values rule (which,
         // like the stream rules, reads only events the stream keeps).
-        if let Err(violations) = event.validate_capture() {
-            for v in violations.0 {
-                report(Rule::Capture, violation_message(&v), id);
+        if failed {
+            if let Err(violations) = event.validate_capture() {
+                for v in violations.0 {
+                    report(Rule::Capture, violation_message(&v), id);
+                }
             }
         }
         if folded == Folded::New {
