@@ -13,9 +13,10 @@
 //!   compared only with each other, so mistaking a different event for a
 //!   redelivery has probability about 2⁻⁶⁴ per repeat.
 //!
-//! A [`Seen`] set holds one `(Key, Canonical)` entry per distinct
+//! A [`SeenSet`] holds one `(Key, Canonical)` entry per distinct
 //! `(source, id)`: 24 bytes plus the hash table's control byte, at a load
-//! factor between 7/16 and 7/8, so 28 to 57 bytes per seen id.
+//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 58
+//! bytes per seen id.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -274,6 +275,12 @@ mod tests {
         assert_eq!(canonical_json(a), Some(canonical_event(&event)));
         assert_eq!(canonical_json(b"{"), None);
         assert_eq!(canonical_json(b"{} {}"), None);
+    }
+
+    #[test]
+    fn a_seen_id_costs_24_bytes_before_table_overhead() {
+        assert_eq!(std::mem::size_of::<(Key, Canonical)>(), 24);
+        assert_eq!(std::mem::size_of::<(Key, ())>(), 16);
     }
 
     #[test]

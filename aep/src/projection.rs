@@ -32,8 +32,8 @@
 //! [`Projection`] folds in arrival order; [`project`] first repairs the
 //! order of a complete capture (see there). Sessions and runs are state the
 //! projection keeps; events are not kept, only a fingerprint per seen
-//! `(source, id)` (16-byte key and 8-byte fingerprint, under 60 bytes per
-//! id with the table's overhead).
+//! `(source, id)` (a 16-byte key and an 8-byte fingerprint, 29 to 58 bytes
+//! per id with the hash table's overhead).
 //!
 //! ```
 //! use aep::projection::project;

@@ -30,7 +30,7 @@
 //! # What each check reads
 //!
 //! Per line: the line must be UTF-8 and JSON, then decode as an
-//! [`Event`](aep_types::Event) (`envelope` otherwise), then pass
+//! [`Event`] (`envelope` otherwise), then pass
 //! [`Event::validate_schema`](aep_types::Event::validate_schema)
 //! (violations under `/data` are `payload`, the others `envelope`) and
 //! [`Event::validate_capture`](aep_types::Event::validate_capture)
@@ -67,12 +67,12 @@
 //! No event is kept. Per stream the validator holds:
 //!
 //! - per seen `(source, id)`: a 128-bit key and a 64-bit fingerprint of the
-//!   event's canonical JSON form, 24 bytes plus hash-table overhead, **28 to
-//!   57 bytes per seen id** (depending on how full the table is);
+//!   event's canonical JSON form, 24 bytes plus hash-table overhead, **29 to
+//!   58 bytes per seen id** (depending on how full the table is);
 //! - per `(source, session)`: the projection's state (agent, start and end
 //!   times, position, the runs with their times, the pending attention
 //!   requests);
-//! - per acknowledged `(source, cause)`: a 128-bit key, 17 to 37 bytes;
+//! - per acknowledged `(source, cause)`: a 128-bit key, 20 to 39 bytes;
 //! - per pending form request: its fields' ids, types and choice ids;
 //! - one line buffer, at most [`Options::max_line_bytes`] plus 2 bytes.
 //!

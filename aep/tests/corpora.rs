@@ -107,3 +107,47 @@ fn every_projection_corpus_gives_its_state() {
         );
     }
 }
+
+/// The validator's stream rules are the projection's: folding each stream
+/// corpus incrementally gives the same violations, in the same order, as
+/// the validator's findings of those rules.
+#[test]
+fn the_validator_and_the_incremental_projection_agree() {
+    const SHARED: [&str; 6] = [
+        "id-collision",
+        "seq-regression",
+        "epoch-regression",
+        "run-terminal-exclusivity",
+        "session-terminal-exclusivity",
+        "ended-with-pending-attention",
+    ];
+    for path in fixtures("stream") {
+        let (_, options) = expected(&path);
+        let input = fs::read(&path).unwrap();
+        let mut projection = aep::projection::Projection::new();
+        for event in
+            EventReader::with_max_line_bytes(input.as_slice(), options.max_line_bytes).flatten()
+        {
+            projection.apply(&event);
+        }
+        let folded: Vec<&str> = projection
+            .snapshot()
+            .violations
+            .iter()
+            .map(|v| v.rule())
+            .collect();
+        let mut validated = Vec::new();
+        validate_reader(
+            input.as_slice(),
+            options,
+            |f| {
+                if SHARED.contains(&f.rule.name()) {
+                    validated.push(f.rule.name());
+                }
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(folded, validated, "{}", path.display());
+    }
+}
