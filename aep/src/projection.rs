@@ -279,6 +279,15 @@ impl Projection {
         self.violations.drain(..)
     }
 
+    /// The ids of the attention requests pending in a session, in fold
+    /// order.
+    pub(crate) fn pending_ids(&self, source: &str, session: &str) -> Vec<&str> {
+        self.sessions
+            .get(&fingerprint::key(source, session))
+            .map(|s| s.pending.iter().map(|p| p.id.as_str()).collect())
+            .unwrap_or_default()
+    }
+
     /// The position the last `epoch-regression` or `seq-regression` went
     /// back from.
     pub(crate) fn regressed_from(&self) -> Option<Position> {

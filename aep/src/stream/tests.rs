@@ -214,3 +214,36 @@ fn an_empty_stream_is_valid() {
     let summary = validate_reader(&b""[..], Options::default(), |_| panic!(), |_| {}).unwrap();
     assert_eq!(summary, Summary::default());
 }
+
+#[test]
+fn stream_rule_messages_say_what_and_where() {
+    let lines = [
+        line(
+            json!({"id": "q", "type": "attention.requested", "session": "s", "seq": 4, "data": {"kind": "input", "prompt": "1"}}),
+        ),
+        line(json!({"id": "e", "type": "progress.status", "session": "s", "seq": 2})),
+        line(json!({"id": "f", "type": "progress.status", "session": "s", "seq": 3, "epoch": 2})),
+        line(json!({"id": "g", "type": "progress.status", "session": "s", "seq": 9, "epoch": 1})),
+        line(json!({"id": "end", "type": "session.ended", "session": "s", "seq": 0, "epoch": 3})),
+    ];
+    let text = lines.join("\n");
+    let mut found = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| found.push(f),
+        |_| {},
+    )
+    .unwrap();
+    let messages: Vec<_> = found.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "seq 2 does not advance past 4 in epoch 0 of session `s` from `urn:a` (AEP-0001 §7)",
+            "epoch 1 goes back from 2 in session `s` from `urn:a` (AEP-0001 §7)",
+            "session `s` ends with 1 attention request(s) unresolved (`q`); close each with \
+             `attention.resolved` or `attention.timeout` first (AEP-0002 §7)",
+        ]
+    );
+    assert_eq!(found[2].id.as_deref(), Some("end"));
+}
