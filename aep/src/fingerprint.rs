@@ -72,18 +72,56 @@ pub(crate) fn canonical(value: &serde_json::Value) -> Canonical {
 }
 
 /// The fingerprint of an event's canonical form: the same as
-/// [`canonical_json`] of any JSON text the event decodes from.
+/// [`canonical_json`] of any JSON text the event decodes from. The envelope
+/// is hashed from its typed attributes; only `data` is parsed.
 pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
-    let text = serde_json::to_string(event).unwrap_or_default();
-    // An encoded event is JSON; only nesting beyond serde_json's limit in
-    // `data` fails, and then the exact text still tells a byte-identical
-    // redelivery from anything else.
-    canonical_json(&text).unwrap_or_else(|| {
-        let mut h = DefaultHasher::new();
-        0xffu8.hash(&mut h);
-        text.hash(&mut h);
-        h.finish()
-    })
+    use aep_types::ExtensionValue;
+
+    fn text(members: &mut Vec<(u64, u64)>, name: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            members.push((tagged(4, name), tagged(4, value)));
+        }
+    }
+    fn integer(members: &mut Vec<(u64, u64)>, name: &str, value: Option<u64>) {
+        if let Some(value) = value {
+            members.push((tagged(4, name), tagged(2, &i128::from(value))));
+        }
+    }
+    let mut members = Vec::with_capacity(20);
+    text(&mut members, "aep", Some(event.aep.as_str()));
+    text(&mut members, "id", Some(&event.id));
+    text(&mut members, "type", Some(&event.type_));
+    text(&mut members, "subject", event.subject.as_deref());
+    text(&mut members, "time", Some(&event.time));
+    text(&mut members, "source", Some(&event.source));
+    text(&mut members, "agent", Some(&event.agent));
+    text(&mut members, "session", event.session.as_deref());
+    text(&mut members, "run", event.run.as_deref());
+    text(&mut members, "step", event.step.as_deref());
+    integer(&mut members, "seq", event.seq);
+    integer(&mut members, "epoch", event.epoch);
+    text(&mut members, "cause", event.cause.as_deref());
+    text(&mut members, "traceparent", event.traceparent.as_deref());
+    text(&mut members, "severity", event.severity.map(|s| s.as_str()));
+    text(&mut members, "capture", event.capture.map(|c| c.as_str()));
+    if let Some(data) = &event.data {
+        let hash = canonical_json(data.get()).unwrap_or_else(|| {
+            // Nesting beyond serde_json's limit: the exact text still tells
+            // a byte-identical redelivery from anything else.
+            tagged(0xff, data.get())
+        });
+        members.push((tagged(4, "data"), hash));
+    }
+    for (name, value) in &event.extensions {
+        let value = match value {
+            ExtensionValue::String(s) => tagged(4, s.as_str()),
+            ExtensionValue::Integer(i) => tagged(2, &i128::from(*i)),
+            ExtensionValue::Boolean(b) => tagged(1, b),
+        };
+        members.push((tagged(4, name.as_str()), value));
+    }
+    members.sort_unstable();
+    tagged(6, &members)
 }
 
 /// Hashes one JSON value while it is parsed.
@@ -281,6 +319,20 @@ mod tests {
     fn a_seen_id_costs_24_bytes_before_table_overhead() {
         assert_eq!(std::mem::size_of::<(Key, Canonical)>(), 24);
         assert_eq!(std::mem::size_of::<(Key, ())>(), 16);
+    }
+
+    #[test]
+    fn every_envelope_attribute_hashes_as_its_json() {
+        let line = r#"{"aep":"0.1","id":"e","type":"tool.requested","subject":"Bash","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","run":"r","step":"p","seq":3,"epoch":2,"cause":"c","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","severity":"warning","capture":"full","region":"eu","retries":-2,"sampled":true,"data":{"tool":{"name":"Bash"}}}"#;
+        let event = aep_types::Event::from_json(line).unwrap();
+        assert_eq!(canonical_json(line), Some(canonical_event(&event)));
+        // And each attribute counts: dropping any one changes the hash.
+        let value: Value = serde_json::from_str(line).unwrap();
+        for name in value.as_object().unwrap().keys() {
+            let mut less = value.clone();
+            less.as_object_mut().unwrap().remove(name);
+            assert_ne!(canonical(&less), canonical(&value), "{name}");
+        }
     }
 
     #[test]

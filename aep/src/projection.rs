@@ -70,7 +70,7 @@ use serde::Serialize;
 
 use aep_types::Event;
 
-use crate::fingerprint::{self, Canonical, KeyMap, Seen, SeenSet};
+use crate::fingerprint::{self, KeyMap, Seen, SeenSet};
 
 /// An incremental fold of events into per-session state: [`apply`]
 /// one event at a time in arrival order, [`snapshot`] at any time.
@@ -128,14 +128,8 @@ impl Projection {
 
     /// [`apply`](Projection::apply), saying whether the event was new.
     pub(crate) fn fold(&mut self, event: &Event) -> Folded {
-        self.fold_with(event, fingerprint::canonical_event(event))
-    }
-
-    /// [`fold`](Projection::fold) with the event's canonical fingerprint
-    /// already known (from the text it was decoded from).
-    pub(crate) fn fold_with(&mut self, event: &Event, canonical: Canonical) -> Folded {
         let key = fingerprint::key(&event.source, &event.id);
-        match self.seen.check(key, canonical) {
+        match self.seen.check(key, fingerprint::canonical_event(event)) {
             Seen::New => {}
             Seen::Repeat => return Folded::Duplicate,
             Seen::Collision => {

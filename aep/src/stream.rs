@@ -266,9 +266,7 @@ impl Validator {
         let id = Some(event.id.as_str());
 
         // Dedupe first: a redelivery is reported once and checked no further.
-        let canonical = fingerprint::canonical_json(text)
-            .unwrap_or_else(|| fingerprint::canonical_event(&event));
-        let folded = self.projection.fold_with(&event, canonical);
+        let folded = self.projection.fold(&event);
         if folded == Folded::Duplicate {
             let message = format!(
                 "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
