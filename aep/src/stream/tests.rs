@@ -247,3 +247,32 @@ fn stream_rule_messages_say_what_and_where() {
     );
     assert_eq!(found[2].id.as_deref(), Some("end"));
 }
+
+#[test]
+fn deep_nesting_is_a_finding_not_a_stack_overflow() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let inside = line(json!({"id": "e", "type": "progress.status", "session": "s", "seq": 0}));
+    let inside = format!(
+        "{},\"data\":{{\"x\":{deep}}}}}",
+        &inside[..inside.len() - 1]
+    );
+    let lines = [deep.clone(), inside.clone(), inside];
+    let text = lines.join("\n");
+    let mut found = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| found.push(f),
+        |_| {},
+    )
+    .unwrap();
+    let got: Vec<_> = found.iter().map(|f| (f.line, f.rule.name())).collect();
+    // The bare array is not an event; inside `data` the payload cannot be
+    // typed; the same line again is still recognised as a redelivery.
+    assert_eq!(got, [(1, "envelope"), (2, "payload"), (3, "duplicate")]);
+    assert!(
+        found[1].message.contains("recursion limit"),
+        "{}",
+        found[1].message
+    );
+}
