@@ -82,8 +82,8 @@ pub struct Projection {
     seen: SeenSet,
     sessions: KeyMap<Session>,
     violations: Vec<Violation>,
-    /// The position a regression recorded last went back from.
-    regressed_from: Option<Position>,
+    /// The position the last event with `seq` moved its session from.
+    previous_position: Option<Position>,
 }
 
 /// One session's mutable state.
@@ -245,8 +245,8 @@ impl Projection {
         // Position: the last `(epoch ?? 0, seq)`, whatever its order.
         if let Some(seq) = event.seq {
             let epoch = event.epoch.unwrap_or(0);
+            self.previous_position = s.position;
             if let Some(last) = s.position {
-                self.regressed_from = Some(last);
                 let (source, session) = here();
                 let id = event.id.clone();
                 if epoch < last.epoch {
@@ -282,10 +282,10 @@ impl Projection {
             .unwrap_or_default()
     }
 
-    /// The position the last `epoch-regression` or `seq-regression` went
-    /// back from.
-    pub(crate) fn regressed_from(&self) -> Option<Position> {
-        self.regressed_from
+    /// The session's position before the last event with `seq` moved it:
+    /// what an `epoch-regression` or `seq-regression` went back from.
+    pub(crate) fn previous_position(&self) -> Option<Position> {
+        self.previous_position
     }
 
     /// The projected state so far: sessions sorted by `(source, session)`,

@@ -38,8 +38,9 @@
 //! first segment is a core category.
 //!
 //! The stream rules are those of the [state projection](crate::projection),
-//! folded in file order: dedupe on `(source, id)` comes first, and an event
-//! already seen is reported once as `duplicate` and checked no further.
+//! folded in file order. Dedupe on `(source, id)` comes first: each
+//! redelivery of an event is one `duplicate` finding and is checked no
+//! further; an `id-collision` is checked as an event, but folds no state.
 //! `id-collision`, `seq-regression`, `epoch-regression`,
 //! `run-terminal-exclusivity`, `session-terminal-exclusivity` and
 //! `ended-with-pending-attention` mean what the projection's violations of
@@ -208,28 +209,57 @@ impl Validator {
 
     fn check(&mut self, line: u64, bytes: &[u8], findings: &mut Vec<Finding>) {
         self.summary.lines += 1;
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        let mut report = |rule: Rule, message: String, id: Option<&str>| {
-            findings.push(Finding {
-                line,
-                rule,
-                level: rule.severity(),
-                message,
-                id: id.map(str::to_owned),
-            })
+        let mut out = Out { line, findings };
+        let Some(event) = self.decode(bytes, &mut out) else {
+            return;
         };
-        if bytes.len() > self.options.max_line_bytes {
-            let limit = self.options.max_line_bytes;
+        self.summary.events += 1;
+
+        // Dedupe first: a redelivery is one finding and checked no further.
+        let folded = self.projection.fold(&event);
+        let id = Some(event.id.as_str());
+        if folded == Folded::Duplicate {
             let message = format!(
-                "the line is {} bytes, over the line limit of {limit} bytes; skipped unread",
-                bytes.len()
+                "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
+                event.id, event.source
             );
-            return report(Rule::LineTooLong, message, None);
+            return out.report(Rule::Duplicate, message, id);
+        }
+        check_event(&event, &mut out);
+        // The stream rules read only the events the stream keeps.
+        if folded == Folded::New {
+            self.check_form_answer(&event, &mut out);
+        }
+        let previous = self.projection.previous_position();
+        let violations: Vec<Violation> = self.projection.take_violations().collect();
+        for violation in violations {
+            let (rule, message) = describe(&violation, &event, &self.projection, previous);
+            out.report(rule, message, id);
+        }
+        if folded == Folded::New {
+            self.check_ack(&event, &mut out);
+        }
+    }
+
+    /// The line as an event, or its finding: not UTF-8, blank, not JSON,
+    /// not an event; a line of an unsupported version is counted (and
+    /// reported the first time).
+    fn decode(&mut self, bytes: &[u8], out: &mut Out<'_>) -> Option<Event> {
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.len() > self.options.max_line_bytes {
+            let message = format!(
+                "the line is {} bytes, over the line limit of {} bytes; skipped unread",
+                bytes.len(),
+                self.options.max_line_bytes
+            );
+            out.report(Rule::LineTooLong, message, None);
+            return None;
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             let message =
                 "blank line: JSONL carries one event per line and no blank lines (AEP-0003 §3.1)";
-            return report(Rule::Json, message.to_owned(), None);
+            out.report(Rule::Json, message.to_owned(), None);
+            return None;
         }
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => text,
@@ -238,94 +268,36 @@ impl Validator {
                     "not UTF-8: invalid byte at column {} (JSONL is UTF-8, AEP-0003 §3.1)",
                     e.valid_up_to() + 1
                 );
-                return report(Rule::Json, message, None);
+                out.report(Rule::Json, message, None);
+                return None;
             }
         };
-        let event = match Event::from_json(text) {
-            Ok(event) => event,
-            Err(error) => {
-                if let Some(version) = unsupported_version(bytes) {
-                    self.summary.skipped += 1;
-                    if self.summary.skipped == 1 {
-                        let message = format!(
-                            "`aep` is \"{version}\", an unsupported major version: this line and \
-                             every later line of an unsupported version are skipped \
-                             (AEP-0003 §3.1); the summary counts them"
-                        );
-                        report(Rule::UnsupportedVersion, message, probe_id(text).as_deref());
-                    }
-                    return;
-                }
-                if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
-                    return report(Rule::Json, format!("not JSON: {}", in_line(&error)), None);
-                }
-                return report(Rule::Envelope, error.to_string(), probe_id(text).as_deref());
-            }
+        let error = match Event::from_json(text) {
+            Ok(event) => return Some(event),
+            Err(error) => error,
         };
-        self.summary.events += 1;
-        let id = Some(event.id.as_str());
-
-        // Dedupe first: a redelivery is reported once and checked no further.
-        let folded = self.projection.fold(&event);
-        if folded == Folded::Duplicate {
-            let message = format!(
-                "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
-                event.id, event.source
-            );
-            return report(Rule::Duplicate, message, id);
-        }
-
-        // The event alone: one check decoding the payload once, and only
-        // when it fails, the schema and capture checks apart to tell them
-        // apart.
-        let failed = event.validate().is_err();
-        if failed {
-            if let Err(violations) = event.validate_schema() {
-                for v in violations.0 {
-                    let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
-                        Rule::Payload
-                    } else {
-                        Rule::Envelope
-                    };
-                    report(rule, violation_message(&v), id);
-                }
-            }
-        }
-        match event.registered_type() {
-            Some(registered) if registered.status() == Status::Reserved => {
+        if let Some(version) = unsupported_version(bytes) {
+            self.summary.skipped += 1;
+            if self.summary.skipped == 1 {
                 let message = format!(
-                    "type `{}` is reserved in the registry: {}",
-                    event.type_,
-                    registered.summary()
+                    "`aep` is \"{version}\", an unsupported major version: this line and every \
+                     later line of an unsupported version are skipped (AEP-0003 §3.1); the \
+                     summary counts them"
                 );
-                report(Rule::ReservedType, message, id);
+                out.report(Rule::UnsupportedVersion, message, probe_id(text).as_deref());
             }
-            Some(_) => {}
-            None => match Category::of(&event.type_) {
-                Some(Category::X) | None => {}
-                Some(category) => {
-                    let message = format!(
-                        "type `{}` is in the core category `{}` but the registry does not list it; \
-                         unregistered types belong under `x.<vendor>.`",
-                        event.type_,
-                        category.as_str()
-                    );
-                    report(Rule::UnregisteredType, message, id);
-                }
-            },
+        } else if let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            out.report(Rule::Json, format!("not JSON: {}", in_line(&syntax)), None);
+        } else {
+            out.report(Rule::Envelope, error.to_string(), probe_id(text).as_deref());
         }
-        // Capture: the schema levels, then the AEP-0006 values rule (which,
-        // like the stream rules, reads only events the stream keeps).
-        if failed {
-            if let Err(violations) = event.validate_capture() {
-                for v in violations.0 {
-                    report(Rule::Capture, violation_message(&v), id);
-                }
-            }
-        }
-        if folded == Folded::New {
-            self.forms.check(&event, &mut self.problems);
-        }
+        None
+    }
+
+    /// `form-values`, and the AEP-0006 part of `capture`.
+    fn check_form_answer(&mut self, event: &Event, out: &mut Out<'_>) {
+        self.forms.check(event, &mut self.problems);
+        let id = Some(event.id.as_str());
         for problem in self.problems.drain(..) {
             let (rule, message) = match problem {
                 Problem::NotAChoice { field, value } => (
@@ -349,37 +321,32 @@ impl Validator {
                     ),
                 ),
             };
-            report(rule, message, id);
+            out.report(rule, message, id);
         }
+    }
 
-        // The stream rules.
-        let regressed_from = self.projection.regressed_from();
-        let violations: Vec<Violation> = self.projection.take_violations().collect();
-        for violation in violations {
-            let (rule, message) = describe(&violation, &event, &self.projection, regressed_from);
-            report(rule, message, id);
+    /// `ack-exclusivity`: one decision per command and target.
+    fn check_ack(&mut self, event: &Event, out: &mut Out<'_>) {
+        if !matches!(
+            event.type_.as_str(),
+            "control.accepted" | "control.rejected"
+        ) {
+            return;
         }
-        if folded == Folded::New
-            && matches!(
-                event.type_.as_str(),
-                "control.accepted" | "control.rejected"
-            )
-        {
-            if let Some(cause) = &event.cause {
-                let first = self
-                    .acks
-                    .insert(fingerprint::key(&event.source, cause), ())
-                    .is_none();
-                if !first {
-                    let message = format!(
-                        "a second acknowledgement of command `{cause}` from `{}`: a target makes one \
-                         ack decision per command and re-sends only that ack, byte-identical \
-                         (AEP-0004 §3)",
-                        event.source
-                    );
-                    report(Rule::AckExclusivity, message, id);
-                }
-            }
+        let Some(cause) = &event.cause else {
+            return;
+        };
+        let first = self
+            .acks
+            .insert(fingerprint::key(&event.source, cause), ())
+            .is_none();
+        if !first {
+            let message = format!(
+                "a second acknowledgement of command `{cause}` from `{}`: a target makes one ack \
+                 decision per command and re-sends only that ack, byte-identical (AEP-0004 §3)",
+                event.source
+            );
+            out.report(Rule::AckExclusivity, message, Some(&event.id));
         }
     }
 
@@ -391,16 +358,85 @@ impl Validator {
     }
 }
 
+/// Where one line's findings go.
+struct Out<'a> {
+    line: u64,
+    findings: &'a mut Vec<Finding>,
+}
+
+impl Out<'_> {
+    fn report(&mut self, rule: Rule, message: String, id: Option<&str>) {
+        self.findings.push(Finding {
+            line: self.line,
+            rule,
+            level: rule.severity(),
+            message,
+            id: id.map(str::to_owned),
+        });
+    }
+}
+
+/// The checks of the event alone: envelope and payload schemas, the type
+/// registry, capture levels.
+fn check_event(event: &Event, out: &mut Out<'_>) {
+    let id = Some(event.id.as_str());
+    // One check decoding the payload once; only when it fails, the schema
+    // and capture checks apart, to tell their rules apart.
+    let failed = event.validate().is_err();
+    if failed {
+        if let Err(violations) = event.validate_schema() {
+            for v in violations.0 {
+                let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
+                    Rule::Payload
+                } else {
+                    Rule::Envelope
+                };
+                out.report(rule, violation_message(&v), id);
+            }
+        }
+    }
+    match event.registered_type() {
+        Some(registered) if registered.status() == Status::Reserved => {
+            let message = format!(
+                "type `{}` is reserved in the registry: {}",
+                event.type_,
+                registered.summary()
+            );
+            out.report(Rule::ReservedType, message, id);
+        }
+        Some(_) => {}
+        None => match Category::of(&event.type_) {
+            Some(Category::X) | None => {}
+            Some(category) => {
+                let message = format!(
+                    "type `{}` is in the core category `{}` but the registry does not list it; \
+                     unregistered types belong under `x.<vendor>.`",
+                    event.type_,
+                    category.as_str()
+                );
+                out.report(Rule::UnregisteredType, message, id);
+            }
+        },
+    }
+    if failed {
+        if let Err(violations) = event.validate_capture() {
+            for v in violations.0 {
+                out.report(Rule::Capture, violation_message(&v), id);
+            }
+        }
+    }
+}
+
 /// The rule and message of a projection violation found on `event`.
 fn describe(
     violation: &Violation,
     event: &Event,
     projection: &Projection,
-    regressed_from: Option<crate::projection::Position>,
+    previous: Option<crate::projection::Position>,
 ) -> (Rule, String) {
     let session = event.session.as_deref().unwrap_or_default();
     let source = &event.source;
-    let (last_epoch, last_seq) = regressed_from.map_or((0, 0), |p| (p.epoch, p.seq));
+    let (last_epoch, last_seq) = previous.map_or((0, 0), |p| (p.epoch, p.seq));
     match violation {
         Violation::IdCollision { source, id } => (
             Rule::IdCollision,
