@@ -247,9 +247,18 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                 }
             }
 
-            /// Sets `data` to the payload's JSON object.
-            pub fn set_payload(&mut self, payload: &super::payload::Payload) {
-                self.#data_field = Some(payload.to_data());
+            /// Sets `data` to the payload's JSON object and `type` to the
+            /// payload's event type, so the two always agree; untyped data
+            /// keeps the event's type. Fails as
+            /// [`Payload::to_data`](super::payload::Payload::to_data) does,
+            /// leaving the event unchanged.
+            pub fn set_payload(&mut self, payload: &super::payload::Payload) -> Result<(), serde_json::Error> {
+                let data = payload.to_data()?;
+                if let Some(event_type) = payload.event_type() {
+                    event_type.clone_into(&mut self.#type_field);
+                }
+                self.#data_field = Some(data);
+                Ok(())
             }
 
             #(#defaults)*

@@ -59,6 +59,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
     let catch_ty = &catch_all.ty;
     let catch_doc = catch_all.doc;
     let deserialize = deserialize(s, catch_all);
+    let serialize = serialize(s, catch_all);
     let validate_into = rules::validate_into(cx, s);
     // The envelope's own `validate` also checks the payload.
     let validate = catch_all.captured.then(rules::validate);
@@ -70,11 +71,10 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
         .then(|| rules::capture_into(cx, s, catch_all.field));
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[derive(Debug, Clone, PartialEq)]
         pub struct #name {
             #(#fields)*
             #[doc = #catch_doc]
-            #[serde(flatten)]
             pub #catch_field: #catch_ty,
         }
 
@@ -85,6 +85,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
             #capture_into
         }
 
+        #serialize
         #deserialize
     }
 }
@@ -106,24 +107,56 @@ fn origin(origin: &str) -> String {
 fn field(f: &Field, captured: bool) -> TokenStream {
     let ident = ident(&f.ident);
     let mut rust_ty = ty(&f.ty);
-    let mut serde = Vec::new();
-    if f.ident != f.json {
-        let json = &f.json;
-        serde.push(quote!(rename = #json));
-    }
     if !f.required {
         rust_ty = quote!(Option<#rust_ty>);
-        serde.push(quote!(skip_serializing_if = "Option::is_none"));
     }
-    if holds_numbers(&f.ty) {
-        serde.push(quote!(serialize_with = "super::runtime::numbers"));
-    }
-    let serde = (!serde.is_empty()).then(|| quote!(#[serde(#(#serde),*)]));
     let doc = docs(&field_doc(f, captured));
     quote! {
         #doc
-        #serde
         pub #ident: #rust_ty,
+    }
+}
+
+/// A `Serialize` impl that writes each present member once, numbers
+/// through `Numbers` (integral ones as integers, non-finite ones refused),
+/// and refuses a catch-all entry that a field owns, so what is written can
+/// always be read back. Errors name the member by its JSON Pointer.
+fn serialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
+    let name = ident(&s.name);
+    let entries = s.fields.iter().map(|f| {
+        let ident = ident(&f.ident);
+        let json = &f.json;
+        let value = if holds_numbers(&f.ty) {
+            quote!(&super::runtime::AsNumbers(value))
+        } else {
+            quote!(value)
+        };
+        let entry = quote!(super::runtime::entry(&mut map, #json, #value)?;);
+        if f.required {
+            quote!({ let value = &self.#ident; #entry })
+        } else {
+            quote!(if let Some(value) = &self.#ident { #entry })
+        }
+    });
+    let jsons = s.fields.iter().map(|f| f.json.as_str());
+    let catch_field = ident(catch_all.field);
+    // Extension names are checked when made; free-form members are not.
+    let unclaimed = catch_all.captured.then(|| {
+        quote!(super::runtime::unclaimed::<S::Error>(self.#catch_field.keys(), &[#(#jsons),*])?;)
+    });
+    quote! {
+        impl serde::Serialize for #name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                #unclaimed
+                let mut map = serializer.serialize_map(None)?;
+                #(#entries)*
+                for (key, value) in &self.#catch_field {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 /// A health report from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.health.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentHealth {
     /// Overall health: fully working, working with reduced capability, or not working.
     ///
@@ -16,10 +16,8 @@ pub struct AgentHealth {
     /// Free-text explanation of the status; redacted.
     ///
     /// `detail`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentHealth {
@@ -65,6 +63,24 @@ impl AgentHealth {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for AgentHealth {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status", "detail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.status;
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        if let Some(value) = &self.detail {
+            super::runtime::entry(&mut map, "detail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AgentHealth {

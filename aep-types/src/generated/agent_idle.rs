@@ -7,20 +7,17 @@
 /// The agent has become idle and is waiting for work. Agent-scoped.
 ///
 /// Schema: `types/agent.idle.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentIdle {
     /// How long the agent has been idle, in milliseconds.
     ///
     /// `since_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub since_ms: Option<u64>,
     /// Structural reason for idling (for example awaiting input).
     ///
     /// `reason`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentIdle {
@@ -68,6 +65,25 @@ impl AgentIdle {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for AgentIdle {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["since_ms", "reason"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.since_ms {
+            super::runtime::entry(&mut map, "since_ms", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AgentIdle {

@@ -7,14 +7,13 @@
 /// The emitter's presence changed. Agent-scoped: no session, run, step or seq.
 ///
 /// Schema: `types/agent.presence.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPresence {
     /// New presence: reachable, gone, or reachable but occupied.
     ///
     /// `state`, required, capture `metadata`.
     pub state: super::agent_presence::AgentPresenceState,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentPresence {
@@ -49,6 +48,21 @@ impl AgentPresence {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for AgentPresence {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["state"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.state;
+            super::runtime::entry(&mut map, "state", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AgentPresence {

@@ -7,7 +7,7 @@
 /// The attention request's lifecycle closed without timing out.
 ///
 /// Schema: `types/attention.resolved.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionResolved {
     /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
     ///
@@ -16,10 +16,8 @@ pub struct AttentionResolved {
     /// Milliseconds from the request to its resolution.
     ///
     /// `latency_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionResolved {
@@ -66,6 +64,26 @@ impl AttentionResolved {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for AttentionResolved {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["resolution", "latency_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.resolution;
+            super::runtime::entry(&mut map, "resolution", value)?;
+        }
+        if let Some(value) = &self.latency_ms {
+            super::runtime::entry(&mut map, "latency_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AttentionResolved {

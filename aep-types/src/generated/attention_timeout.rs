@@ -7,15 +7,13 @@
 /// The attention request expired without an answer; terminal for the request.
 ///
 /// Schema: `types/attention.timeout.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionTimeout {
     /// Milliseconds the request waited before expiring.
     ///
     /// `after_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub after_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionTimeout {
@@ -56,6 +54,20 @@ impl AttentionTimeout {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for AttentionTimeout {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["after_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.after_ms {
+            super::runtime::entry(&mut map, "after_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AttentionTimeout {

@@ -7,7 +7,7 @@
 /// Command asking the target to cancel a run or the whole session (experimental control profile).
 ///
 /// Schema: `types/control.cancel.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControlCancel {
     /// What to cancel: the current run or the entire session.
     ///
@@ -16,10 +16,8 @@ pub struct ControlCancel {
     /// Free-text reason for the request; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ControlCancel {
@@ -65,6 +63,24 @@ impl ControlCancel {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for ControlCancel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["scope", "reason"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.scope;
+            super::runtime::entry(&mut map, "scope", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ControlCancel {

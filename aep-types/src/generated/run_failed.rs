@@ -7,7 +7,7 @@
 /// The run ended in failure, rejection included.
 ///
 /// Schema: `types/run.failed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunFailed {
     /// Structural failure reason (a short code, not prose). Required.
     ///
@@ -16,15 +16,12 @@ pub struct RunFailed {
     /// The error that ended the run, when there is one.
     ///
     /// `error`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<super::common::ErrorInfo>,
     /// Time from run start to failure, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunFailed {
@@ -88,6 +85,29 @@ impl RunFailed {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for RunFailed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["reason", "error", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.reason;
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.error {
+            super::runtime::entry(&mut map, "error", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for RunFailed {

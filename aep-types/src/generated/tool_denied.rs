@@ -7,7 +7,7 @@
 /// A tool invocation was blocked before it ran, without involving a human (a human decision goes through attention.* instead).
 ///
 /// Schema: `types/tool.denied.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolDenied {
     /// The tool and call this event is about.
     ///
@@ -20,10 +20,8 @@ pub struct ToolDenied {
     /// Identifier of the rule that matched.
     ///
     /// `rule`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ToolDenied {
@@ -84,6 +82,30 @@ impl ToolDenied {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for ToolDenied {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "by", "rule"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        {
+            let value = &self.by;
+            super::runtime::entry(&mut map, "by", value)?;
+        }
+        if let Some(value) = &self.rule {
+            super::runtime::entry(&mut map, "rule", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ToolDenied {

@@ -87,6 +87,10 @@ impl std::error::Error for Error {}
 #[derive(Debug, Clone)]
 pub struct Data(Box<RawValue>);
 impl Data {
+    /// The empty object, `{}`.
+    pub fn empty() -> Data {
+        Data::from_json("{}").expect("`{}` is a JSON object")
+    }
     /// Data holding `object`.
     pub fn from_object(object: &Object) -> Data {
         Data::from_serialize(object).expect("a JSON object always serialises")
@@ -375,6 +379,11 @@ pub trait Numbers {
 }
 impl Numbers for f64 {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !self.is_finite() {
+            return Err(
+                serde::ser::Error::custom(format_args!("`{self}` is not a JSON number")),
+            );
+        }
         match integral(*self) {
             Some(n) => serializer.serialize_i64(n),
             None => serializer.serialize_f64(*self),
@@ -402,18 +411,53 @@ impl<T: Numbers> Numbers for Vec<T> {
         serializer.collect_seq(self.iter().map(AsNumbers))
     }
 }
-struct AsNumbers<'a, T>(&'a T);
+/// Serialises a value holding `f64`s through [`Numbers`].
+pub struct AsNumbers<'a, T>(pub &'a T);
 impl<T: Numbers> Serialize for AsNumbers<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.write(serializer)
     }
 }
-/// `serialize_with` target for members holding numbers.
-pub fn numbers<T: Numbers, S: Serializer>(
+/// Writes one member, naming it in an error from inside its value: the
+/// message starts with the JSON Pointer of the failing value.
+pub fn entry<M: serde::ser::SerializeMap, T: Serialize + ?Sized>(
+    map: &mut M,
+    key: &str,
     value: &T,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    value.write(serializer)
+) -> Result<(), M::Error> {
+    map.serialize_entry(key, value).map_err(|error| at(key, error))
+}
+fn at<E: serde::ser::Error>(key: &str, error: E) -> E {
+    let mut pointer = String::new();
+    escape_into(&mut pointer, key);
+    let text = error.to_string();
+    if text.starts_with('/') {
+        E::custom(format_args!("{pointer}{text}"))
+    } else {
+        E::custom(format_args!("{pointer}: {text}"))
+    }
+}
+/// Refuses a free-form member named like one of the struct's own fields:
+/// writing both would repeat the name, which no reader accepts.
+pub fn unclaimed<'a, E: serde::ser::Error>(
+    keys: impl Iterator<Item = &'a String>,
+    fields: &[&str],
+) -> Result<(), E> {
+    for key in keys {
+        if fields.contains(&key.as_str()) {
+            return Err(
+                at(
+                    key,
+                    E::custom(
+                        format_args!(
+                            "`extra` holds `{key}`, which the schema describes; set the field instead"
+                        ),
+                    ),
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 /// One place where a value breaks its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
