@@ -85,7 +85,7 @@ mod rule;
 
 use std::io::BufRead;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
 use aep_types::{Category, Event, Status};
@@ -96,7 +96,7 @@ use forms::{Forms, Problem};
 pub use rule::{Level, Rule};
 
 /// One thing the validator found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// The 1-based line number.
     pub line: u64,
@@ -129,7 +129,7 @@ impl Default for Options {
 }
 
 /// The totals of a validated stream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Lines read.
     pub lines: u64,
