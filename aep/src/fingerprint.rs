@@ -1,0 +1,394 @@
+//! Compact fingerprints: what dedupe remembers instead of events.
+//!
+//! Two hashes, both SipHash-1-3 (the standard library's default hasher,
+//! with fixed keys, so results are stable within a build; they never leave
+//! the process):
+//!
+//! - a [`Key`] of 128 bits names a pair of strings such as `(source, id)`;
+//!   two different pairs share a key with probability about 2⁻¹²⁸ per pair
+//!   of pairs;
+//! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON
+//!   form: members in any order, numbers compared by value (`1`, `1.0` and
+//!   `1e0` are one number; `-0` is `0`), strings after unescaping. Two events under one key are
+//!   compared only with each other, so mistaking a different event for a
+//!   redelivery has probability about 2⁻⁶⁴ per repeat.
+//!
+//! A [`SeenSet`] holds one `(Key, Canonical)` entry per distinct
+//! `(source, id)`: 24 bytes plus the hash table's control byte, at a load
+//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 58
+//! bytes per seen id.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A 128-bit name for a pair of strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key(u64, u64);
+
+impl Hash for Key {
+    // The key is a hash already: hand its first half to the table as is.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0);
+    }
+}
+
+/// A 64-bit fingerprint of a canonical JSON form.
+pub(crate) type Canonical = u64;
+
+/// The key of the pair `(a, b)`.
+pub(crate) fn key(a: &str, b: &str) -> Key {
+    let half = |seed: u8| {
+        let mut h = DefaultHasher::new();
+        seed.hash(&mut h);
+        // `str::hash` is length-delimited, so ("ab", "c") ≠ ("a", "bc").
+        a.hash(&mut h);
+        b.hash(&mut h);
+        h.finish()
+    };
+    Key(half(1), half(2))
+}
+
+/// The fingerprint of the canonical form of a JSON text, or `None` when
+/// the text is not JSON (or nests deeper than serde_json's limit).
+///
+/// The hash is computed while parsing, with no tree built. Scalars and
+/// arrays are written into their parent's hasher as a prefix-free encoding
+/// (a type tag, then the value; arrays between a start and an end tag); an
+/// object hashes each member (name and value) on its own, then writes the
+/// member hashes sorted, so member order does not matter.
+/// [`canonical_event`] is the same hash, computed from a decoded event.
+#[cfg(test)]
+pub(crate) fn canonical_json(text: &str) -> Option<Canonical> {
+    let mut hasher = DefaultHasher::new();
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    Feed(&mut hasher).deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(hasher.finish())
+}
+
+/// The fingerprint of a value's canonical form.
+#[cfg(test)]
+pub(crate) fn canonical(value: &serde_json::Value) -> Canonical {
+    canonical_json(&value.to_string()).expect("a Value is JSON")
+}
+
+// The encoding's type tags.
+const NULL: u8 = 0;
+const BOOL: u8 = 1;
+const INTEGER: u8 = 2;
+const FLOAT: u8 = 3;
+const STRING: u8 = 4;
+const ARRAY: u8 = 5;
+const OBJECT: u8 = 6;
+const ARRAY_END: u8 = 7;
+
+/// The fingerprint of an event's canonical form: the same as
+/// [`canonical_json`] of any JSON text the event decodes from. The envelope
+/// is hashed from its typed attributes; only `data` is parsed.
+pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
+    use aep_types::ExtensionValue;
+
+    /// A member's hasher, with its name written.
+    fn member(name: &str) -> DefaultHasher {
+        let mut h = DefaultHasher::new();
+        STRING.hash(&mut h);
+        name.hash(&mut h);
+        h
+    }
+    fn text(members: &mut Vec<u64>, name: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            let mut h = member(name);
+            STRING.hash(&mut h);
+            value.hash(&mut h);
+            members.push(h.finish());
+        }
+    }
+    fn integer(members: &mut Vec<u64>, name: &str, value: Option<i128>) {
+        if let Some(value) = value {
+            let mut h = member(name);
+            INTEGER.hash(&mut h);
+            value.hash(&mut h);
+            members.push(h.finish());
+        }
+    }
+    let mut members = Vec::with_capacity(20);
+    text(&mut members, "aep", Some(event.aep.as_str()));
+    text(&mut members, "id", Some(&event.id));
+    text(&mut members, "type", Some(&event.type_));
+    text(&mut members, "subject", event.subject.as_deref());
+    text(&mut members, "time", Some(&event.time));
+    text(&mut members, "source", Some(&event.source));
+    text(&mut members, "agent", Some(&event.agent));
+    text(&mut members, "session", event.session.as_deref());
+    text(&mut members, "run", event.run.as_deref());
+    text(&mut members, "step", event.step.as_deref());
+    integer(&mut members, "seq", event.seq.map(i128::from));
+    integer(&mut members, "epoch", event.epoch.map(i128::from));
+    text(&mut members, "cause", event.cause.as_deref());
+    text(&mut members, "traceparent", event.traceparent.as_deref());
+    text(&mut members, "severity", event.severity.map(|s| s.as_str()));
+    text(&mut members, "capture", event.capture.map(|c| c.as_str()));
+    if let Some(data) = &event.data {
+        let mut h = member("data");
+        let mut deserializer = serde_json::Deserializer::from_str(data.get());
+        if Feed(&mut h).deserialize(&mut deserializer).is_err() {
+            // Nesting beyond serde_json's limit: the exact text still tells
+            // a byte-identical redelivery from anything else.
+            h = member("data");
+            0xffu8.hash(&mut h);
+            data.get().hash(&mut h);
+        }
+        members.push(h.finish());
+    }
+    for (name, value) in &event.extensions {
+        match value {
+            ExtensionValue::String(s) => text(&mut members, name.as_str(), Some(s)),
+            ExtensionValue::Integer(i) => integer(&mut members, name.as_str(), Some((*i).into())),
+            ExtensionValue::Boolean(b) => {
+                let mut h = member(name.as_str());
+                BOOL.hash(&mut h);
+                b.hash(&mut h);
+                members.push(h.finish());
+            }
+        }
+    }
+    let mut h = DefaultHasher::new();
+    write_object(&mut h, &mut members);
+    h.finish()
+}
+
+/// Writes an object, given its member hashes, into its parent's hasher.
+fn write_object(h: &mut DefaultHasher, members: &mut [u64]) {
+    members.sort_unstable();
+    OBJECT.hash(h);
+    members.hash(h);
+}
+
+/// Writes one JSON value, while it is parsed, into a hasher.
+struct Feed<'h>(&'h mut DefaultHasher);
+
+impl<'de> DeserializeSeed<'de> for Feed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Feed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        NULL.hash(self.0);
+        Ok(())
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        BOOL.hash(self.0);
+        b.hash(self.0);
+        Ok(())
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<(), E> {
+        INTEGER.hash(self.0);
+        i128::from(i).hash(self.0);
+        Ok(())
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<(), E> {
+        INTEGER.hash(self.0);
+        i128::from(u).hash(self.0);
+        Ok(())
+    }
+    /// Floats by value, an integral float as the integer it equals (so `1`,
+    /// `1.0` and `1e0` are one number, and `-0.0` is `0`).
+    fn visit_f64<E>(self, f: f64) -> Result<(), E> {
+        if f.fract() == 0.0 && f.abs() < 1.7e38 {
+            INTEGER.hash(self.0);
+            (f as i128).hash(self.0);
+        } else {
+            FLOAT.hash(self.0);
+            f.to_bits().hash(self.0);
+        }
+        Ok(())
+    }
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        STRING.hash(self.0);
+        s.hash(self.0);
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        ARRAY.hash(self.0);
+        while items.next_element_seed(Feed(self.0))?.is_some() {}
+        ARRAY_END.hash(self.0);
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut members: Vec<u64> = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        loop {
+            let mut h = DefaultHasher::new();
+            if map.next_key_seed(Feed(&mut h))?.is_none() {
+                break;
+            }
+            map.next_value_seed(Feed(&mut h))?;
+            members.push(h.finish());
+        }
+        write_object(self.0, &mut members);
+        Ok(())
+    }
+}
+
+/// What a dedupe set says about an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// The first event under its key.
+    New,
+    /// The same event again: a redelivery.
+    Repeat,
+    /// A different event under a key already seen.
+    Collision,
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+pub(crate) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `Key`s are hashed here, and they write one `u64`.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A map from [`Key`]s that does not hash them again.
+pub(crate) type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<PassThrough>>;
+
+/// The dedupe memory: one canonical fingerprint per key.
+#[derive(Debug, Default)]
+pub(crate) struct SeenSet {
+    first: KeyMap<Canonical>,
+}
+
+impl SeenSet {
+    /// Records `fingerprint` under `key` if the key is new, and says what
+    /// the event is.
+    pub(crate) fn check(&mut self, key: Key, fingerprint: Canonical) -> Seen {
+        match self.first.entry(key) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(fingerprint);
+                Seen::New
+            }
+            std::collections::hash_map::Entry::Occupied(first) if *first.get() == fingerprint => {
+                Seen::Repeat
+            }
+            std::collections::hash_map::Entry::Occupied(_) => Seen::Collision,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn member_order_does_not_matter() {
+        assert_eq!(
+            canonical(&json!({"a": 1, "b": {"c": [1, 2], "d": null}})),
+            canonical(&json!({"b": {"d": null, "c": [1, 2]}, "a": 1}))
+        );
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        let one: Value = serde_json::from_str("1").unwrap();
+        let one_float: Value = serde_json::from_str("1.0").unwrap();
+        let one_exp: Value = serde_json::from_str("1e0").unwrap();
+        let zero: Value = serde_json::from_str("0").unwrap();
+        let minus_zero: Value = serde_json::from_str("-0.0").unwrap();
+        assert_eq!(canonical(&one), canonical(&one_float));
+        assert_eq!(canonical(&one), canonical(&one_exp));
+        assert_eq!(canonical(&zero), canonical(&minus_zero));
+        assert_ne!(canonical(&json!(1.5)), canonical(&json!(1)));
+    }
+
+    #[test]
+    fn different_values_differ() {
+        let values = [
+            json!(null),
+            json!(false),
+            json!(0),
+            json!(""),
+            json!("0"),
+            json!([]),
+            json!({}),
+            json!([[]]),
+            json!({"a": ""}),
+            json!({"": "a"}),
+            json!(["a", "b"]),
+            json!(["ab"]),
+        ];
+        for (i, a) in values.iter().enumerate() {
+            for b in &values[i + 1..] {
+                assert_ne!(canonical(a), canonical(b), "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_and_events_agree_and_escapes_do_not_matter() {
+        let a = r#"{"aep":"0.1","id":"e\u0031","type":"agent.heartbeat","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","data":{"x":[1.0,{"b":2,"a":1}]}}"#;
+        let b = r#"{"data":{"x":[1,{"a":1,"b":2}]},"agent":"a","source":"urn:a","time":"2026-12-01T10:00:00Z","type":"agent.heartbeat","id":"e1","aep":"0.1"}"#;
+        let event = aep_types::Event::from_json(a).unwrap();
+        assert_eq!(canonical_json(a), canonical_json(b));
+        assert_eq!(canonical_json(a), Some(canonical_event(&event)));
+        assert_eq!(canonical_json("{"), None);
+        assert_eq!(canonical_json("{} {}"), None);
+    }
+
+    #[test]
+    fn a_seen_id_costs_24_bytes_before_table_overhead() {
+        assert_eq!(std::mem::size_of::<(Key, Canonical)>(), 24);
+        assert_eq!(std::mem::size_of::<(Key, ())>(), 16);
+    }
+
+    #[test]
+    fn every_envelope_attribute_hashes_as_its_json() {
+        let line = r#"{"aep":"0.1","id":"e","type":"tool.requested","subject":"Bash","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","run":"r","step":"p","seq":3,"epoch":2,"cause":"c","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","severity":"warning","capture":"full","region":"eu","retries":-2,"sampled":true,"data":{"tool":{"name":"Bash"}}}"#;
+        let event = aep_types::Event::from_json(line).unwrap();
+        assert_eq!(canonical_json(line), Some(canonical_event(&event)));
+        // And each attribute counts: dropping any one changes the hash.
+        let value: Value = serde_json::from_str(line).unwrap();
+        for name in value.as_object().unwrap().keys() {
+            let mut less = value.clone();
+            less.as_object_mut().unwrap().remove(name);
+            assert_ne!(canonical(&less), canonical(&value), "{name}");
+        }
+    }
+
+    #[test]
+    fn keys_are_length_delimited() {
+        assert_ne!(key("ab", "c"), key("a", "bc"));
+        assert_eq!(key("a", "b"), key("a", "b"));
+    }
+
+    #[test]
+    fn seen_set_tells_repeats_from_collisions() {
+        let mut seen = SeenSet::default();
+        assert_eq!(seen.check(key("s", "1"), 7), Seen::New);
+        assert_eq!(seen.check(key("s", "1"), 7), Seen::Repeat);
+        assert_eq!(seen.check(key("s", "1"), 8), Seen::Collision);
+        assert_eq!(seen.check(key("t", "1"), 8), Seen::New);
+    }
+}
