@@ -18,5 +18,6 @@
 pub use aep_types;
 pub use aep_types::*;
 
+mod fingerprint;
 pub mod projection;
 pub mod stream;
