@@ -159,6 +159,8 @@ mod tests {
     fn byte_counts_take_binary_suffixes() {
         assert_eq!(parse_bytes("4194304"), Ok(4 << 20));
         assert_eq!(parse_bytes("4MiB"), Ok(4 << 20));
+        // The command line's default is the library's.
+        assert_eq!(parse_bytes("4MiB"), Ok(aep::reader::DEFAULT_MAX_LINE_BYTES));
         assert_eq!(parse_bytes("512k"), Ok(512 << 10));
         assert_eq!(parse_bytes("1 GiB"), Ok(1 << 30));
         assert!(parse_bytes("0").is_err());

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use aep::projection::project;
+use aep::reader::EventReader;
 use aep::Event;
 
 use super::Status;
@@ -61,7 +62,7 @@ pub fn run(args: &Args) -> Status {
                 return Status::Failure;
             }
         };
-        if let Err(e) = read_events(input, &mut events) {
+        if let Err(e) = read_events(input, args.input.max_line_bytes, &mut events) {
             diag!("aep project: error: {e}");
             return Status::Failure;
         }
@@ -84,20 +85,36 @@ pub fn run(args: &Args) -> Status {
     }
 }
 
-/// Appends the events of `input` to `events`; a line that does not
-/// decode is noted on standard error and skipped.
-fn read_events(input: input::Input, events: &mut Vec<Event>) -> Result<(), InputError> {
-    for result in aep::aep_types::reader::EventReader::new(input.reader) {
+/// Appends the events of `input` to `events`; a line that does not give
+/// an event is noted on standard error and skipped.
+fn read_events(
+    input: input::Input,
+    max_line_bytes: usize,
+    events: &mut Vec<Event>,
+) -> Result<(), InputError> {
+    let name = input.name;
+    let mut reader = EventReader::with_max_line_bytes(input.reader, max_line_bytes);
+    for result in reader.by_ref() {
         match result {
             Ok(event) => events.push(event),
             Err(e) if e.is_io() => {
                 return Err(InputError {
-                    name: input.name,
+                    name,
                     message: e.to_string(),
                 })
             }
-            Err(e) => diag!("{}: skipped {e}", input.name),
+            // These messages already say the line is skipped.
+            Err(e) if e.is_too_long() || e.is_unsupported_version() => {
+                diag!("aep project: {name}: {e}");
+            }
+            Err(e) => diag!("aep project: {name}: {e}; skipped"),
         }
+    }
+    if reader.skipped() > 1 {
+        diag!(
+            "aep project: {name}: {} lines of an unsupported version skipped in all",
+            reader.skipped()
+        );
     }
     Ok(())
 }

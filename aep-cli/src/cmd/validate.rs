@@ -86,7 +86,14 @@ pub fn run(args: &Args) -> Status {
         let name = input.name.clone();
         match validate_one(input, &options, args.format, &mut out) {
             Ok(summary) => totals.add(&summary),
-            Err(Stop::Closed) => return status.max(totals.status()),
+            Err(Stop::Closed { errors }) => {
+                let seen = if errors {
+                    Status::Findings
+                } else {
+                    Status::Clean
+                };
+                return status.max(totals.status()).max(seen);
+            }
             Err(Stop::Read(e)) => {
                 diag!("aep validate: error: {}", InputError::read(&name, &e));
                 status = status.max(Status::Failure);
@@ -111,8 +118,9 @@ pub fn run(args: &Args) -> Status {
 
 /// Why validating one input stopped early.
 enum Stop {
-    /// Standard output went away.
-    Closed,
+    /// Standard output went away; `errors` tells whether an error was
+    /// found in this input before that.
+    Closed { errors: bool },
     /// The input failed to read.
     Read(io::Error),
     /// Standard output failed.
@@ -128,6 +136,7 @@ fn validate_one(
 ) -> Result<Summary, Stop> {
     let progress = Progress::new(&input.name, input.len);
     let stopped = Cell::new(false);
+    let mut errors = false;
     let mut write_error = None;
     let reader = UntilStopped {
         inner: input.reader,
@@ -141,6 +150,7 @@ fn validate_one(
             if stopped.get() {
                 return;
             }
+            errors |= finding.level == Level::Error;
             let written = if progress.is_visible() && out.is_terminal() {
                 progress.suspend(|| {
                     write_finding(out, format, name, &finding)?;
@@ -158,7 +168,7 @@ fn validate_one(
     );
     progress.finish();
     match (write_error, result) {
-        (Some(WriteError::Closed), _) => Err(Stop::Closed),
+        (Some(WriteError::Closed), _) => Err(Stop::Closed { errors }),
         (Some(e), _) => Err(Stop::Write(e)),
         (None, Err(e)) => Err(Stop::Read(e)),
         (None, Ok(summary)) => Ok(summary),
