@@ -70,7 +70,7 @@ use serde::Serialize;
 
 use aep_types::Event;
 
-use crate::fingerprint::{self, Seen, SeenSet};
+use crate::fingerprint::{self, KeyMap, Seen, SeenSet};
 
 /// An incremental fold of events into per-session state: [`apply`]
 /// one event at a time in arrival order, [`snapshot`] at any time.
@@ -80,13 +80,17 @@ use crate::fingerprint::{self, Seen, SeenSet};
 #[derive(Debug, Default)]
 pub struct Projection {
     seen: SeenSet,
-    sessions: HashMap<(String, String), Session>,
+    sessions: KeyMap<Session>,
     violations: Vec<Violation>,
+    /// The position a regression recorded last went back from.
+    regressed_from: Option<Position>,
 }
 
 /// One session's mutable state.
 #[derive(Debug)]
 struct Session {
+    source: String,
+    session: String,
     agent: String,
     started: Option<String>,
     ended: Option<String>,
@@ -145,8 +149,10 @@ impl Projection {
         let source = &event.source;
         let s = self
             .sessions
-            .entry((source.clone(), session_id.clone()))
+            .entry(fingerprint::key(source, session_id))
             .or_insert_with(|| Session {
+                source: source.clone(),
+                session: session_id.clone(),
                 agent: event.agent.clone(),
                 started: None,
                 ended: None,
@@ -240,6 +246,7 @@ impl Projection {
         if let Some(seq) = event.seq {
             let epoch = event.epoch.unwrap_or(0);
             if let Some(last) = s.position {
+                self.regressed_from = Some(last);
                 let (source, session) = here();
                 let id = event.id.clone();
                 if epoch < last.epoch {
@@ -261,26 +268,36 @@ impl Projection {
         Folded::New
     }
 
+    /// Takes the violations recorded so far, leaving none.
+    pub(crate) fn take_violations(&mut self) -> std::vec::Drain<'_, Violation> {
+        self.violations.drain(..)
+    }
+
+    /// The position the last `epoch-regression` or `seq-regression` went
+    /// back from.
+    pub(crate) fn regressed_from(&self) -> Option<Position> {
+        self.regressed_from
+    }
+
     /// The projected state so far: sessions sorted by `(source, session)`,
     /// runs, pending requests and violations in fold order. The snapshot is
     /// a copy; later [`apply`](Projection::apply) calls do not change it.
     pub fn snapshot(&self) -> Snapshot {
-        let mut keys: Vec<&(String, String)> = self.sessions.keys().collect();
-        keys.sort_by(|a, b| utf16_cmp(&a.0, &b.0).then_with(|| utf16_cmp(&a.1, &b.1)));
-        let sessions = keys
+        let mut sorted: Vec<&Session> = self.sessions.values().collect();
+        sorted.sort_by(|a, b| {
+            utf16_cmp(&a.source, &b.source).then_with(|| utf16_cmp(&a.session, &b.session))
+        });
+        let sessions = sorted
             .into_iter()
-            .map(|key| {
-                let s = &self.sessions[key];
-                SessionState {
-                    source: key.0.clone(),
-                    session: key.1.clone(),
-                    agent: s.agent.clone(),
-                    started: s.started.clone(),
-                    ended: s.ended.clone(),
-                    position: s.position,
-                    runs: s.runs.clone(),
-                    pending: s.pending.clone(),
-                }
+            .map(|s| SessionState {
+                source: s.source.clone(),
+                session: s.session.clone(),
+                agent: s.agent.clone(),
+                started: s.started.clone(),
+                ended: s.ended.clone(),
+                position: s.position,
+                runs: s.runs.clone(),
+                pending: s.pending.clone(),
             })
             .collect();
         Snapshot {

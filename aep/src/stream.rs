@@ -1,37 +1,121 @@
-//! The stream validator.
+//! The stream validator: every per-event check, and the stream rules, over
+//! a JSONL stream, reporting every finding with its line number and going
+//! on.
 //!
-//! (Skeleton: the rules are being filled in.)
+//! # Rules
+//!
+//! Each [`Finding`] names one [`Rule`]; `warning` rules never make a stream
+//! fail. The list ([`Rule::description`] is the text):
+//!
+//! | rule | level | what it reports |
+//! |---|---|---|
+//! | `json` | error | a line that is blank, not UTF-8 or not JSON |
+//! | `envelope` | error | an envelope that breaks the envelope schema: a missing or mistyped attribute, a constraint, a scoping rule |
+//! | `payload` | error | a `data` that breaks its type's payload schema |
+//! | `unregistered-type` | error | a type in a core category that the registry does not list (vendor `x.*` types are fine) |
+//! | `reserved-type` | warning | a type the registry lists as reserved for future use |
+//! | `capture` | error | a `data` member above the event's capture level, or at capture `metadata` free text in a form answer |
+//! | `id-collision` | error | a `(source, id)` already used by a different event (the second is ignored) |
+//! | `duplicate` | warning | an identical redelivery of an event (legal at-least-once delivery, ignored) |
+//! | `seq-regression` | error | a `seq` that does not advance within its session's epoch |
+//! | `epoch-regression` | error | an `epoch` lower than the session's last |
+//! | `run-terminal-exclusivity` | error | a second terminal (`run.finished`, `run.failed`, `run.cancelled`) for one run |
+//! | `session-terminal-exclusivity` | error | a second `session.ended` for one session |
+//! | `ended-with-pending-attention` | error | `session.ended` while attention requests are unresolved |
+//! | `form-values` | error | a form answer with a non-choice string for a select field without `other: true` |
+//! | `ack-exclusivity` | error | a second, different acknowledgement of one command from one source |
+//! | `unsupported-version` | warning | lines of an unsupported major `aep` version, skipped (reported once) |
+//! | `line-too-long` | error | a line over the line limit, skipped unread |
+//!
+//! # What each check reads
+//!
+//! Per line: the line must be UTF-8 and JSON, then decode as an
+//! [`Event`](aep_types::Event) (`envelope` otherwise), then pass
+//! `Event::validate` (violations under `/data` are `payload`, the others
+//! `envelope`). A type without registry entry is `unregistered-type` when its
+//! first segment is a core category.
+//!
+//! The stream rules are those of the [state projection](crate::projection),
+//! folded in file order: dedupe on `(source, id)` comes first, and an event
+//! already seen is reported once as `duplicate` and checked no further.
+//! `id-collision`, `seq-regression`, `epoch-regression`,
+//! `run-terminal-exclusivity`, `session-terminal-exclusivity` and
+//! `ended-with-pending-attention` mean what the projection's violations of
+//! the same name mean (AEP-0001 §7, AEP-0002 §2 convention 5 and §7).
+//!
+//! `form-values` and the AEP-0006 part of `capture` read the
+//! `kind: "form"` request an `attention.answered` or
+//! `control.attention.respond` answers: the request with the answer's
+//! `subject` as `id` in the same `session`, seen earlier in the stream and
+//! not yet resolved or timed out. An answer to a request the stream does
+//! not hold is not checked.
+//!
+//! `ack-exclusivity` (AEP-0004 §3): the first `control.accepted` or
+//! `control.rejected` with a given `cause` from a source is the decision; a
+//! byte-identical re-ack is a redelivery (`duplicate`), any other ack of the
+//! same `cause` from that source is a finding.
+//!
+//! `unsupported-version` (AEP-0003 §3.1 rule 3): a line whose `aep` names a
+//! major version other than 0 is skipped. The first such line is reported
+//! (as a warning: the line may be valid in its own version); later ones are
+//! only counted, in [`Summary::skipped`].
+//!
+//! # Memory
+//!
+//! No event is kept. Per stream the validator holds:
+//!
+//! - per seen `(source, id)`: a 128-bit key and a 64-bit fingerprint of the
+//!   event's canonical JSON form, 24 bytes plus hash-table overhead, **28 to
+//!   57 bytes per seen id** (depending on how full the table is);
+//! - per `(source, session)`: the projection's state (agent, start and end
+//!   times, position, the runs with their times, the pending attention
+//!   requests);
+//! - per acknowledged `(source, cause)`: a 128-bit key, 17 to 37 bytes;
+//! - per pending form request: its fields' ids, types and choice ids;
+//! - one line buffer, at most [`Options::max_line_bytes`] plus 2 bytes.
+//!
+//! A 64-bit fingerprint can take a different event for a redelivery with
+//! probability about 2⁻⁶⁴ per repeated id.
+
+mod forms;
 
 use std::io::BufRead;
 
 use serde::Serialize;
 
+use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
+use aep_types::{Category, Event, Status};
+
+use crate::fingerprint::{self, KeyMap};
+use crate::projection::{Folded, Projection, Violation};
+use forms::{Forms, Problem};
+
 /// A rule the validator checks; each finding names one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
-    /// The line is not UTF-8 or not JSON.
+    /// The line is blank, not UTF-8 or not JSON.
     Json,
     /// The envelope breaks its schema.
     Envelope,
     /// The payload breaks its type's schema.
     Payload,
-    /// A core-family type the registry does not list.
+    /// A core-category type the registry does not list.
     UnregisteredType,
-    /// A type the registry lists as reserved.
+    /// A type the registry lists as reserved (a warning).
     ReservedType,
-    /// A member above the event's declared capture level.
+    /// Content above the event's declared capture level.
     Capture,
     /// One `(source, id)` names two different events.
     IdCollision,
-    /// An identical redelivery of an event.
+    /// An identical redelivery of an event (a warning).
     Duplicate,
     /// A `seq` that does not advance within an epoch.
     SeqRegression,
     /// An `epoch` that goes back.
     EpochRegression,
-    /// A second, different terminal for one run.
+    /// A second terminal for one run.
     RunTerminalExclusivity,
-    /// A second, different `session.ended`.
+    /// A second `session.ended`.
     SessionTerminalExclusivity,
     /// `session.ended` while attention requests are pending.
     EndedWithPendingAttention,
@@ -39,7 +123,7 @@ pub enum Rule {
     FormValues,
     /// Two different acknowledgements of one command.
     AckExclusivity,
-    /// Lines of an unsupported major protocol version.
+    /// Lines of an unsupported major protocol version (a warning).
     UnsupportedVersion,
     /// A line longer than the limit.
     LineTooLong,
@@ -90,20 +174,46 @@ impl Rule {
         }
     }
 
+    /// The rule named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.name() == name)
+    }
+
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Level {
         match self {
-            Rule::ReservedType | Rule::Duplicate => Level::Warning,
+            Rule::ReservedType | Rule::Duplicate | Rule::UnsupportedVersion => Level::Warning,
             _ => Level::Error,
         }
     }
 
-    /// One line saying what the rule checks.
+    /// One line saying what the rule reports.
     pub fn description(self) -> &'static str {
         match self {
-            Rule::Json => "the line is not UTF-8 or not JSON",
-            _ => "",
+            Rule::Json => "a line that is blank, not UTF-8 or not JSON",
+            Rule::Envelope => "an envelope that breaks the envelope schema: a missing or mistyped attribute, a constraint, a scoping rule",
+            Rule::Payload => "a `data` that breaks its type's payload schema",
+            Rule::UnregisteredType => "a type in a core category that the registry does not list (vendor `x.*` types are fine)",
+            Rule::ReservedType => "a type the registry lists as reserved for future use",
+            Rule::Capture => "a `data` member above the event's capture level, or at capture `metadata` free text in a form answer",
+            Rule::IdCollision => "a `(source, id)` already used by a different event (the second is ignored)",
+            Rule::Duplicate => "an identical redelivery of an event (legal at-least-once delivery, ignored)",
+            Rule::SeqRegression => "a `seq` that does not advance within its session's epoch",
+            Rule::EpochRegression => "an `epoch` lower than the session's last",
+            Rule::RunTerminalExclusivity => "a second terminal (`run.finished`, `run.failed`, `run.cancelled`) for one run",
+            Rule::SessionTerminalExclusivity => "a second `session.ended` for one session",
+            Rule::EndedWithPendingAttention => "`session.ended` while attention requests are unresolved",
+            Rule::FormValues => "a form answer with a non-choice string for a select field without `other: true`",
+            Rule::AckExclusivity => "a second, different acknowledgement of one command from one source",
+            Rule::UnsupportedVersion => "lines of an unsupported major `aep` version, skipped (reported once)",
+            Rule::LineTooLong => "a line over the line limit, skipped unread",
         }
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -123,6 +233,22 @@ pub enum Level {
     Warning,
 }
 
+impl Level {
+    /// `error` or `warning`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One thing the validator found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
@@ -132,7 +258,8 @@ pub struct Finding {
     pub rule: Rule,
     /// The rule's severity.
     pub level: Level,
-    /// What is wrong, for a person.
+    /// What is wrong, for a person: where (a JSON Pointer, an attribute)
+    /// and which rule of the protocol.
     pub message: String,
     /// The event's `id`, when known.
     pub id: Option<String>,
@@ -141,14 +268,16 @@ pub struct Finding {
 /// Validator settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// The longest line read, in bytes, without its line ending.
+    /// The longest line read, in bytes, without its line ending; a longer
+    /// line is one `line-too-long` finding. Default
+    /// [`DEFAULT_MAX_LINE_BYTES`] (4 MiB).
     pub max_line_bytes: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            max_line_bytes: 4 * 1024 * 1024,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
 }
@@ -158,19 +287,26 @@ impl Default for Options {
 pub struct Summary {
     /// Lines read.
     pub lines: u64,
-    /// Lines that decoded to an event.
+    /// Lines that decoded to an event (redeliveries included).
     pub events: u64,
     /// Findings of level error.
     pub errors: u64,
     /// Findings of level warning.
     pub warnings: u64,
+    /// Lines skipped for an unsupported major version.
+    pub skipped: u64,
 }
 
-/// The stream state of one validation: no events, only what the rules need.
+/// The state of one stream's validation: no events, only what the rules
+/// need (see [Memory](self#memory)).
 #[derive(Debug)]
 pub struct Validator {
     options: Options,
     summary: Summary,
+    projection: Projection,
+    acks: KeyMap<()>,
+    forms: Forms,
+    problems: Vec<Problem>,
 }
 
 impl Validator {
@@ -179,52 +315,335 @@ impl Validator {
         Validator {
             options,
             summary: Summary::default(),
+            projection: Projection::new(),
+            acks: KeyMap::default(),
+            forms: Forms::default(),
+            problems: Vec::new(),
         }
     }
 
-    /// Checks one raw line (no trailing newline; a trailing `\r` is
-    /// tolerated), numbered from 1.
-    pub fn check_line(&mut self, line: u64, bytes: &[u8], findings: &mut Vec<Finding>) {
-        let _ = (line, bytes, findings, &self.options);
-        self.summary.lines += 1;
+    /// The options in force.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
-    /// Ends the stream: any findings only the end can give, and the totals.
+    /// Checks one raw line (no trailing newline; a trailing `\r` is
+    /// tolerated), numbered `line` from 1, appending its findings.
+    pub fn check_line(&mut self, line: u64, bytes: &[u8], findings: &mut Vec<Finding>) {
+        let start = findings.len();
+        self.check(line, bytes, findings);
+        self.count(&findings[start..]);
+    }
+
+    /// Counts a line over the limit, which the caller did not read.
+    pub fn too_long(&mut self, line: u64, bytes: u64, findings: &mut Vec<Finding>) {
+        self.summary.lines += 1;
+        let finding = Finding {
+            line,
+            rule: Rule::LineTooLong,
+            level: Rule::LineTooLong.severity(),
+            message: format!(
+                "the line is {bytes} bytes, over the line limit of {} bytes; skipped unread",
+                self.options.max_line_bytes
+            ),
+            id: None,
+        };
+        self.count(std::slice::from_ref(&finding));
+        findings.push(finding);
+    }
+
+    fn count(&mut self, findings: &[Finding]) {
+        for finding in findings {
+            match finding.level {
+                Level::Error => self.summary.errors += 1,
+                Level::Warning => self.summary.warnings += 1,
+            }
+        }
+    }
+
+    fn check(&mut self, line: u64, bytes: &[u8], findings: &mut Vec<Finding>) {
+        self.summary.lines += 1;
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let mut report = |rule: Rule, message: String, id: Option<&str>| {
+            findings.push(Finding {
+                line,
+                rule,
+                level: rule.severity(),
+                message,
+                id: id.map(str::to_owned),
+            })
+        };
+        if bytes.len() > self.options.max_line_bytes {
+            let limit = self.options.max_line_bytes;
+            let message = format!(
+                "the line is {} bytes, over the line limit of {limit} bytes; skipped unread",
+                bytes.len()
+            );
+            return report(Rule::LineTooLong, message, None);
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            let message =
+                "blank line: JSONL carries one event per line and no blank lines (AEP-0003 §3.1)";
+            return report(Rule::Json, message.to_owned(), None);
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let message = format!(
+                    "not UTF-8: invalid byte at column {} (JSONL is UTF-8, AEP-0003 §3.1)",
+                    e.valid_up_to() + 1
+                );
+                return report(Rule::Json, message, None);
+            }
+        };
+        let event: Event = match serde_json::from_str(text) {
+            Ok(event) => event,
+            Err(error) => {
+                if let Some(version) = unsupported_version(bytes) {
+                    self.summary.skipped += 1;
+                    if self.summary.skipped == 1 {
+                        let message = format!(
+                            "`aep` is \"{version}\", an unsupported major version: this line and \
+                             every later line of an unsupported version are skipped \
+                             (AEP-0003 §3.1); the summary counts them"
+                        );
+                        report(Rule::UnsupportedVersion, message, probe_id(text).as_deref());
+                    }
+                    return;
+                }
+                if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+                    return report(Rule::Json, format!("not JSON: {error}"), None);
+                }
+                let message = format!("not an AEP 0.1 event: {error}");
+                return report(Rule::Envelope, message, probe_id(text).as_deref());
+            }
+        };
+        self.summary.events += 1;
+        let id = Some(event.id.as_str());
+
+        // Dedupe first: a redelivery is reported once and checked no further.
+        let folded = self.projection.fold(&event);
+        if folded == Folded::Duplicate {
+            let message = format!(
+                "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
+                event.id, event.source
+            );
+            return report(Rule::Duplicate, message, id);
+        }
+
+        // The event alone.
+        if let Err(violations) = event.validate() {
+            for v in violations.0 {
+                let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
+                    Rule::Payload
+                } else {
+                    Rule::Envelope
+                };
+                report(rule, v.to_string(), id);
+            }
+        }
+        match event.registered_type() {
+            Some(registered) if registered.status() == Status::Reserved => {
+                let message = format!(
+                    "type `{}` is reserved in the registry: {}",
+                    event.type_,
+                    registered.summary()
+                );
+                report(Rule::ReservedType, message, id);
+            }
+            Some(_) => {}
+            None => match Category::of(&event.type_) {
+                Some(Category::X) | None => {}
+                Some(category) => {
+                    let message = format!(
+                        "type `{}` is in the core category `{}` but the registry does not list it; \
+                         unregistered types belong under `x.<vendor>.`",
+                        event.type_,
+                        category.as_str()
+                    );
+                    report(Rule::UnregisteredType, message, id);
+                }
+            },
+        }
+        // Capture: the schema levels, then the AEP-0006 values rule (which,
+        // like the stream rules, reads only events the stream keeps).
+        if folded == Folded::New {
+            self.forms.check(&event, &mut self.problems);
+        }
+        for problem in self.problems.drain(..) {
+            let (rule, message) = match problem {
+                Problem::NotAChoice { field, value } => (
+                    Rule::FormValues,
+                    format!(
+                        "/data/answer/values/{field}: \"{value}\" is not a choice id of select field \
+                         `{field}` of request `{}`, and the field has no `other: true` (AEP-0006)",
+                        event.subject.as_deref().unwrap_or_default()
+                    ),
+                ),
+                Problem::TextAtMetadata { field, other } => (
+                    Rule::Capture,
+                    format!(
+                        "/data/answer/values/{field}: {} is above capture `metadata`: free text \
+                         needs `redacted` at least (AEP-0006)",
+                        if other {
+                            "`other` free text of a select field"
+                        } else {
+                            "the value of a string field"
+                        }
+                    ),
+                ),
+            };
+            report(rule, message, id);
+        }
+
+        // The stream rules.
+        let regressed_from = self.projection.regressed_from();
+        for violation in self.projection.take_violations() {
+            let (rule, message) = describe(&violation, &event, regressed_from);
+            report(rule, message, id);
+        }
+        if folded == Folded::New
+            && matches!(
+                event.type_.as_str(),
+                "control.accepted" | "control.rejected"
+            )
+        {
+            if let Some(cause) = &event.cause {
+                let first = self
+                    .acks
+                    .insert(fingerprint::key(&event.source, cause), ())
+                    .is_none();
+                if !first {
+                    let message = format!(
+                        "a second acknowledgement of command `{cause}` from `{}`: a target makes one \
+                         ack decision per command and re-sends only that ack, byte-identical \
+                         (AEP-0004 §3)",
+                        event.source
+                    );
+                    report(Rule::AckExclusivity, message, id);
+                }
+            }
+        }
+    }
+
+    /// Ends the stream: any findings only the end can give (none today),
+    /// and the totals.
     pub fn finish(self, findings: &mut Vec<Finding>) -> Summary {
         let _ = findings;
         self.summary
     }
 }
 
-/// Validates a JSONL stream line by line, calling `on_finding` in line
-/// order and `on_progress` with the bytes read so far.
+/// The rule and message of a projection violation found on `event`.
+fn describe(
+    violation: &Violation,
+    event: &Event,
+    regressed_from: Option<crate::projection::Position>,
+) -> (Rule, String) {
+    let session = event.session.as_deref().unwrap_or_default();
+    let source = &event.source;
+    let (last_epoch, last_seq) = regressed_from.map_or((0, 0), |p| (p.epoch, p.seq));
+    match violation {
+        Violation::IdCollision { source, id } => (
+            Rule::IdCollision,
+            format!(
+                "id `{id}` from `{source}` already names a different event; this one is ignored \
+                 (ids are unique per source, AEP-0001 §7)"
+            ),
+        ),
+        Violation::SeqRegression { .. } => (
+            Rule::SeqRegression,
+            format!(
+                "seq {} does not advance past {last_seq} in epoch {last_epoch} of session `{session}` \
+                 from `{source}` (AEP-0001 §7)",
+                event.seq.unwrap_or_default()
+            ),
+        ),
+        Violation::EpochRegression { .. } => (
+            Rule::EpochRegression,
+            format!(
+                "epoch {} goes back from {last_epoch} in session `{session}` from `{source}` \
+                 (AEP-0001 §7)",
+                event.epoch.unwrap_or_default()
+            ),
+        ),
+        Violation::RunTerminalExclusivity { run, .. } => (
+            Rule::RunTerminalExclusivity,
+            format!(
+                "`{}`: run `{run}` of session `{session}` already reached a terminal; a run has one \
+                 (AEP-0002 §2 convention 5)",
+                event.type_
+            ),
+        ),
+        Violation::SessionTerminalExclusivity { .. } => (
+            Rule::SessionTerminalExclusivity,
+            format!(
+                "session `{session}` from `{source}` already ended; a session ends once \
+                 (AEP-0002 §2 convention 5)"
+            ),
+        ),
+        Violation::EndedWithPendingAttention { pending, .. } => (
+            Rule::EndedWithPendingAttention,
+            format!(
+                "session `{session}` ends with {pending} attention request(s) unresolved; close each \
+                 with `attention.resolved` or `attention.timeout` first (AEP-0002 §7)"
+            ),
+        ),
+    }
+}
+
+/// The `id` of a line that is not an event, if it has a string one.
+fn probe_id(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<serde_json::Value>,
+    }
+    match serde_json::from_str::<Probe>(text).ok()?.id? {
+        serde_json::Value::String(id) => Some(id),
+        _ => None,
+    }
+}
+
+/// Validates a JSONL stream, one line at a time: lines are read with the
+/// line limit (a longer line is one `line-too-long` finding and is skipped
+/// without being held), findings go to `on_finding` in line order, and
+/// `on_progress` gets the bytes read so far after each line. Only I/O errors
+/// stop the validation; they are returned.
+///
+/// ```
+/// use aep::stream::{validate_reader, Options};
+///
+/// let stream = concat!(
+///     r#"{"aep":"0.1","id":"e1","type":"session.started","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":2}"#, "\n",
+///     r#"{"aep":"0.1","id":"e2","type":"progress.status","time":"2026-12-01T10:00:01Z","source":"urn:a","agent":"a","session":"s","seq":1,"data":{}}"#, "\n",
+/// );
+/// let mut findings = Vec::new();
+/// let summary = validate_reader(stream.as_bytes(), Options::default(), |f| findings.push(f), |_| {})?;
+/// assert_eq!((summary.lines, summary.errors), (2, 1));
+/// assert_eq!((findings[0].line, findings[0].rule.name()), (2, "seq-regression"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn validate_reader<R: BufRead>(
-    mut reader: R,
+    reader: R,
     options: Options,
     mut on_finding: impl FnMut(Finding),
     mut on_progress: impl FnMut(u64),
 ) -> std::io::Result<Summary> {
+    let mut lines = LineReader::new(reader, options.max_line_bytes);
     let mut validator = Validator::new(options);
     let mut findings = Vec::new();
-    let mut buffer = Vec::new();
-    let mut line = 0;
-    let mut read = 0;
-    loop {
-        buffer.clear();
-        let n = reader.read_until(b'\n', &mut buffer)?;
-        if n == 0 {
-            break;
+    while let Some((number, line)) = lines.next_line()? {
+        match line {
+            Line::Text(text) => validator.check_line(number, text, &mut findings),
+            Line::TooLong { bytes } => validator.too_long(number, bytes, &mut findings),
         }
-        read += n as u64;
-        line += 1;
-        if buffer.last() == Some(&b'\n') {
-            buffer.pop();
-        }
-        validator.check_line(line, &buffer, &mut findings);
         findings.drain(..).for_each(&mut on_finding);
-        on_progress(read);
+        on_progress(lines.bytes_read());
     }
     let summary = validator.finish(&mut findings);
     findings.drain(..).for_each(&mut on_finding);
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests;

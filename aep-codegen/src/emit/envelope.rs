@@ -169,25 +169,56 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                 self.#type_field.parse().ok()
             }
 
-            /// Checks everything the envelope and payload schemas state beyond
-            /// shape: string lengths, patterns and formats, bounds, the
-            /// scoping rules, and the payload's own rules. Every violation is
-            /// listed with its JSON Pointer from the event root. Absent
-            /// `data` is valid (an event down-levelled to `none` has none).
+            /// Checks everything the schemas state: [`validate_schema`](Event::validate_schema)
+            /// and [`validate_capture`](Event::validate_capture) together,
+            /// decoding the payload once. Every violation is listed with its
+            /// JSON Pointer from the event root.
             pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+                self.check(true, true)
+            }
+
+            /// Checks what the envelope and payload schemas state as JSON
+            /// Schema beyond shape: string lengths, patterns and formats,
+            /// bounds, the scoping rules, and the payload's own rules. Every
+            /// violation is listed with its JSON Pointer from the event root.
+            /// Absent `data` is valid (an event down-levelled to `none` has none).
+            pub fn validate_schema(&self) -> Result<(), super::runtime::Violations> {
+                self.check(true, false)
+            }
+
+            /// Checks the capture rule the schemas state with `x-aep-capture`:
+            /// no payload member, at any depth, above the event's declared
+            /// capture level ([`capture_or_default`](Event::capture_or_default)).
+            /// Members the schema does not describe count as the default
+            /// level. Untyped data has no capture table and nothing to
+            /// check, and neither has data that does not decode (which
+            /// [`validate_schema`](Event::validate_schema) reports).
+            pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
+                self.check(false, true)
+            }
+
+            fn check(&self, schema: bool, capture: bool) -> Result<(), super::runtime::Violations> {
                 let mut v = super::runtime::Validator::new();
-                self.validate_into(&mut v);
+                if schema {
+                    self.validate_into(&mut v);
+                }
                 if let Some(data) = &self.#data_field {
                     match super::payload::Payload::from_data(&self.#type_field, Some(data)) {
                         Ok(payload) => {
                             v.key(#data_json);
-                            payload.validate_into(&mut v);
+                            if schema {
+                                payload.validate_into(&mut v);
+                            }
+                            if capture {
+                                payload.capture_into(&mut v, self.capture_or_default());
+                            }
                             v.up();
                         }
-                        Err(error) => {
+                        Err(error) if schema => {
                             let pointer = error.pointer().unwrap_or_default().to_owned();
                             v.report_at(pointer, error.to_string());
                         }
+                        Err(_) => {}
                     }
                 }
                 v.finish().into_result()

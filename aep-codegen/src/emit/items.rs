@@ -65,6 +65,9 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
     let drop_above = catch_all
         .captured
         .then(|| rules::drop_above(cx, s, catch_all.field));
+    let capture_into = catch_all
+        .captured
+        .then(|| rules::capture_into(cx, s, catch_all.field));
     quote! {
         #doc
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -79,6 +82,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
             #validate
             #validate_into
             #drop_above
+            #capture_into
         }
 
         #deserialize

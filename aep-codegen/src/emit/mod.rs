@@ -65,10 +65,25 @@ impl Context<'_> {
         quote!(super::registry::Capture::#variant)
     }
 
-    /// The level of members without `x-aep-capture`.
-    pub fn capture_default(&self) -> TokenStream {
-        let variant = ident(&self.ir.registry.capture_default);
-        quote!(super::registry::Capture::#variant)
+    /// The position of a capture level in the registry's scale.
+    pub fn capture_rank(&self, level: &str) -> usize {
+        self.ir
+            .registry
+            .capture
+            .iter()
+            .position(|(value, _)| value == level)
+            .expect("lowering checked every capture level")
+    }
+
+    /// The position of the level of members without `x-aep-capture`
+    /// in the registry's capture scale.
+    pub fn capture_default_index(&self) -> usize {
+        let registry = &self.ir.registry;
+        registry
+            .capture
+            .iter()
+            .position(|(_, variant)| *variant == registry.capture_default)
+            .expect("lowering checked the default capture level")
     }
 }
 
@@ -149,7 +164,7 @@ fn root(ir: &Ir) -> TokenStream {
         mod payload;
         #(mod #schema_modules;)*
 
-        pub use runtime::{integral, Data, Error, Object};
+        pub use runtime::{integral, Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use payload::Payload;

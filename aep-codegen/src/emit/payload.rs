@@ -82,9 +82,18 @@ pub fn module(ir: &Ir) -> TokenStream {
             /// Drops every member whose capture level is above `level`
             /// (see each payload type's `drop_above`); untyped data has no
             /// capture table and is left as it is.
-            pub fn drop_above(&mut self, level: super::registry::Capture) {
+            pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
                 match self {
                     #(Payload::#variants(payload) => payload.drop_above(level),)*
+                    Payload::Untyped(_) => {}
+                }
+            }
+
+            /// Reports every member whose capture level is above `level`;
+            /// untyped data has no capture table and nothing to report.
+            pub(crate) fn capture_into(&self, v: &mut super::runtime::Validator, level: super::registry::Capture) {
+                match self {
+                    #(Payload::#variants(payload) => payload.capture_into(v, level),)*
                     Payload::Untyped(_) => {}
                 }
             }

@@ -244,16 +244,48 @@ pub fn describe_predicate(rule: &Conditional) -> String {
     parts.join(" and ")
 }
 
-/// `drop_above` for a payload struct: the generated capture table.
+/// The capture levels that have members in `s`, lowest first, with the
+/// fields at each (members the schema does not describe sit at the default
+/// level, which `unknown` marks).
+fn by_level<'s>(cx: &Context<'_>, s: &'s Struct) -> Vec<(TokenStream, Vec<&'s Field>, bool)> {
+    let default = &cx.ir.registry.capture[cx.capture_default_index()].0;
+    cx.ir
+        .registry
+        .capture
+        .iter()
+        .filter_map(|(value, _)| {
+            let fields: Vec<&Field> = s.fields.iter().filter(|f| &f.capture == value).collect();
+            let unknown = value == default;
+            (!fields.is_empty() || unknown).then(|| (cx.capture(value), fields, unknown))
+        })
+        .collect()
+}
+
+/// `drop_above` for a payload struct: the generated capture table, one
+/// `if` per capture level.
 pub fn drop_above(cx: &Context<'_>, s: &Struct, catch_all: &str) -> TokenStream {
+    let catch_all = ident(catch_all);
     let mut steps = Vec::new();
+    for (level_tokens, fields, unknown) in by_level(cx, s) {
+        let mut drops: Vec<TokenStream> = fields
+            .iter()
+            .filter(|f| !f.required)
+            .map(|f| {
+                let name = ident(&f.ident);
+                quote!(self.#name = None;)
+            })
+            .collect();
+        if unknown {
+            drops.push(quote!(self.#catch_all.clear();));
+        }
+        if !drops.is_empty() {
+            steps.push(quote!(if #level_tokens > level { #(#drops)* }));
+        }
+    }
+    // What is kept may hold members of its own to drop.
     for f in &s.fields {
         let name = ident(&f.ident);
-        let level = cx.capture(&f.capture);
-        if !f.required {
-            steps.push(quote!(if #level > level { self.#name = None; }));
-        }
-        if let Some(nested) = nested_drop(cx, &f.ty, &quote!(value)) {
+        if let Some(nested) = nested_drop(cx, &f.ty, &f.capture, &quote!(value)) {
             steps.push(if f.required {
                 quote!({ let value = &mut self.#name; #nested })
             } else {
@@ -261,36 +293,156 @@ pub fn drop_above(cx: &Context<'_>, s: &Struct, catch_all: &str) -> TokenStream 
             });
         }
     }
-    let unknown = cx.capture_default();
-    let catch_all = ident(catch_all);
     quote! {
         /// Drops every member (nested ones too) whose capture level is
         /// above `level`; members the schema does not describe count as
         /// the default level. Required members are kept.
-        pub fn drop_above(&mut self, level: super::registry::Capture) {
+        pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
             #(#steps)*
-            if #unknown > level {
-                self.#catch_all.clear();
-            }
         }
     }
 }
 
 /// What `drop_above` does inside a value (an expression of type `&mut T`).
-fn nested_drop(cx: &Context<'_>, ty: &Ty, value: &TokenStream) -> Option<TokenStream> {
+fn nested_drop(
+    cx: &Context<'_>,
+    ty: &Ty,
+    within: &str,
+    value: &TokenStream,
+) -> Option<TokenStream> {
     match ty {
         Ty::Named(path) if cx.is_struct(path) => Some(quote!(#value.drop_above(level);)),
         Ty::Array(item, capture) => {
-            let clear = capture.as_ref().map(|c| {
+            let capture = items_above(cx, capture, within);
+            let clear = capture.map(|c| {
                 let c = cx.capture(c);
                 quote!(if #c > level { #value.clear(); })
             });
-            let each = nested_drop(cx, item, &quote!(item))
+            let each = nested_drop(cx, item, within, &quote!(item))
                 .map(|inner| quote!(for item in #value.iter_mut() { #inner }));
             if clear.is_none() && each.is_none() {
                 None
             } else {
                 Some(quote!(#clear #each))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The items' capture level of an array inside a member at level
+/// `within`, when it is above it (else the member's own check covers them).
+fn items_above<'a>(cx: &Context<'_>, items: &'a Option<String>, within: &str) -> Option<&'a str> {
+    items
+        .as_deref()
+        .filter(|c| cx.capture_rank(c) > cx.capture_rank(within))
+}
+
+/// `capture_into` for a payload struct: reports every member present above
+/// `level`, one `if` per capture level; the members at or below it are
+/// searched in turn.
+pub fn capture_into(cx: &Context<'_>, s: &Struct, catch_all: &str) -> TokenStream {
+    let catch_all = ident(catch_all);
+    let mut steps = Vec::new();
+    for (level_tokens, fields, unknown) in by_level(cx, s) {
+        let mut above = Vec::new();
+        let mut within = Vec::new();
+        for f in &fields {
+            let name = ident(&f.ident);
+            let json = &f.json;
+            let present = if f.required {
+                quote!(true)
+            } else {
+                quote!(self.#name.is_some())
+            };
+            above.push(quote!(v.capture_member(#present, #json, #level_tokens, level);));
+            if let Some(nested) = nested_capture(cx, &f.ty, &f.capture, &quote!(value)) {
+                let body = quote!(v.key(#json); #nested v.up(););
+                within.push(if f.required {
+                    quote!({ let value = &self.#name; #body })
+                } else {
+                    quote!(if let Some(value) = &self.#name { #body })
+                });
+            }
+        }
+        if unknown {
+            above.push(quote! {
+                for key in self.#catch_all.keys() {
+                    v.capture_member(true, key, #level_tokens, level);
+                }
+            });
+        }
+        steps.push(match (above.is_empty(), within.is_empty()) {
+            (true, true) => continue,
+            (false, true) => quote!(if #level_tokens > level { #(#above)* }),
+            (true, false) => quote!(if #level_tokens <= level { #(#within)* }),
+            (false, false) => quote!(if #level_tokens > level { #(#above)* } else { #(#within)* }),
+        });
+    }
+    let v = if steps.is_empty() {
+        quote!(_v)
+    } else {
+        quote!(v)
+    };
+    let level = if steps.is_empty() {
+        quote!(_level)
+    } else {
+        quote!(level)
+    };
+    quote! {
+        /// Reports every member (nested ones too) whose capture level is
+        /// above `level`; members the schema does not describe count as
+        /// the default level.
+        pub(crate) fn capture_into(&self, #v: &mut super::runtime::Validator, #level: super::registry::Capture) {
+            #(#steps)*
+        }
+    }
+}
+
+/// What `capture_into` checks inside a present value (an expression of
+/// type `&T`) whose own level is allowed.
+fn nested_capture(
+    cx: &Context<'_>,
+    ty: &Ty,
+    within: &str,
+    value: &TokenStream,
+) -> Option<TokenStream> {
+    match ty {
+        Ty::Named(path) if cx.is_struct(path) => Some(quote!(#value.capture_into(v, level);)),
+        Ty::Array(item, capture) => {
+            let capture = items_above(cx, capture, within);
+            let each = nested_capture(cx, item, within, &quote!(item));
+            let walk = |check: TokenStream| {
+                quote! {
+                    for (index, item) in #value.iter().enumerate() {
+                        v.index(index);
+                        #check
+                        v.up();
+                    }
+                }
+            };
+            let report = |c: &TokenStream| {
+                quote! {
+                    for index in 0..#value.len() {
+                        v.index(index);
+                        v.capture_item(#c, level);
+                        v.up();
+                    }
+                }
+            };
+            let items_level = capture.map(|c| cx.capture(c));
+            match (items_level, each) {
+                (None, None) => None,
+                (None, Some(each)) => Some(walk(each)),
+                (Some(c), None) => {
+                    let report = report(&c);
+                    Some(quote!(if #c > level { #report }))
+                }
+                (Some(c), Some(each)) => {
+                    let report = report(&c);
+                    let each = walk(each);
+                    Some(quote!(if #c > level { #report } else { #each }))
+                }
             }
         }
         _ => None,

@@ -61,24 +61,62 @@ impl AssessmentEvaluationRecorded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.gen_ai_evaluation_name = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_evaluation_score_value = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_evaluation_score_label = None;
+            self.evaluator = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.gen_ai_evaluation_explanation = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.evaluator = None;
+            v.capture_member(
+                self.gen_ai_evaluation_name.is_some(),
+                "gen_ai.evaluation.name",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_evaluation_score_value.is_some(),
+                "gen_ai.evaluation.score.value",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_evaluation_score_label.is_some(),
+                "gen_ai.evaluation.score.label",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.evaluator.is_some(),
+                "evaluator",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.gen_ai_evaluation_explanation.is_some(),
+                "gen_ai.evaluation.explanation",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

@@ -54,24 +54,62 @@ impl AssessmentFeedbackReceived {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.rating = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.label = None;
+            self.source = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.comment = None;
-        }
-        if super::registry::Capture::Redacted > level {
             self.correction = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.source = None;
+            v.capture_member(
+                self.rating.is_some(),
+                "rating",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.label.is_some(),
+                "label",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.source.is_some(),
+                "source",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.comment.is_some(),
+                "comment",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.correction.is_some(),
+                "correction",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

@@ -39,15 +39,39 @@ impl AssessmentGuardrailRecorded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.guardrail = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.guardrail {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.guardrail.is_some(),
+                "guardrail",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.guardrail {
+                v.key("guardrail");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -158,35 +182,85 @@ impl AssessmentGuardrailRecordedGuardrail {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.stage = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.verdict = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.categories = None;
-        }
-        if let Some(value) = &mut self.categories {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
-            for item in value.iter_mut() {
-                item.drop_above(level);
-            }
-        }
-        if super::registry::Capture::Metadata > level {
             self.detector = None;
-        }
-        if let Some(value) = &mut self.detector {
-            value.drop_above(level);
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.explanation = None;
         }
+        if let Some(value) = &mut self.categories {
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if let Some(value) = &mut self.detector {
+            value.drop_above(level);
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.stage.is_some(),
+                "stage",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.verdict.is_some(),
+                "verdict",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.categories.is_some(),
+                "categories",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.detector.is_some(),
+                "detector",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.categories {
+                v.key("categories");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+            if let Some(value) = &self.detector {
+                v.key("detector");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.explanation.is_some(),
+                "explanation",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
@@ -390,15 +464,37 @@ impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.name = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.score = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.score.is_some(),
+                "score",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -471,15 +567,37 @@ impl AssessmentGuardrailRecordedGuardrailDetector {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.name = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.version = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.version.is_some(),
+                "version",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }

@@ -85,40 +85,93 @@ impl AttentionRequested {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.options = None;
-        }
-        if let Some(value) = &mut self.options {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
-            for item in value.iter_mut() {
-                item.drop_above(level);
-            }
-        }
-        if super::registry::Capture::Metadata > level {
             self.fields = None;
-        }
-        if let Some(value) = &mut self.fields {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
-            for item in value.iter_mut() {
-                item.drop_above(level);
-            }
-        }
-        if super::registry::Capture::Metadata > level {
             self.expires_at = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.respond_via = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Full > level {
             self.context = None;
         }
+        if let Some(value) = &mut self.options {
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+        if let Some(value) = &mut self.fields {
+            for item in value.iter_mut() {
+                item.drop_above(level);
+            }
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "kind", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "prompt", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.options.is_some(),
+                "options",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.fields.is_some(),
+                "fields",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.expires_at.is_some(),
+                "expires_at",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.respond_via.is_some(),
+                "respond_via",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.options {
+                v.key("options");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+            if let Some(value) = &self.fields {
+                v.key("fields");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.context.is_some(),
+                "context",
+                super::registry::Capture::Full,
+                level,
+            );
         }
     }
 }

@@ -33,12 +33,31 @@ impl ToolRef {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.call_id = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "name", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.call_id.is_some(),
+                "call_id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -110,15 +129,41 @@ impl ErrorInfo {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.type_ = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.message = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.type_.is_some(),
+                "type",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.message.is_some(),
+                "message",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
@@ -250,24 +295,64 @@ impl Cost {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.total = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.prompt = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.completion = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.cache = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.reasoning = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                true,
+                "currency",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.total.is_some(),
+                "total",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.prompt.is_some(),
+                "prompt",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.completion.is_some(),
+                "completion",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.cache.is_some(),
+                "cache",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.reasoning.is_some(),
+                "reasoning",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -362,18 +447,48 @@ impl Answer {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.option = None;
+            self.values = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.text = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.values = None;
+            v.capture_member(
+                self.option.is_some(),
+                "option",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.values.is_some(),
+                "values",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.text.is_some(),
+                "text",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
@@ -448,9 +563,25 @@ impl Choice {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "id", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "label", super::registry::Capture::Metadata, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -538,12 +669,12 @@ impl RetrievedDocument {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.id = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.score = None;
+            self.metadata = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.content_redacted = None;
@@ -551,11 +682,53 @@ impl RetrievedDocument {
         if super::registry::Capture::Full > level {
             self.content = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.metadata = None;
+            v.capture_member(
+                self.id.is_some(),
+                "id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.score.is_some(),
+                "score",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.metadata.is_some(),
+                "metadata",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.content_redacted.is_some(),
+                "content_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.content.is_some(),
+                "content",
+                super::registry::Capture::Full,
+                level,
+            );
         }
     }
 }
@@ -649,18 +822,44 @@ impl SessionRef {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.session = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.run = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.agent = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.session.is_some(),
+                "session",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.run.is_some(),
+                "run",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.agent.is_some(),
+                "agent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -735,15 +934,41 @@ impl TaskRef {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.id = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.title = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.id.is_some(),
+                "id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.title.is_some(),
+                "title",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
@@ -874,35 +1099,83 @@ impl FieldSpec {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.required = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.multi = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.other = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.choices = None;
+            self.min = None;
+            self.max = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.choices {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.min = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.max = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "id", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "type", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "label", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.required.is_some(),
+                "required",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.multi.is_some(),
+                "multi",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.other.is_some(),
+                "other",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.choices.is_some(),
+                "choices",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.min.is_some(),
+                "min",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.max.is_some(),
+                "max",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.choices {
+                v.key("choices");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
         }
     }
 }

@@ -47,21 +47,53 @@ impl DelegationSubagentStarted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.child = None;
+            self.agent_type = None;
+            self.role = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.child {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.agent_type = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.role = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.child.is_some(),
+                "child",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.agent_type.is_some(),
+                "agent_type",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.role.is_some(),
+                "role",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.child {
+                v.key("child");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }

@@ -47,21 +47,53 @@ impl ErrorRaised {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.error = None;
+            self.code = None;
+            self.fatal = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.error {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.code = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.fatal = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.error.is_some(),
+                "error",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.code.is_some(),
+                "code",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.fatal.is_some(),
+                "fatal",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.error {
+                v.key("error");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }

@@ -51,7 +51,7 @@ mod control_pause;
 mod control_resume;
 mod control_accepted;
 mod control_rejected;
-pub use runtime::{integral, Data, Error, Object};
+pub use runtime::{integral, Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,

@@ -410,7 +410,7 @@ impl Payload {
     /// Drops every member whose capture level is above `level`
     /// (see each payload type's `drop_above`); untyped data has no
     /// capture table and is left as it is.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         match self {
             Payload::SessionStarted(payload) => payload.drop_above(level),
             Payload::SessionEnded(payload) => payload.drop_above(level),
@@ -456,6 +456,69 @@ impl Payload {
             Payload::ControlResume(payload) => payload.drop_above(level),
             Payload::ControlAccepted(payload) => payload.drop_above(level),
             Payload::ControlRejected(payload) => payload.drop_above(level),
+            Payload::Untyped(_) => {}
+        }
+    }
+    /// Reports every member whose capture level is above `level`;
+    /// untyped data has no capture table and nothing to report.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        match self {
+            Payload::SessionStarted(payload) => payload.capture_into(v, level),
+            Payload::SessionEnded(payload) => payload.capture_into(v, level),
+            Payload::RunStarted(payload) => payload.capture_into(v, level),
+            Payload::RunFinished(payload) => payload.capture_into(v, level),
+            Payload::RunFailed(payload) => payload.capture_into(v, level),
+            Payload::RunCancelled(payload) => payload.capture_into(v, level),
+            Payload::ToolRequested(payload) => payload.capture_into(v, level),
+            Payload::ToolCompleted(payload) => payload.capture_into(v, level),
+            Payload::ToolFailed(payload) => payload.capture_into(v, level),
+            Payload::ToolDenied(payload) => payload.capture_into(v, level),
+            Payload::AttentionRequested(payload) => payload.capture_into(v, level),
+            Payload::AttentionAnswered(payload) => payload.capture_into(v, level),
+            Payload::AttentionResolved(payload) => payload.capture_into(v, level),
+            Payload::AttentionTimeout(payload) => payload.capture_into(v, level),
+            Payload::SessionCompacted(payload) => payload.capture_into(v, level),
+            Payload::RunStepStarted(payload) => payload.capture_into(v, level),
+            Payload::RunStepFinished(payload) => payload.capture_into(v, level),
+            Payload::ProgressStatus(payload) => payload.capture_into(v, level),
+            Payload::ProgressTaskPlanned(payload) => payload.capture_into(v, level),
+            Payload::ProgressTaskCompleted(payload) => payload.capture_into(v, level),
+            Payload::ProgressArtifactProduced(payload) => payload.capture_into(v, level),
+            Payload::DelegationSubagentStarted(payload) => payload.capture_into(v, level),
+            Payload::DelegationSubagentStopped(payload) => payload.capture_into(v, level),
+            Payload::AttentionRouted(payload) => payload.capture_into(v, level),
+            Payload::AgentPresence(payload) => payload.capture_into(v, level),
+            Payload::AgentIdle(payload) => payload.capture_into(v, level),
+            Payload::AgentHealth(payload) => payload.capture_into(v, level),
+            Payload::AgentHeartbeat(payload) => payload.capture_into(v, level),
+            Payload::ErrorRaised(payload) => payload.capture_into(v, level),
+            Payload::StateSnapshot(payload) => payload.capture_into(v, level),
+            Payload::StateDelta(payload) => payload.capture_into(v, level),
+            Payload::ResourceRetrievalRequested(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::ResourceRetrievalReturned(payload) => payload.capture_into(v, level),
+            Payload::ResourceRetrievalReranked(payload) => payload.capture_into(v, level),
+            Payload::ResourceCitationRecorded(payload) => payload.capture_into(v, level),
+            Payload::AssessmentEvaluationRecorded(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::AssessmentFeedbackReceived(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::AssessmentGuardrailRecorded(payload) => {
+                payload.capture_into(v, level)
+            }
+            Payload::ControlAttentionRespond(payload) => payload.capture_into(v, level),
+            Payload::ControlCancel(payload) => payload.capture_into(v, level),
+            Payload::ControlPause(payload) => payload.capture_into(v, level),
+            Payload::ControlResume(payload) => payload.capture_into(v, level),
+            Payload::ControlAccepted(payload) => payload.capture_into(v, level),
+            Payload::ControlRejected(payload) => payload.capture_into(v, level),
             Payload::Untyped(_) => {}
         }
     }

@@ -39,15 +39,39 @@ impl ProgressArtifactProduced {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.artifact = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.artifact {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.artifact.is_some(),
+                "artifact",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.artifact {
+                v.key("artifact");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -133,24 +157,62 @@ impl ProgressArtifactProducedArtifact {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.id = None;
+            self.mime = None;
+            self.bytes = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.name = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.mime = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.bytes = None;
-        }
-        if super::registry::Capture::Redacted > level {
             self.uri = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.id.is_some(),
+                "id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.mime.is_some(),
+                "mime",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.bytes.is_some(),
+                "bytes",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.name.is_some(),
+                "name",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.uri.is_some(),
+                "uri",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

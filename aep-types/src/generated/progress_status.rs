@@ -50,18 +50,48 @@ impl ProgressStatus {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.phase = None;
+            self.percent = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.message = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.phase = None;
+            v.capture_member(
+                self.phase.is_some(),
+                "phase",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.percent.is_some(),
+                "percent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.percent = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.message.is_some(),
+                "message",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

@@ -42,18 +42,46 @@ impl ProgressTaskCompleted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.task = None;
+            self.status = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.task {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.status = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.task.is_some(),
+                "task",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.status.is_some(),
+                "status",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.task {
+                v.key("task");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }

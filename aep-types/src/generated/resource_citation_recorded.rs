@@ -48,23 +48,52 @@ impl ResourceCitationRecorded {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.citations = None;
+            self.count = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.citations {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.count = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.citations.is_some(),
+                "citations",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.count.is_some(),
+                "count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.citations {
+                v.key("citations");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
         }
     }
 }
@@ -170,12 +199,12 @@ impl ResourceCitationRecordedCitationsItem {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.source = None;
-        }
-        if let Some(value) = &mut self.source {
-            value.drop_above(level);
+            self.offset = None;
+            self.document_index = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.cited_text_redacted = None;
@@ -183,17 +212,70 @@ impl ResourceCitationRecordedCitationsItem {
         if super::registry::Capture::Full > level {
             self.cited_text = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.offset = None;
+        if let Some(value) = &mut self.source {
+            value.drop_above(level);
         }
         if let Some(value) = &mut self.offset {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.document_index = None;
+            v.capture_member(
+                self.source.is_some(),
+                "source",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.offset.is_some(),
+                "offset",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.document_index.is_some(),
+                "document_index",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.source {
+                v.key("source");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.offset {
+                v.key("offset");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.cited_text_redacted.is_some(),
+                "cited_text_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.cited_text.is_some(),
+                "cited_text",
+                super::registry::Capture::Full,
+                level,
+            );
         }
     }
 }
@@ -299,18 +381,48 @@ impl ResourceCitationRecordedCitationsItemSource {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.id = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.uri = None;
-        }
-        if super::registry::Capture::Redacted > level {
             self.title = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.id.is_some(),
+                "id",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.uri.is_some(),
+                "uri",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.title.is_some(),
+                "title",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
@@ -410,27 +522,69 @@ impl ResourceCitationRecordedCitationsItemOffset {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.char = None;
+            self.page = None;
+            self.block = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.char {
             value.drop_above(level);
         }
-        if super::registry::Capture::Metadata > level {
-            self.page = None;
-        }
         if let Some(value) = &mut self.page {
             value.drop_above(level);
-        }
-        if super::registry::Capture::Metadata > level {
-            self.block = None;
         }
         if let Some(value) = &mut self.block {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.char.is_some(),
+                "char",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.page.is_some(),
+                "page",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.block.is_some(),
+                "block",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.char {
+                v.key("char");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.page {
+                v.key("page");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.block {
+                v.key("block");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -509,15 +663,37 @@ impl ResourceCitationRecordedCitationsItemOffsetChar {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.start = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.end = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.start.is_some(),
+                "start",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.end.is_some(),
+                "end",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -592,18 +768,44 @@ impl ResourceCitationRecordedCitationsItemOffsetPage {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.page = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.start = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.end = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.page.is_some(),
+                "page",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.start.is_some(),
+                "start",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.end.is_some(),
+                "end",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -681,18 +883,44 @@ impl ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.block = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.start = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.end = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.block.is_some(),
+                "block",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.start.is_some(),
+                "start",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.end.is_some(),
+                "end",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }

@@ -46,21 +46,55 @@ impl ResourceRetrievalRequested {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.query_digest = None;
+            self.corpus = None;
+            self.top_k = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.query = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.query_digest = None;
+            v.capture_member(
+                self.query_digest.is_some(),
+                "query_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.corpus.is_some(),
+                "corpus",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.top_k.is_some(),
+                "top_k",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.corpus = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.top_k = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.query.is_some(),
+                "query",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

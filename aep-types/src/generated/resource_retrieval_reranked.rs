@@ -85,49 +85,112 @@ impl ResourceRetrievalReranked {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.query_digest = None;
+            self.model = None;
+            self.top_k = None;
+            self.input_documents = None;
+            self.output_documents = None;
+            self.count = None;
+            self.duration_ms = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.query = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.query_digest = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.model = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.top_k = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.input_documents = None;
-        }
         if let Some(value) = &mut self.input_documents {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
-        }
-        if super::registry::Capture::Metadata > level {
-            self.output_documents = None;
         }
         if let Some(value) = &mut self.output_documents {
-            if super::registry::Capture::Metadata > level {
-                value.clear();
-            }
             for item in value.iter_mut() {
                 item.drop_above(level);
             }
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.count = None;
+            v.capture_member(
+                self.query_digest.is_some(),
+                "query_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.model.is_some(),
+                "model",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.top_k.is_some(),
+                "top_k",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.input_documents.is_some(),
+                "input_documents",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.output_documents.is_some(),
+                "output_documents",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.count.is_some(),
+                "count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.input_documents {
+                v.key("input_documents");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
+            if let Some(value) = &self.output_documents {
+                v.key("output_documents");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    item.capture_into(v, level);
+                    v.up();
+                }
+                v.up();
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.query.is_some(),
+                "query",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

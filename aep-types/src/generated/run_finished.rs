@@ -63,27 +63,71 @@ impl RunFinished {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.duration_ms = None;
+            self.gen_ai_usage_input_tokens = None;
+            self.gen_ai_usage_output_tokens = None;
+            self.cost = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.summary = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_output_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.cost = None;
-        }
         if let Some(value) = &mut self.cost {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_output_tokens.is_some(),
+                "gen_ai.usage.output_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.cost.is_some(),
+                "cost",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.cost {
+                v.key("cost");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.summary.is_some(),
+                "summary",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

@@ -62,27 +62,65 @@ impl SessionCompacted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.trigger = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.strategy = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.estimated_token_count = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.forgotten = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.gen_ai_usage_output_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(
+                self.trigger.is_some(),
+                "trigger",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.strategy.is_some(),
+                "strategy",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.estimated_token_count.is_some(),
+                "estimated_token_count",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.forgotten.is_some(),
+                "forgotten",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_output_tokens.is_some(),
+                "gen_ai.usage.output_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }

@@ -62,30 +62,79 @@ impl SessionStarted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        if super::registry::Capture::Redacted > level {
-            self.label = None;
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.parent = None;
+            self.client = None;
+            self.gen_ai_request_model = None;
+            self.extra.clear();
+        }
+        if super::registry::Capture::Redacted > level {
+            self.label = None;
+            self.cwd = None;
         }
         if let Some(value) = &mut self.parent {
             value.drop_above(level);
         }
-        if super::registry::Capture::Metadata > level {
-            self.client = None;
-        }
         if let Some(value) = &mut self.client {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.gen_ai_request_model = None;
+            v.capture_member(
+                self.parent.is_some(),
+                "parent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.client.is_some(),
+                "client",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_request_model.is_some(),
+                "gen_ai.request.model",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            if let Some(value) = &self.parent {
+                v.key("parent");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.client {
+                v.key("client");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
         if super::registry::Capture::Redacted > level {
-            self.cwd = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(
+                self.label.is_some(),
+                "label",
+                super::registry::Capture::Redacted,
+                level,
+            );
+            v.capture_member(
+                self.cwd.is_some(),
+                "cwd",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }
@@ -178,15 +227,38 @@ impl SessionStartedParent {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.run = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.agent = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "session", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.run.is_some(),
+                "run",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.agent.is_some(),
+                "agent",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }
@@ -260,12 +332,31 @@ impl SessionStartedClient {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.version = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Metadata > level {
+            v.capture_member(true, "name", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.version.is_some(),
+                "version",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
     }
 }

@@ -41,18 +41,48 @@ impl StateSnapshot {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.key = None;
+            self.rev = None;
+            self.extra.clear();
+        }
         if super::registry::Capture::Redacted > level {
             self.state = None;
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.key = None;
+            v.capture_member(
+                self.key.is_some(),
+                "key",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.rev.is_some(),
+                "rev",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
         }
-        if super::registry::Capture::Metadata > level {
-            self.rev = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.state.is_some(),
+                "state",
+                super::registry::Capture::Redacted,
+                level,
+            );
         }
     }
 }

@@ -88,19 +88,15 @@ impl ToolCompleted {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        {
-            let value = &mut self.tool;
-            value.drop_above(level);
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.duration_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.status = None;
-        }
-        if super::registry::Capture::Metadata > level {
             self.result_digest = None;
+            self.gen_ai_usage_input_tokens = None;
+            self.gen_ai_usage_output_tokens = None;
+            self.cost = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.result_redacted = None;
@@ -108,20 +104,91 @@ impl ToolCompleted {
         if super::registry::Capture::Full > level {
             self.result = None;
         }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.gen_ai_usage_output_tokens = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.cost = None;
+        {
+            let value = &mut self.tool;
+            value.drop_above(level);
         }
         if let Some(value) = &mut self.cost {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.status.is_some(),
+                "status",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.result_digest.is_some(),
+                "result_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_output_tokens.is_some(),
+                "gen_ai.usage.output_tokens",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            v.capture_member(
+                self.cost.is_some(),
+                "cost",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.cost {
+                v.key("cost");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.result_redacted.is_some(),
+                "result_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.result.is_some(),
+                "result",
+                super::registry::Capture::Full,
+                level,
+            );
         }
     }
 }

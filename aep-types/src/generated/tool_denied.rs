@@ -46,16 +46,43 @@ impl ToolDenied {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.rule = None;
+            self.extra.clear();
+        }
         {
             let value = &mut self.tool;
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.rule = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "by", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.rule.is_some(),
+                "rule",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }

@@ -52,7 +52,11 @@ impl ToolFailed {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
+        if super::registry::Capture::Metadata > level {
+            self.duration_ms = None;
+            self.extra.clear();
+        }
         {
             let value = &mut self.tool;
             value.drop_above(level);
@@ -61,11 +65,40 @@ impl ToolFailed {
             let value = &mut self.error;
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.duration_ms = None;
-        }
-        if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(true, "error", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.duration_ms.is_some(),
+                "duration_ms",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
+            {
+                let value = &self.error;
+                v.key("error");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }

@@ -52,13 +52,10 @@ impl ToolRequested {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
-        {
-            let value = &mut self.tool;
-            value.drop_above(level);
-        }
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Metadata > level {
             self.args_digest = None;
+            self.extra.clear();
         }
         if super::registry::Capture::Redacted > level {
             self.args_redacted = None;
@@ -66,8 +63,53 @@ impl ToolRequested {
         if super::registry::Capture::Full > level {
             self.args = None;
         }
+        {
+            let value = &mut self.tool;
+            value.drop_above(level);
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Metadata > level {
-            self.extra.clear();
+            v.capture_member(true, "tool", super::registry::Capture::Metadata, level);
+            v.capture_member(
+                self.args_digest.is_some(),
+                "args_digest",
+                super::registry::Capture::Metadata,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Metadata, level);
+            }
+        } else {
+            {
+                let value = &self.tool;
+                v.key("tool");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::Redacted > level {
+            v.capture_member(
+                self.args_redacted.is_some(),
+                "args_redacted",
+                super::registry::Capture::Redacted,
+                level,
+            );
+        }
+        if super::registry::Capture::Full > level {
+            v.capture_member(
+                self.args.is_some(),
+                "args",
+                super::registry::Capture::Full,
+                level,
+            );
         }
     }
 }

@@ -8,7 +8,7 @@ mod envelope;
 mod payload;
 mod odd_names;
 mod odd_shapes;
-pub use runtime::{integral, Data, Error, Object};
+pub use runtime::{integral, Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,

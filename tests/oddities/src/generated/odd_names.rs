@@ -72,45 +72,117 @@ impl OddNames {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.match_ = None;
-        }
-        if super::registry::Capture::Some > level {
             self.gen_ai_usage_input_tokens = None;
-        }
-        if super::registry::Capture::Some > level {
             self.content_type = None;
-        }
-        if super::registry::Capture::Some > level {
             self.with_space = None;
-        }
-        if super::registry::Capture::Some > level {
             self._2fa = None;
-        }
-        if super::registry::Capture::Some > level {
             self.private = None;
-        }
-        if super::registry::Capture::Some > level {
             self.dollar = None;
-        }
-        if super::registry::Capture::Some > level {
             self.mixed_case_name = None;
+            self.fixed = None;
+            self.local = None;
+            self.extra.clear();
         }
         if super::registry::Capture::All > level {
             self.odd_values = None;
         }
-        if super::registry::Capture::Some > level {
-            self.fixed = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.local = None;
-        }
         if let Some(value) = &mut self.local {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::None > level {
+            v.capture_member(true, "type", super::registry::Capture::None, level);
+        }
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(true, "self", super::registry::Capture::Some, level);
+            v.capture_member(
+                self.match_.is_some(),
+                "match",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.gen_ai_usage_input_tokens.is_some(),
+                "gen_ai.usage.input_tokens",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.content_type.is_some(),
+                "content-type",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.with_space.is_some(),
+                "with space",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self._2fa.is_some(),
+                "2fa",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.private.is_some(),
+                "_private",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.dollar.is_some(),
+                "$dollar",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.mixed_case_name.is_some(),
+                "Mixed-Case.Name",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.fixed.is_some(),
+                "fixed",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.local.is_some(),
+                "local",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.local {
+                v.key("local");
+                value.capture_into(v, level);
+                v.up();
+            }
+        }
+        if super::registry::Capture::All > level {
+            v.capture_member(
+                self.odd_values.is_some(),
+                "odd values",
+                super::registry::Capture::All,
+                level,
+            );
         }
     }
 }
@@ -348,9 +420,24 @@ impl LocalThing {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(true, "fn", super::registry::Capture::Some, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
         }
     }
 }

@@ -101,15 +101,25 @@ impl OddShapes {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.deep = None;
+            self.grid = None;
+            self.numbers = None;
+            self.matrix = None;
+            self.free = None;
+            self.object_or_string = None;
+            self.string_or_integer = None;
+            self.integer_or_number = None;
+            self.number_or_boolean = None;
+            self.anything_scalar = None;
+            self.tags = None;
+            self.kind = None;
+            self.fancy_only = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.deep {
             value.drop_above(level);
-        }
-        if super::registry::Capture::Some > level {
-            self.grid = None;
         }
         if let Some(value) = &mut self.grid {
             for item in value.iter_mut() {
@@ -118,41 +128,116 @@ impl OddShapes {
                 }
             }
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.numbers = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.matrix = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.free = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.object_or_string = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.string_or_integer = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.integer_or_number = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.number_or_boolean = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.anything_scalar = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.tags = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.kind = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.fancy_only = None;
-        }
-        if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.deep.is_some(),
+                "deep",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.grid.is_some(),
+                "grid",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.numbers.is_some(),
+                "numbers",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.matrix.is_some(),
+                "matrix",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.free.is_some(),
+                "free",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.object_or_string.is_some(),
+                "object_or_string",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.string_or_integer.is_some(),
+                "string_or_integer",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.integer_or_number.is_some(),
+                "integer_or_number",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.number_or_boolean.is_some(),
+                "number_or_boolean",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.anything_scalar.is_some(),
+                "anything_scalar",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.tags.is_some(),
+                "tags",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.kind.is_some(),
+                "kind",
+                super::registry::Capture::Some,
+                level,
+            );
+            v.capture_member(
+                self.fancy_only.is_some(),
+                "fancy_only",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.deep {
+                v.key("deep");
+                value.capture_into(v, level);
+                v.up();
+            }
+            if let Some(value) = &self.grid {
+                v.key("grid");
+                for (index, item) in value.iter().enumerate() {
+                    v.index(index);
+                    for (index, item) in item.iter().enumerate() {
+                        v.index(index);
+                        item.capture_into(v, level);
+                        v.up();
+                    }
+                    v.up();
+                }
+                v.up();
+            }
         }
     }
 }
@@ -290,15 +375,39 @@ impl OddShapesDeep {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.a = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.a {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.a.is_some(),
+                "a",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.a {
+                v.key("a");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -359,15 +468,39 @@ impl OddShapesDeepA {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.b = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.b {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.b.is_some(),
+                "b",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.b {
+                v.key("b");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -428,15 +561,39 @@ impl OddShapesDeepAB {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.c = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.c {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.c.is_some(),
+                "c",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.c {
+                v.key("c");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -500,15 +657,39 @@ impl OddShapesDeepABC {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.d = None;
+            self.extra.clear();
         }
         if let Some(value) = &mut self.d {
             value.drop_above(level);
         }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
         if super::registry::Capture::Some > level {
-            self.extra.clear();
+            v.capture_member(
+                self.d.is_some(),
+                "d",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
+        } else {
+            if let Some(value) = &self.d {
+                v.key("d");
+                value.capture_into(v, level);
+                v.up();
+            }
         }
     }
 }
@@ -569,12 +750,30 @@ impl OddShapesDeepABCD {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.leaf = None;
-        }
-        if super::registry::Capture::Some > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(
+                self.leaf.is_some(),
+                "leaf",
+                super::registry::Capture::Some,
+                level,
+            );
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
         }
     }
 }
@@ -632,9 +831,24 @@ impl OddShapesGridItemItem {
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
     /// the default level. Required members are kept.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         if super::registry::Capture::Some > level {
             self.extra.clear();
+        }
+    }
+    /// Reports every member (nested ones too) whose capture level is
+    /// above `level`; members the schema does not describe count as
+    /// the default level.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        if super::registry::Capture::Some > level {
+            v.capture_member(true, "x", super::registry::Capture::Some, level);
+            for key in self.extra.keys() {
+                v.capture_member(true, key, super::registry::Capture::Some, level);
+            }
         }
     }
 }

@@ -60,10 +60,23 @@ impl Payload {
     /// Drops every member whose capture level is above `level`
     /// (see each payload type's `drop_above`); untyped data has no
     /// capture table and is left as it is.
-    pub fn drop_above(&mut self, level: super::registry::Capture) {
+    pub(crate) fn drop_above(&mut self, level: super::registry::Capture) {
         match self {
             Payload::OddNames(payload) => payload.drop_above(level),
             Payload::OddShapes(payload) => payload.drop_above(level),
+            Payload::Untyped(_) => {}
+        }
+    }
+    /// Reports every member whose capture level is above `level`;
+    /// untyped data has no capture table and nothing to report.
+    pub(crate) fn capture_into(
+        &self,
+        v: &mut super::runtime::Validator,
+        level: super::registry::Capture,
+    ) {
+        match self {
+            Payload::OddNames(payload) => payload.capture_into(v, level),
+            Payload::OddShapes(payload) => payload.capture_into(v, level),
             Payload::Untyped(_) => {}
         }
     }

@@ -348,6 +348,29 @@ impl Validator {
         }
         self.found.push(Violation { pointer, message });
     }
+    /// Records member `key`, if `present`, as being above the event's
+    /// capture level.
+    pub fn capture_member<L: fmt::Display>(
+        &mut self,
+        present: bool,
+        key: &str,
+        member: L,
+        event: L,
+    ) {
+        if present {
+            self.report(
+                Some(key),
+                format!("capture `{member}` member present in a `{event}` event"),
+            );
+        }
+    }
+    /// Records the current array item as being above the event's capture level.
+    pub fn capture_item<L: fmt::Display>(&mut self, member: L, event: L) {
+        self.report(
+            None,
+            format!("capture `{member}` item present in a `{event}` event"),
+        );
+    }
     /// Records a violation at an absolute pointer.
     pub fn report_at(&mut self, pointer: String, message: String) {
         self.found.push(Violation { pointer, message });

@@ -1,0 +1,186 @@
+//! The AEP-0006 stream rules: form answers checked against the request
+//! they answer, and the type-dependent capture rule of `answer.values`.
+//!
+//! Only what the checks need is kept of a `kind: "form"` request: each
+//! field's id, type, `multi`, `other` and choice ids (no labels, no
+//! prompt), from the request until its `attention.resolved` or
+//! `attention.timeout`.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use aep_types::{AttentionRequestedKind, Capture, Event, FieldSpecType, Object, Payload};
+
+use crate::fingerprint::{self, KeyMap};
+
+/// One field of a pending form request, reduced to what the checks read.
+#[derive(Debug)]
+struct Field {
+    id: String,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// A free-text field.
+    Text,
+    /// A number or boolean field.
+    Structural,
+    /// A select.
+    Select {
+        other: bool,
+        /// The choice ids.
+        choices: Vec<String>,
+    },
+}
+
+/// A problem with one answer value.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Problem {
+    /// A non-choice string on a select without `other: true`
+    /// (`form-values`).
+    NotAChoice {
+        /// The answer's `values` key.
+        field: String,
+        /// The offending string.
+        value: String,
+    },
+    /// Free text at capture `metadata` (`capture`).
+    TextAtMetadata {
+        /// The answer's `values` key.
+        field: String,
+        /// Whether the field is a select (the text is `other` free text)
+        /// rather than a string field.
+        other: bool,
+    },
+}
+
+/// The pending form requests of a stream, keyed by `(session, id)`: an
+/// answer names its request by `subject` within the session, and a
+/// `control.attention.respond` comes from another source than the request.
+#[derive(Debug, Default)]
+pub(super) struct Forms {
+    pending: KeyMap<Vec<Field>>,
+}
+
+impl Forms {
+    /// Updates the pending requests with `event`, and checks it if it
+    /// answers one.
+    pub(super) fn check(&mut self, event: &Event, problems: &mut Vec<Problem>) {
+        let Some(session) = &event.session else {
+            return;
+        };
+        match event.type_.as_str() {
+            "attention.requested" => {
+                if let Ok(Payload::AttentionRequested(request)) = event.payload() {
+                    if request.kind == AttentionRequestedKind::Form {
+                        let fields = request.fields.iter().flatten().map(|f| Field {
+                            id: f.id.clone(),
+                            kind: match f.type_ {
+                                FieldSpecType::String => Kind::Text,
+                                FieldSpecType::Number | FieldSpecType::Boolean => Kind::Structural,
+                                FieldSpecType::Select => Kind::Select {
+                                    other: f.other == Some(true),
+                                    choices: f
+                                        .choices
+                                        .iter()
+                                        .flatten()
+                                        .map(|c| c.id.clone())
+                                        .collect(),
+                                },
+                            },
+                        });
+                        self.pending
+                            .insert(fingerprint::key(session, &event.id), fields.collect());
+                    }
+                }
+            }
+            "attention.resolved" | "attention.timeout" => {
+                if let Some(subject) = &event.subject {
+                    self.pending.remove(&fingerprint::key(session, subject));
+                }
+            }
+            "attention.answered" | "control.attention.respond" => {
+                let Some(subject) = &event.subject else {
+                    return;
+                };
+                let Some(fields) = self.pending.get(&fingerprint::key(session, subject)) else {
+                    return;
+                };
+                if let Some(values) = answer_values(event) {
+                    check_values(fields, &values, event.capture_or_default(), problems);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How many form requests are pending.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+/// `data.answer.values`, when it is an object.
+fn answer_values(event: &Event) -> Option<Object> {
+    #[derive(Deserialize)]
+    struct Data {
+        answer: Option<Answer>,
+    }
+    #[derive(Deserialize)]
+    struct Answer {
+        values: Option<Value>,
+    }
+    let data: Data = serde_json::from_str(event.data.as_ref()?.get()).ok()?;
+    match data.answer?.values? {
+        Value::Object(values) => Some(values),
+        _ => None,
+    }
+}
+
+/// Checks each answer value against its field: non-choice strings on a
+/// closed select, and (at `metadata`) free text.
+fn check_values(fields: &[Field], values: &Object, capture: Capture, problems: &mut Vec<Problem>) {
+    for (key, value) in values {
+        let Some(field) = fields.iter().find(|f| &f.id == key) else {
+            continue;
+        };
+        let strings: Vec<&str> = match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        match &field.kind {
+            Kind::Text if capture == Capture::Metadata && value.is_string() => {
+                problems.push(Problem::TextAtMetadata {
+                    field: key.clone(),
+                    other: false,
+                });
+            }
+            Kind::Select { other, choices } => {
+                let mut free_text = false;
+                for s in strings {
+                    if choices.iter().any(|c| c == s) {
+                        continue;
+                    }
+                    if *other {
+                        free_text = true;
+                    } else {
+                        problems.push(Problem::NotAChoice {
+                            field: key.clone(),
+                            value: s.to_owned(),
+                        });
+                    }
+                }
+                if free_text && capture == Capture::Metadata {
+                    problems.push(Problem::TextAtMetadata {
+                        field: key.clone(),
+                        other: true,
+                    });
+                }
+            }
+            Kind::Text | Kind::Structural => {}
+        }
+    }
+}
