@@ -204,3 +204,20 @@ fn help_explains_formats_exit_statuses_and_examples() {
     let top = common::run(&["--help"], None);
     assert!(top.stdout.contains("validate") && top.stdout.contains("project"));
 }
+
+#[test]
+fn lines_of_an_unsupported_version_are_reported_once_and_counted() {
+    let mut text = String::from_utf8(read(EXAMPLE)).unwrap();
+    for n in 0..3 {
+        text.push_str(&format!("{{\"aep\":\"2.0\",\"id\":\"next_{n}\"}}\n"));
+    }
+    let run = run(&["validate", "-"], Some(text.as_bytes()));
+    // A warning: the lines may be valid in their own version.
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(heads(&run), ["<stdin>:12: warning[unsupported-version]"]);
+    assert_eq!(
+        run.stderr,
+        "aep validate: 1 file, 14 lines, 11 events: 0 errors, 1 warning; \
+         3 lines of an unsupported version skipped\n"
+    );
+}

@@ -247,6 +247,7 @@ struct Totals {
     events: u64,
     errors: u64,
     warnings: u64,
+    skipped: u64,
 }
 
 impl Totals {
@@ -256,6 +257,7 @@ impl Totals {
         self.events += summary.events;
         self.errors += summary.errors;
         self.warnings += summary.warnings;
+        self.skipped += summary.skipped;
     }
 
     fn status(&self) -> Status {
@@ -266,16 +268,24 @@ impl Totals {
         }
     }
 
-    /// The summary line: `2 files, 40 lines, 39 events: 1 error, 0 warnings`.
+    /// The summary line: `2 files, 40 lines, 39 events: 1 error, 0 warnings`,
+    /// and how many lines of an unsupported version were skipped, if any.
     fn line(&self) -> String {
-        format!(
+        let mut line = format!(
             "{}, {}, {}: {}, {}",
             plural(self.files, "file"),
             plural(self.lines, "line"),
             plural(self.events, "event"),
             plural(self.errors, "error"),
             plural(self.warnings, "warning"),
-        )
+        );
+        if self.skipped > 0 {
+            line.push_str(&format!(
+                "; {} of an unsupported version skipped",
+                plural(self.skipped, "line")
+            ));
+        }
+        line
     }
 }
 
@@ -332,6 +342,11 @@ mod tests {
         assert_eq!(
             totals.line(),
             "1 file, 1 line, 1 event: 0 errors, 2 warnings"
+        );
+        totals.skipped = 3;
+        assert_eq!(
+            totals.line(),
+            "1 file, 1 line, 1 event: 0 errors, 2 warnings; 3 lines of an unsupported version skipped"
         );
         assert_eq!(totals.status(), Status::Clean);
         totals.errors = 1;
