@@ -117,10 +117,19 @@ fn invalid_envelopes_are_refused_saying_why() {
     for case in &cases {
         let text = case["text"].as_str().unwrap_or_default();
         let message = case["message"].as_str().unwrap_or_default();
-        let outcome = match serde_json::from_str::<Event>(text) {
+        let outcome = match Event::from_json(text) {
             Ok(event) => Err(format!("accepted: {event:?}")),
             Err(e) if !e.to_string().contains(message) => Err(format!("`{e}` lacks `{message}`")),
-            Err(_) => Ok(()),
+            Err(e) => match case["pointer"].as_str() {
+                Some(pointer) if e.pointer() != Some(pointer) => Err(format!(
+                    "pointer {:?}, expected {pointer:?} ({e})",
+                    e.pointer()
+                )),
+                Some(pointer) if !pointer.is_empty() && !e.to_string().contains(pointer) => {
+                    Err(format!("`{e}` does not name `{pointer}`"))
+                }
+                _ => Ok(()),
+            },
         };
         report.case(case["name"].as_str().unwrap_or("?"), outcome);
     }

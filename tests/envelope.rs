@@ -89,7 +89,7 @@ fn built_events_encode_with_defaults_left_absent() {
         Some(&aep_types::Data::from_json(r#"{"state":"busy"}"#).unwrap()),
     )
     .expect("types");
-    event.set_payload(&payload);
+    event.set_payload(&payload).expect("encodes");
     assert_eq!(
         serde_json::to_value(&event).expect("encodes"),
         json!({"aep": "0.1", "id": "e9", "type": "agent.presence", "time": "2026-11-30T12:00:00Z",
@@ -104,9 +104,7 @@ fn types_without_a_schema_keep_their_data() {
     for event_type in ["message.user.submitted", "x.acme.tool.scan", "tool.retried"] {
         let data = aep_types::Data::from_json(r#"{"text":"hi","n":[1]}"#).expect("object");
         match Payload::from_data(event_type, Some(&data)).expect(event_type) {
-            Payload::Untyped(object) => {
-                assert_eq!(Value::Object(object), json!({"text": "hi", "n": [1]}))
-            }
+            Payload::Untyped(kept) => assert_eq!(kept.get(), r#"{"text":"hi","n":[1]}"#),
             other => panic!("{event_type}: {other:?}"),
         }
     }
@@ -150,4 +148,119 @@ fn registry_facts_are_rust_values() {
     assert_eq!(Category::of("x.acme.tool.scan"), Some(Category::X));
     assert_eq!(Category::X.scope(), CategoryScope::Any);
     assert_eq!(Category::of("nope.thing"), None);
+}
+
+#[test]
+fn envelope_errors_name_the_attribute_by_pointer() {
+    let line = format!(r#"{{{}}}"#, BASE.replace(r#""seq":0"#, r#""seq":-3"#));
+    let error = Event::from_json(&line).expect_err("a negative seq");
+    assert_eq!(error.pointer(), Some("/seq"));
+    let text = error.to_string();
+    assert!(
+        text.contains("`/seq`")
+            && text.contains("expected a non-negative integer")
+            && text.contains("-3"),
+        "{text}"
+    );
+
+    let line = format!(
+        r#"{{{}}}"#,
+        BASE.replace(r#""aep":"0.1""#, r#""aep":"0.2""#)
+    );
+    let error = Event::from_json(&line).expect_err("another version");
+    assert_eq!(error.pointer(), Some("/aep"));
+    let text = error.to_string();
+    assert!(
+        text.contains("`/aep`") && text.contains("`0.2`") && text.contains("`0.1`"),
+        "{text}"
+    );
+
+    // The reader reports the same error, with the line number.
+    let stream = format!("{line}\n");
+    let failure = aep_types::reader::EventReader::new(stream.as_bytes())
+        .next()
+        .expect("one line")
+        .expect_err("refused");
+    assert_eq!(failure.line(), 1);
+    assert_eq!(
+        failure.decode_error().and_then(|e| e.pointer()),
+        Some("/aep")
+    );
+}
+
+#[test]
+fn scoping_violations_say_the_rule_in_words() {
+    let mut event = Event::new(
+        "e1",
+        "control.cancel",
+        "2026-11-30T12:00:00Z",
+        "urn:a:b",
+        "t",
+    );
+    event.session = Some("s".into());
+    event.seq = Some(4);
+    let violations = event.validate().expect_err("a command with seq").0;
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(violations[0].pointer, "/seq");
+    assert_eq!(
+        violations[0].message,
+        "must be absent when `type` is one of control.attention.respond, control.cancel, \
+         control.pause, control.resume, x.*.control.* or attention.routed"
+    );
+}
+
+#[test]
+fn enums_take_a_json_string_and_nothing_else() {
+    // serde's externally tagged form of a unit variant, `{"value": null}`.
+    for (attribute, value) in [("severity", "error"), ("capture", "full"), ("aep", "0.1")] {
+        let base = BASE.replace(r#""aep":"0.1","#, "");
+        let line = format!(r#"{{{base},"aep":"0.1","{attribute}":{{"{value}":null}}}}"#)
+            .replace(r#""aep":"0.1","aep":"#, r#""aep":"#);
+        let error = Event::from_json(&line).expect_err(attribute);
+        assert_eq!(
+            error.pointer(),
+            Some(format!("/{attribute}").as_str()),
+            "{error}"
+        );
+        assert!(error.to_string().contains("invalid type: map"), "{error}");
+    }
+    let payloads = [
+        (
+            "attention.requested",
+            r#"{"kind":{"form":null},"prompt":"p"}"#,
+            "/data/kind",
+        ),
+        (
+            "attention.requested",
+            r#"{"kind":"form","prompt":"p","fields":[{"id":"a","label":"A","type":{"text":null}}]}"#,
+            "/data/fields/0/type",
+        ),
+        (
+            "attention.requested",
+            r#"{"kind":"permission","prompt":"p","respond_via":[{"control":null}]}"#,
+            "/data/respond_via/0",
+        ),
+        (
+            "control.rejected",
+            r#"{"reason":{"unsupported":null}}"#,
+            "/data/reason",
+        ),
+    ];
+    for (event_type, data, pointer) in payloads {
+        let data = aep_types::Data::from_json(data).expect("an object");
+        let error = Payload::from_data(event_type, Some(&data)).expect_err(pointer);
+        assert_eq!(error.pointer(), Some(pointer), "{error}");
+        assert!(error.to_string().contains("invalid type: map"), "{error}");
+    }
+    // What a plain string decodes to is written back as that string.
+    assert_eq!(
+        serde_json::to_string(&Severity::Error).unwrap(),
+        r#""error""#
+    );
+    assert_eq!(
+        serde_json::from_str::<NackReason>(r#""unsupported""#)
+            .expect("a plain string")
+            .as_str(),
+        "unsupported"
+    );
 }

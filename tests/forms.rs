@@ -232,7 +232,9 @@ fn as_event(payload: aep_types::AttentionRequested, capture: Capture) -> Event {
     event.session = Some("s1".into());
     event.seq = Some(4);
     event.capture = Some(capture);
-    event.set_payload(&Payload::AttentionRequested(payload));
+    event
+        .set_payload(&Payload::AttentionRequested(payload))
+        .expect("encodes");
     event.validate().expect("the mapped payload validates");
     event
 }
@@ -299,8 +301,10 @@ fn ask_user_question_answers_map_back() {
     assert_eq!(answers["Which checks should run?"], "test, fuzz");
 }
 
-fn elicitation() -> Value {
-    json!({
+/// `elicitation/create` params as text, properties deliberately out of
+/// name order (the mapping reads the order from the text).
+fn elicitation() -> &'static str {
+    r#"{
         "message": "Configure the deployment",
         "requestedSchema": {
             "type": "object",
@@ -314,12 +318,12 @@ fn elicitation() -> Value {
             },
             "required": ["service", "replicas"]
         }
-    })
+    }"#
 }
 
 #[test]
 fn an_elicitation_becomes_a_form_request() {
-    let request = mcp::request(&elicitation(), "claude-code", Capture::Redacted).expect("maps");
+    let request = mcp::request(elicitation(), "claude-code", Capture::Redacted).expect("maps");
     let event = as_event(request, Capture::Redacted);
     assert_eq!(
         serde_json::to_value(&event.data).expect("JSON"),
@@ -343,7 +347,7 @@ fn an_elicitation_becomes_a_form_request() {
 
 #[test]
 fn an_elicitation_at_metadata_keeps_no_model_text() {
-    let request = mcp::request(&elicitation(), "claude-code", Capture::Metadata).expect("maps");
+    let request = mcp::request(elicitation(), "claude-code", Capture::Metadata).expect("maps");
     as_event(request.clone(), Capture::Metadata);
     assert_eq!(request.prompt, "claude-code requests input (6 fields)");
     let fields = request.fields.expect("fields");
@@ -367,15 +371,18 @@ fn an_elicitation_at_metadata_keeps_no_model_text() {
 
 #[test]
 fn elicitation_answers_come_back_verbatim() {
-    let request = mcp::request(&elicitation(), "claude-code", Capture::Full).expect("maps");
+    let elicitation = mcp::map(elicitation(), "claude-code", Capture::Full).expect("maps");
+    let request = elicitation.request.clone();
     let answer = values(json!({"service": "api", "replicas": 3, "tier": "m", "canary": true}));
     assert_eq!(
         form::validate_values(request.fields.as_deref().unwrap_or_default(), &answer),
         Ok(())
     );
     assert_eq!(
-        mcp::result(&answer),
-        json!({"action": "accept", "content": {"service": "api", "replicas": 3, "tier": "m", "canary": true}})
+        elicitation.result(&answer),
+        Ok(
+            json!({"action": "accept", "content": {"service": "api", "replicas": 3, "tier": "m", "canary": true}})
+        )
     );
     let closed = values(json!({"service": "api", "replicas": 3, "zone": "c"}));
     let errors =
@@ -383,6 +390,22 @@ fn elicitation_answers_come_back_verbatim() {
     assert_eq!(
         rules(errors),
         [("zone".to_owned(), FormRule::NotAChoice("c".into()))]
+    );
+}
+
+#[test]
+fn an_integer_property_keeps_integer_ness() {
+    let elicitation = mcp::map(elicitation(), "claude-code", Capture::Full).expect("maps");
+    assert_eq!(elicitation.integers, ["replicas"]);
+    for whole in [json!(3), json!(3.0)] {
+        let answer = values(json!({"service": "api", "replicas": whole}));
+        assert_eq!(elicitation.validate_values(&answer), Ok(()), "{answer:?}");
+    }
+    let answer = values(json!({"service": "api", "replicas": 3.5, "ratio": 0.5}));
+    let errors = elicitation.result(&answer).expect_err("3.5 is no integer");
+    assert_eq!(
+        rules(errors),
+        [("replicas".to_owned(), FormRule::WrongType("an integer"))]
     );
 }
 
@@ -414,12 +437,12 @@ fn schemas_outside_the_flat_subset_name_the_property() {
     ];
     for (property, schema, message) in cases {
         let params = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {property: schema}}});
-        let error = mcp::request(&params, "a", Capture::Full).expect_err(property);
+        let error = mcp::request(&params.to_string(), "a", Capture::Full).expect_err(property);
         assert_eq!(error.property.as_deref(), Some(property));
         assert!(error.to_string().contains(message), "{error}");
     }
     let flat = mcp::request(
-        &json!({"message": "m", "requestedSchema": {"type": "array"}}),
+        r#"{"message": "m", "requestedSchema": {"type": "array"}}"#,
         "a",
         Capture::Full,
     );

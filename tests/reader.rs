@@ -38,7 +38,7 @@ fn bad_lines_are_reported_and_skipped() {
     assert_eq!(summary, [Ok(0), Err(4), Err(5), Ok(0)]);
     let message = results[1].as_ref().unwrap_err().to_string();
     assert!(
-        message.starts_with("line 4: missing field `id`"),
+        message.starts_with("line 4: invalid event: missing field `id` at column "),
         "{message}"
     );
 }

@@ -17,7 +17,7 @@
 use std::fmt;
 use std::io::{self, BufRead, Read};
 
-use crate::Event;
+use crate::{Error, Event};
 
 /// The default line limit: 4 MiB, far above any event an emitter sends
 /// (payload content is bounded by capture rules, not by the wire) and small
@@ -275,7 +275,7 @@ impl<R: BufRead> Iterator for EventReader<R> {
                     return Some(Err(error(line, LineErrorKind::TooLong { bytes, limit })));
                 }
                 Ok(Some((_, Line::Text(text)))) if text.iter().all(u8::is_ascii_whitespace) => {}
-                Ok(Some((line, Line::Text(text)))) => match serde_json::from_slice(text) {
+                Ok(Some((line, Line::Text(text)))) => match Event::from_slice(text) {
                     Ok(event) => return Some(Ok(event)),
                     Err(e) => match unsupported_version(text) {
                         Some(version) => {
@@ -308,7 +308,7 @@ pub struct LineError {
 
 #[derive(Debug)]
 enum LineErrorKind {
-    Decode(serde_json::Error),
+    Decode(Error),
     TooLong { bytes: u64, limit: usize },
     UnsupportedVersion(String),
     Io(io::Error),
@@ -318,6 +318,15 @@ impl LineError {
     /// The 1-based line number.
     pub fn line(&self) -> usize {
         self.line
+    }
+
+    /// The decoding error, when the line was read but is not an event
+    /// (it names the offending attribute by JSON Pointer).
+    pub fn decode_error(&self) -> Option<&Error> {
+        match &self.kind {
+            LineErrorKind::Decode(e) => Some(e),
+            _ => None,
+        }
     }
 
     /// Whether reading failed (which ends the stream), rather than

@@ -9,18 +9,20 @@
 //!   of pairs;
 //! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON
 //!   form: members in any order, numbers compared by value (`1`, `1.0` and
-//!   `1e0` are one number; `-0` is `0`). Two events under one key are
+//!   `1e0` are one number; `-0` is `0`), strings after unescaping. Two events under one key are
 //!   compared only with each other, so mistaking a different event for a
 //!   redelivery has probability about 2⁻⁶⁴ per repeat.
 //!
-//! A [`Seen`] set holds one `(Key, Canonical)` entry per distinct
+//! A [`SeenSet`] holds one `(Key, Canonical)` entry per distinct
 //! `(source, id)`: 24 bytes plus the hash table's control byte, at a load
-//! factor between 7/16 and 7/8, so 28 to 57 bytes per seen id.
+//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 58
+//! bytes per seen id.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
-use serde_json::Value;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A 128-bit name for a pair of strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,79 +51,151 @@ pub(crate) fn key(a: &str, b: &str) -> Key {
     Key(half(1), half(2))
 }
 
-/// The fingerprint of `value`'s canonical form.
-pub(crate) fn canonical(value: &Value) -> Canonical {
-    let mut h = DefaultHasher::new();
-    feed(value, &mut h);
-    h.finish()
+/// The fingerprint of the canonical form of a JSON text, or `None` when
+/// the text is not JSON (or nests deeper than serde_json's limit).
+///
+/// The hash is computed while parsing, bottom up: a scalar hashes its type
+/// and value, an array its items' hashes in order, an object its members'
+/// `(name hash, value hash)` pairs sorted, so member order does not matter
+/// and no tree is built.
+pub(crate) fn canonical_json(text: &str) -> Option<Canonical> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let hash = CanonicalSeed.deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(hash)
 }
 
-/// The fingerprint of an event's canonical form.
+/// The fingerprint of a value's canonical form.
+#[cfg(test)]
+pub(crate) fn canonical(value: &serde_json::Value) -> Canonical {
+    canonical_json(&value.to_string()).expect("a Value is JSON")
+}
+
+/// The fingerprint of an event's canonical form: the same as
+/// [`canonical_json`] of any JSON text the event decodes from. The envelope
+/// is hashed from its typed attributes; only `data` is parsed.
 pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
-    match serde_json::to_value(event) {
-        Ok(value) => canonical(&value),
-        // A value serde_json cannot hold (nesting beyond its limit in
-        // `data`): fall back to the exact text, which still tells a
-        // byte-identical redelivery from anything else.
-        Err(_) => {
-            let mut h = DefaultHasher::new();
-            0xffu8.hash(&mut h);
-            serde_json::to_string(event)
-                .unwrap_or_default()
-                .hash(&mut h);
-            h.finish()
+    use aep_types::ExtensionValue;
+
+    fn text(members: &mut Vec<(u64, u64)>, name: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            members.push((tagged(4, name), tagged(4, value)));
         }
+    }
+    fn integer(members: &mut Vec<(u64, u64)>, name: &str, value: Option<u64>) {
+        if let Some(value) = value {
+            members.push((tagged(4, name), tagged(2, &i128::from(value))));
+        }
+    }
+    let mut members = Vec::with_capacity(20);
+    text(&mut members, "aep", Some(event.aep.as_str()));
+    text(&mut members, "id", Some(&event.id));
+    text(&mut members, "type", Some(&event.type_));
+    text(&mut members, "subject", event.subject.as_deref());
+    text(&mut members, "time", Some(&event.time));
+    text(&mut members, "source", Some(&event.source));
+    text(&mut members, "agent", Some(&event.agent));
+    text(&mut members, "session", event.session.as_deref());
+    text(&mut members, "run", event.run.as_deref());
+    text(&mut members, "step", event.step.as_deref());
+    integer(&mut members, "seq", event.seq);
+    integer(&mut members, "epoch", event.epoch);
+    text(&mut members, "cause", event.cause.as_deref());
+    text(&mut members, "traceparent", event.traceparent.as_deref());
+    text(&mut members, "severity", event.severity.map(|s| s.as_str()));
+    text(&mut members, "capture", event.capture.map(|c| c.as_str()));
+    if let Some(data) = &event.data {
+        let hash = canonical_json(data.get()).unwrap_or_else(|| {
+            // Nesting beyond serde_json's limit: the exact text still tells
+            // a byte-identical redelivery from anything else.
+            tagged(0xff, data.get())
+        });
+        members.push((tagged(4, "data"), hash));
+    }
+    for (name, value) in &event.extensions {
+        let value = match value {
+            ExtensionValue::String(s) => tagged(4, s.as_str()),
+            ExtensionValue::Integer(i) => tagged(2, &i128::from(*i)),
+            ExtensionValue::Boolean(b) => tagged(1, b),
+        };
+        members.push((tagged(4, name.as_str()), value));
+    }
+    members.sort_unstable();
+    tagged(6, &members)
+}
+
+/// Hashes one JSON value while it is parsed.
+struct CanonicalSeed;
+
+impl<'de> DeserializeSeed<'de> for CanonicalSeed {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
+        deserializer.deserialize_any(CanonicalVisitor)
     }
 }
 
-fn feed(value: &Value, h: &mut DefaultHasher) {
-    match value {
-        Value::Null => 0u8.hash(h),
-        Value::Bool(b) => {
-            1u8.hash(h);
-            b.hash(h);
+struct CanonicalVisitor;
+
+fn tagged<T: Hash + ?Sized>(tag: u8, value: &T) -> u64 {
+    let mut h = DefaultHasher::new();
+    tag.hash(&mut h);
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// Integers exactly; floats by value, an integral float as the integer it
+/// equals (so `1`, `1.0` and `1e0` are one number, and `-0.0` is `0`).
+fn number(f: f64) -> u64 {
+    if f.fract() == 0.0 && f.abs() < 1.7e38 {
+        tagged(2, &(f as i128))
+    } else {
+        tagged(3, &f.to_bits())
+    }
+}
+
+impl<'de> Visitor<'de> for CanonicalVisitor {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<u64, E> {
+        Ok(tagged(0, &()))
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<u64, E> {
+        Ok(tagged(1, &b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<u64, E> {
+        Ok(tagged(2, &i128::from(i)))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<u64, E> {
+        Ok(tagged(2, &i128::from(u)))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<u64, E> {
+        Ok(number(f))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<u64, E> {
+        Ok(tagged(4, s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<u64, A::Error> {
+        let mut h = DefaultHasher::new();
+        5u8.hash(&mut h);
+        let mut n = 0usize;
+        while let Some(item) = items.next_element_seed(CanonicalSeed)? {
+            item.hash(&mut h);
+            n += 1;
         }
-        Value::Number(n) => {
-            // Integers exactly; floats by value, an integral float as the
-            // integer it equals.
-            if let Some(i) = n.as_i64() {
-                2u8.hash(h);
-                i128::from(i).hash(h);
-            } else if let Some(u) = n.as_u64() {
-                2u8.hash(h);
-                i128::from(u).hash(h);
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                if f.fract() == 0.0 && f.abs() < 1.7e38 {
-                    2u8.hash(h);
-                    (f as i128).hash(h);
-                } else {
-                    3u8.hash(h);
-                    f.to_bits().hash(h);
-                }
-            }
+        n.hash(&mut h);
+        Ok(h.finish())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let mut members: Vec<(u64, u64)> = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(name) = map.next_key_seed(CanonicalSeed)? {
+            members.push((name, map.next_value_seed(CanonicalSeed)?));
         }
-        Value::String(s) => {
-            4u8.hash(h);
-            s.hash(h);
-        }
-        Value::Array(items) => {
-            5u8.hash(h);
-            items.len().hash(h);
-            for item in items {
-                feed(item, h);
-            }
-        }
-        Value::Object(map) => {
-            6u8.hash(h);
-            map.len().hash(h);
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (name, member) in members {
-                name.hash(h);
-                feed(member, h);
-            }
-        }
+        members.sort_unstable();
+        Ok(tagged(6, &members))
     }
 }
 
@@ -184,7 +258,7 @@ impl SeenSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn member_order_does_not_matter() {
@@ -227,6 +301,37 @@ mod tests {
             for b in &values[i + 1..] {
                 assert_ne!(canonical(a), canonical(b), "{a} vs {b}");
             }
+        }
+    }
+
+    #[test]
+    fn text_and_events_agree_and_escapes_do_not_matter() {
+        let a = r#"{"aep":"0.1","id":"e\u0031","type":"agent.heartbeat","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","data":{"x":[1.0,{"b":2,"a":1}]}}"#;
+        let b = r#"{"data":{"x":[1,{"a":1,"b":2}]},"agent":"a","source":"urn:a","time":"2026-12-01T10:00:00Z","type":"agent.heartbeat","id":"e1","aep":"0.1"}"#;
+        let event = aep_types::Event::from_json(a).unwrap();
+        assert_eq!(canonical_json(a), canonical_json(b));
+        assert_eq!(canonical_json(a), Some(canonical_event(&event)));
+        assert_eq!(canonical_json("{"), None);
+        assert_eq!(canonical_json("{} {}"), None);
+    }
+
+    #[test]
+    fn a_seen_id_costs_24_bytes_before_table_overhead() {
+        assert_eq!(std::mem::size_of::<(Key, Canonical)>(), 24);
+        assert_eq!(std::mem::size_of::<(Key, ())>(), 16);
+    }
+
+    #[test]
+    fn every_envelope_attribute_hashes_as_its_json() {
+        let line = r#"{"aep":"0.1","id":"e","type":"tool.requested","subject":"Bash","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","run":"r","step":"p","seq":3,"epoch":2,"cause":"c","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","severity":"warning","capture":"full","region":"eu","retries":-2,"sampled":true,"data":{"tool":{"name":"Bash"}}}"#;
+        let event = aep_types::Event::from_json(line).unwrap();
+        assert_eq!(canonical_json(line), Some(canonical_event(&event)));
+        // And each attribute counts: dropping any one changes the hash.
+        let value: Value = serde_json::from_str(line).unwrap();
+        for name in value.as_object().unwrap().keys() {
+            let mut less = value.clone();
+            less.as_object_mut().unwrap().remove(name);
+            assert_ne!(canonical(&less), canonical(&value), "{name}");
         }
     }
 

@@ -21,3 +21,7 @@ pub use aep_types::*;
 mod fingerprint;
 pub mod projection;
 pub mod stream;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

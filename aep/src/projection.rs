@@ -32,8 +32,8 @@
 //! [`Projection`] folds in arrival order; [`project`] first repairs the
 //! order of a complete capture (see there). Sessions and runs are state the
 //! projection keeps; events are not kept, only a fingerprint per seen
-//! `(source, id)` (16-byte key and 8-byte fingerprint, under 60 bytes per
-//! id with the table's overhead).
+//! `(source, id)` (a 16-byte key and an 8-byte fingerprint, 29 to 58 bytes
+//! per id with the hash table's overhead).
 //!
 //! ```
 //! use aep::projection::project;
@@ -82,8 +82,8 @@ pub struct Projection {
     seen: SeenSet,
     sessions: KeyMap<Session>,
     violations: Vec<Violation>,
-    /// The position a regression recorded last went back from.
-    regressed_from: Option<Position>,
+    /// The position the last event with `seq` moved its session from.
+    previous_position: Option<Position>,
 }
 
 /// One session's mutable state.
@@ -245,8 +245,8 @@ impl Projection {
         // Position: the last `(epoch ?? 0, seq)`, whatever its order.
         if let Some(seq) = event.seq {
             let epoch = event.epoch.unwrap_or(0);
+            self.previous_position = s.position;
             if let Some(last) = s.position {
-                self.regressed_from = Some(last);
                 let (source, session) = here();
                 let id = event.id.clone();
                 if epoch < last.epoch {
@@ -273,10 +273,19 @@ impl Projection {
         self.violations.drain(..)
     }
 
-    /// The position the last `epoch-regression` or `seq-regression` went
-    /// back from.
-    pub(crate) fn regressed_from(&self) -> Option<Position> {
-        self.regressed_from
+    /// The ids of the attention requests pending in a session, in fold
+    /// order.
+    pub(crate) fn pending_ids(&self, source: &str, session: &str) -> Vec<&str> {
+        self.sessions
+            .get(&fingerprint::key(source, session))
+            .map(|s| s.pending.iter().map(|p| p.id.as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The session's position before the last event with `seq` moved it:
+    /// what an `epoch-regression` or `seq-regression` went back from.
+    pub(crate) fn previous_position(&self) -> Option<Position> {
+        self.previous_position
     }
 
     /// The projected state so far: sessions sorted by `(source, session)`,

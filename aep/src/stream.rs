@@ -30,14 +30,17 @@
 //! # What each check reads
 //!
 //! Per line: the line must be UTF-8 and JSON, then decode as an
-//! [`Event`](aep_types::Event) (`envelope` otherwise), then pass
-//! `Event::validate` (violations under `/data` are `payload`, the others
-//! `envelope`). A type without registry entry is `unregistered-type` when its
+//! [`Event`] (`envelope` otherwise), then pass
+//! [`Event::validate_schema`](aep_types::Event::validate_schema)
+//! (violations under `/data` are `payload`, the others `envelope`) and
+//! [`Event::validate_capture`](aep_types::Event::validate_capture)
+//! (`capture`). A type without registry entry is `unregistered-type` when its
 //! first segment is a core category.
 //!
 //! The stream rules are those of the [state projection](crate::projection),
-//! folded in file order: dedupe on `(source, id)` comes first, and an event
-//! already seen is reported once as `duplicate` and checked no further.
+//! folded in file order. Dedupe on `(source, id)` comes first: each
+//! redelivery of an event is one `duplicate` finding and is checked no
+//! further; an `id-collision` is checked as an event, but folds no state.
 //! `id-collision`, `seq-regression`, `epoch-regression`,
 //! `run-terminal-exclusivity`, `session-terminal-exclusivity` and
 //! `ended-with-pending-attention` mean what the projection's violations of
@@ -65,12 +68,12 @@
 //! No event is kept. Per stream the validator holds:
 //!
 //! - per seen `(source, id)`: a 128-bit key and a 64-bit fingerprint of the
-//!   event's canonical JSON form, 24 bytes plus hash-table overhead, **28 to
-//!   57 bytes per seen id** (depending on how full the table is);
+//!   event's canonical JSON form, 24 bytes plus hash-table overhead, **29 to
+//!   58 bytes per seen id** (depending on how full the table is);
 //! - per `(source, session)`: the projection's state (agent, start and end
 //!   times, position, the runs with their times, the pending attention
 //!   requests);
-//! - per acknowledged `(source, cause)`: a 128-bit key, 17 to 37 bytes;
+//! - per acknowledged `(source, cause)`: a 128-bit key, 20 to 39 bytes;
 //! - per pending form request: its fields' ids, types and choice ids;
 //! - one line buffer, at most [`Options::max_line_bytes`] plus 2 bytes.
 //!
@@ -78,6 +81,7 @@
 //! probability about 2⁻⁶⁴ per repeated id.
 
 mod forms;
+mod rule;
 
 use std::io::BufRead;
 
@@ -89,165 +93,7 @@ use aep_types::{Category, Event, Status};
 use crate::fingerprint::{self, KeyMap};
 use crate::projection::{Folded, Projection, Violation};
 use forms::{Forms, Problem};
-
-/// A rule the validator checks; each finding names one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rule {
-    /// The line is blank, not UTF-8 or not JSON.
-    Json,
-    /// The envelope breaks its schema.
-    Envelope,
-    /// The payload breaks its type's schema.
-    Payload,
-    /// A core-category type the registry does not list.
-    UnregisteredType,
-    /// A type the registry lists as reserved (a warning).
-    ReservedType,
-    /// Content above the event's declared capture level.
-    Capture,
-    /// One `(source, id)` names two different events.
-    IdCollision,
-    /// An identical redelivery of an event (a warning).
-    Duplicate,
-    /// A `seq` that does not advance within an epoch.
-    SeqRegression,
-    /// An `epoch` that goes back.
-    EpochRegression,
-    /// A second terminal for one run.
-    RunTerminalExclusivity,
-    /// A second `session.ended`.
-    SessionTerminalExclusivity,
-    /// `session.ended` while attention requests are pending.
-    EndedWithPendingAttention,
-    /// A form answer that does not fit the request it answers.
-    FormValues,
-    /// Two different acknowledgements of one command.
-    AckExclusivity,
-    /// Lines of an unsupported major protocol version (a warning).
-    UnsupportedVersion,
-    /// A line longer than the limit.
-    LineTooLong,
-}
-
-impl Rule {
-    /// Every rule, in documentation order.
-    pub const ALL: &'static [Rule] = &[
-        Rule::Json,
-        Rule::Envelope,
-        Rule::Payload,
-        Rule::UnregisteredType,
-        Rule::ReservedType,
-        Rule::Capture,
-        Rule::IdCollision,
-        Rule::Duplicate,
-        Rule::SeqRegression,
-        Rule::EpochRegression,
-        Rule::RunTerminalExclusivity,
-        Rule::SessionTerminalExclusivity,
-        Rule::EndedWithPendingAttention,
-        Rule::FormValues,
-        Rule::AckExclusivity,
-        Rule::UnsupportedVersion,
-        Rule::LineTooLong,
-    ];
-
-    /// The rule's kebab-case name, as findings print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::Json => "json",
-            Rule::Envelope => "envelope",
-            Rule::Payload => "payload",
-            Rule::UnregisteredType => "unregistered-type",
-            Rule::ReservedType => "reserved-type",
-            Rule::Capture => "capture",
-            Rule::IdCollision => "id-collision",
-            Rule::Duplicate => "duplicate",
-            Rule::SeqRegression => "seq-regression",
-            Rule::EpochRegression => "epoch-regression",
-            Rule::RunTerminalExclusivity => "run-terminal-exclusivity",
-            Rule::SessionTerminalExclusivity => "session-terminal-exclusivity",
-            Rule::EndedWithPendingAttention => "ended-with-pending-attention",
-            Rule::FormValues => "form-values",
-            Rule::AckExclusivity => "ack-exclusivity",
-            Rule::UnsupportedVersion => "unsupported-version",
-            Rule::LineTooLong => "line-too-long",
-        }
-    }
-
-    /// The rule named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Rule> {
-        Rule::ALL.iter().copied().find(|r| r.name() == name)
-    }
-
-    /// How serious a finding of this rule is.
-    pub fn severity(self) -> Level {
-        match self {
-            Rule::ReservedType | Rule::Duplicate | Rule::UnsupportedVersion => Level::Warning,
-            _ => Level::Error,
-        }
-    }
-
-    /// One line saying what the rule reports.
-    pub fn description(self) -> &'static str {
-        match self {
-            Rule::Json => "a line that is blank, not UTF-8 or not JSON",
-            Rule::Envelope => "an envelope that breaks the envelope schema: a missing or mistyped attribute, a constraint, a scoping rule",
-            Rule::Payload => "a `data` that breaks its type's payload schema",
-            Rule::UnregisteredType => "a type in a core category that the registry does not list (vendor `x.*` types are fine)",
-            Rule::ReservedType => "a type the registry lists as reserved for future use",
-            Rule::Capture => "a `data` member above the event's capture level, or at capture `metadata` free text in a form answer",
-            Rule::IdCollision => "a `(source, id)` already used by a different event (the second is ignored)",
-            Rule::Duplicate => "an identical redelivery of an event (legal at-least-once delivery, ignored)",
-            Rule::SeqRegression => "a `seq` that does not advance within its session's epoch",
-            Rule::EpochRegression => "an `epoch` lower than the session's last",
-            Rule::RunTerminalExclusivity => "a second terminal (`run.finished`, `run.failed`, `run.cancelled`) for one run",
-            Rule::SessionTerminalExclusivity => "a second `session.ended` for one session",
-            Rule::EndedWithPendingAttention => "`session.ended` while attention requests are unresolved",
-            Rule::FormValues => "a form answer with a non-choice string for a select field without `other: true`",
-            Rule::AckExclusivity => "a second, different acknowledgement of one command from one source",
-            Rule::UnsupportedVersion => "lines of an unsupported major `aep` version, skipped (reported once)",
-            Rule::LineTooLong => "a line over the line limit, skipped unread",
-        }
-    }
-}
-
-impl std::fmt::Display for Rule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Serialize for Rule {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
-/// The severity of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// The stream is not conformant.
-    Error,
-    /// Legal, but worth a look.
-    Warning,
-}
-
-impl Level {
-    /// `error` or `warning`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Error => "error",
-            Level::Warning => "warning",
-        }
-    }
-}
-
-impl std::fmt::Display for Level {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use rule::{Level, Rule};
 
 /// One thing the validator found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -363,28 +209,57 @@ impl Validator {
 
     fn check(&mut self, line: u64, bytes: &[u8], findings: &mut Vec<Finding>) {
         self.summary.lines += 1;
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        let mut report = |rule: Rule, message: String, id: Option<&str>| {
-            findings.push(Finding {
-                line,
-                rule,
-                level: rule.severity(),
-                message,
-                id: id.map(str::to_owned),
-            })
+        let mut out = Out { line, findings };
+        let Some(event) = self.decode(bytes, &mut out) else {
+            return;
         };
-        if bytes.len() > self.options.max_line_bytes {
-            let limit = self.options.max_line_bytes;
+        self.summary.events += 1;
+
+        // Dedupe first: a redelivery is one finding and checked no further.
+        let folded = self.projection.fold(&event);
+        let id = Some(event.id.as_str());
+        if folded == Folded::Duplicate {
             let message = format!(
-                "the line is {} bytes, over the line limit of {limit} bytes; skipped unread",
-                bytes.len()
+                "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
+                event.id, event.source
             );
-            return report(Rule::LineTooLong, message, None);
+            return out.report(Rule::Duplicate, message, id);
+        }
+        check_event(&event, &mut out);
+        // The stream rules read only the events the stream keeps.
+        if folded == Folded::New {
+            self.check_form_answer(&event, &mut out);
+        }
+        let previous = self.projection.previous_position();
+        let violations: Vec<Violation> = self.projection.take_violations().collect();
+        for violation in violations {
+            let (rule, message) = describe(&violation, &event, &self.projection, previous);
+            out.report(rule, message, id);
+        }
+        if folded == Folded::New {
+            self.check_ack(&event, &mut out);
+        }
+    }
+
+    /// The line as an event, or its finding: not UTF-8, blank, not JSON,
+    /// not an event; a line of an unsupported version is counted (and
+    /// reported the first time).
+    fn decode(&mut self, bytes: &[u8], out: &mut Out<'_>) -> Option<Event> {
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.len() > self.options.max_line_bytes {
+            let message = format!(
+                "the line is {} bytes, over the line limit of {} bytes; skipped unread",
+                bytes.len(),
+                self.options.max_line_bytes
+            );
+            out.report(Rule::LineTooLong, message, None);
+            return None;
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             let message =
                 "blank line: JSONL carries one event per line and no blank lines (AEP-0003 §3.1)";
-            return report(Rule::Json, message.to_owned(), None);
+            out.report(Rule::Json, message.to_owned(), None);
+            return None;
         }
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => text,
@@ -393,83 +268,36 @@ impl Validator {
                     "not UTF-8: invalid byte at column {} (JSONL is UTF-8, AEP-0003 §3.1)",
                     e.valid_up_to() + 1
                 );
-                return report(Rule::Json, message, None);
+                out.report(Rule::Json, message, None);
+                return None;
             }
         };
-        let event: Event = match serde_json::from_str(text) {
-            Ok(event) => event,
-            Err(error) => {
-                if let Some(version) = unsupported_version(bytes) {
-                    self.summary.skipped += 1;
-                    if self.summary.skipped == 1 {
-                        let message = format!(
-                            "`aep` is \"{version}\", an unsupported major version: this line and \
-                             every later line of an unsupported version are skipped \
-                             (AEP-0003 §3.1); the summary counts them"
-                        );
-                        report(Rule::UnsupportedVersion, message, probe_id(text).as_deref());
-                    }
-                    return;
-                }
-                if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-                    return report(Rule::Json, format!("not JSON: {error}"), None);
-                }
-                let message = format!("not an AEP 0.1 event: {error}");
-                return report(Rule::Envelope, message, probe_id(text).as_deref());
-            }
+        let error = match Event::from_json(text) {
+            Ok(event) => return Some(event),
+            Err(error) => error,
         };
-        self.summary.events += 1;
-        let id = Some(event.id.as_str());
-
-        // Dedupe first: a redelivery is reported once and checked no further.
-        let folded = self.projection.fold(&event);
-        if folded == Folded::Duplicate {
-            let message = format!(
-                "a redelivery of event `{}` from `{}` (identical to its first delivery); ignored",
-                event.id, event.source
-            );
-            return report(Rule::Duplicate, message, id);
-        }
-
-        // The event alone.
-        if let Err(violations) = event.validate() {
-            for v in violations.0 {
-                let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
-                    Rule::Payload
-                } else {
-                    Rule::Envelope
-                };
-                report(rule, v.to_string(), id);
-            }
-        }
-        match event.registered_type() {
-            Some(registered) if registered.status() == Status::Reserved => {
+        if let Some(version) = unsupported_version(bytes) {
+            self.summary.skipped += 1;
+            if self.summary.skipped == 1 {
                 let message = format!(
-                    "type `{}` is reserved in the registry: {}",
-                    event.type_,
-                    registered.summary()
+                    "`aep` is \"{version}\", an unsupported major version: this line and every \
+                     later line of an unsupported version are skipped (AEP-0003 §3.1); the \
+                     summary counts them"
                 );
-                report(Rule::ReservedType, message, id);
+                out.report(Rule::UnsupportedVersion, message, probe_id(text).as_deref());
             }
-            Some(_) => {}
-            None => match Category::of(&event.type_) {
-                Some(Category::X) | None => {}
-                Some(category) => {
-                    let message = format!(
-                        "type `{}` is in the core category `{}` but the registry does not list it; \
-                         unregistered types belong under `x.<vendor>.`",
-                        event.type_,
-                        category.as_str()
-                    );
-                    report(Rule::UnregisteredType, message, id);
-                }
-            },
+        } else if let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            out.report(Rule::Json, format!("not JSON: {}", in_line(&syntax)), None);
+        } else {
+            out.report(Rule::Envelope, error.to_string(), probe_id(text).as_deref());
         }
-        // Capture: the schema levels, then the AEP-0006 values rule (which,
-        // like the stream rules, reads only events the stream keeps).
-        if folded == Folded::New {
-            self.forms.check(&event, &mut self.problems);
-        }
+        None
+    }
+
+    /// `form-values`, and the AEP-0006 part of `capture`.
+    fn check_form_answer(&mut self, event: &Event, out: &mut Out<'_>) {
+        self.forms.check(event, &mut self.problems);
+        let id = Some(event.id.as_str());
         for problem in self.problems.drain(..) {
             let (rule, message) = match problem {
                 Problem::NotAChoice { field, value } => (
@@ -493,36 +321,32 @@ impl Validator {
                     ),
                 ),
             };
-            report(rule, message, id);
+            out.report(rule, message, id);
         }
+    }
 
-        // The stream rules.
-        let regressed_from = self.projection.regressed_from();
-        for violation in self.projection.take_violations() {
-            let (rule, message) = describe(&violation, &event, regressed_from);
-            report(rule, message, id);
+    /// `ack-exclusivity`: one decision per command and target.
+    fn check_ack(&mut self, event: &Event, out: &mut Out<'_>) {
+        if !matches!(
+            event.type_.as_str(),
+            "control.accepted" | "control.rejected"
+        ) {
+            return;
         }
-        if folded == Folded::New
-            && matches!(
-                event.type_.as_str(),
-                "control.accepted" | "control.rejected"
-            )
-        {
-            if let Some(cause) = &event.cause {
-                let first = self
-                    .acks
-                    .insert(fingerprint::key(&event.source, cause), ())
-                    .is_none();
-                if !first {
-                    let message = format!(
-                        "a second acknowledgement of command `{cause}` from `{}`: a target makes one \
-                         ack decision per command and re-sends only that ack, byte-identical \
-                         (AEP-0004 §3)",
-                        event.source
-                    );
-                    report(Rule::AckExclusivity, message, id);
-                }
-            }
+        let Some(cause) = &event.cause else {
+            return;
+        };
+        let first = self
+            .acks
+            .insert(fingerprint::key(&event.source, cause), ())
+            .is_none();
+        if !first {
+            let message = format!(
+                "a second acknowledgement of command `{cause}` from `{}`: a target makes one ack \
+                 decision per command and re-sends only that ack, byte-identical (AEP-0004 §3)",
+                event.source
+            );
+            out.report(Rule::AckExclusivity, message, Some(&event.id));
         }
     }
 
@@ -534,15 +358,85 @@ impl Validator {
     }
 }
 
+/// Where one line's findings go.
+struct Out<'a> {
+    line: u64,
+    findings: &'a mut Vec<Finding>,
+}
+
+impl Out<'_> {
+    fn report(&mut self, rule: Rule, message: String, id: Option<&str>) {
+        self.findings.push(Finding {
+            line: self.line,
+            rule,
+            level: rule.severity(),
+            message,
+            id: id.map(str::to_owned),
+        });
+    }
+}
+
+/// The checks of the event alone: envelope and payload schemas, the type
+/// registry, capture levels.
+fn check_event(event: &Event, out: &mut Out<'_>) {
+    let id = Some(event.id.as_str());
+    // One check decoding the payload once; only when it fails, the schema
+    // and capture checks apart, to tell their rules apart.
+    let failed = event.validate().is_err();
+    if failed {
+        if let Err(violations) = event.validate_schema() {
+            for v in violations.0 {
+                let rule = if v.pointer == "/data" || v.pointer.starts_with("/data/") {
+                    Rule::Payload
+                } else {
+                    Rule::Envelope
+                };
+                out.report(rule, violation_message(&v), id);
+            }
+        }
+    }
+    match event.registered_type() {
+        Some(registered) if registered.status() == Status::Reserved => {
+            let message = format!(
+                "type `{}` is reserved in the registry: {}",
+                event.type_,
+                registered.summary()
+            );
+            out.report(Rule::ReservedType, message, id);
+        }
+        Some(_) => {}
+        None => match Category::of(&event.type_) {
+            Some(Category::X) | None => {}
+            Some(category) => {
+                let message = format!(
+                    "type `{}` is in the core category `{}` but the registry does not list it; \
+                     unregistered types belong under `x.<vendor>.`",
+                    event.type_,
+                    category.as_str()
+                );
+                out.report(Rule::UnregisteredType, message, id);
+            }
+        },
+    }
+    if failed {
+        if let Err(violations) = event.validate_capture() {
+            for v in violations.0 {
+                out.report(Rule::Capture, violation_message(&v), id);
+            }
+        }
+    }
+}
+
 /// The rule and message of a projection violation found on `event`.
 fn describe(
     violation: &Violation,
     event: &Event,
-    regressed_from: Option<crate::projection::Position>,
+    projection: &Projection,
+    previous: Option<crate::projection::Position>,
 ) -> (Rule, String) {
     let session = event.session.as_deref().unwrap_or_default();
     let source = &event.source;
-    let (last_epoch, last_seq) = regressed_from.map_or((0, 0), |p| (p.epoch, p.seq));
+    let (last_epoch, last_seq) = previous.map_or((0, 0), |p| (p.epoch, p.seq));
     match violation {
         Violation::IdCollision { source, id } => (
             Rule::IdCollision,
@@ -585,10 +479,32 @@ fn describe(
         Violation::EndedWithPendingAttention { pending, .. } => (
             Rule::EndedWithPendingAttention,
             format!(
-                "session `{session}` ends with {pending} attention request(s) unresolved; close each \
-                 with `attention.resolved` or `attention.timeout` first (AEP-0002 §7)"
+                "session `{session}` ends with {pending} attention request(s) unresolved (`{}`); \
+                 close each with `attention.resolved` or `attention.timeout` first (AEP-0002 §7)",
+                projection.pending_ids(source, session).join("`, `")
             ),
         ),
+    }
+}
+
+/// A violation as `pointer: message`, or just the message where it names
+/// the pointer itself (a payload that does not decode).
+fn violation_message(v: &aep_types::Violation) -> String {
+    if v.message.contains(&format!("at `{}`", v.pointer)) {
+        v.message.clone()
+    } else {
+        v.to_string()
+    }
+}
+
+/// A serde_json error placed by column: the line is the stream's line, so
+/// its ` at line 1 column N` would mislead.
+fn in_line(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let place = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&place) {
+        Some(message) if error.line() == 1 => format!("{message} (column {})", error.column()),
+        _ => text,
     }
 }
 

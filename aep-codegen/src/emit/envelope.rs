@@ -156,6 +156,19 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                 }
             }
 
+            /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+            /// a failure names the offending attribute by its JSON Pointer
+            /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+            /// payload error does.
+            pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+                super::runtime::decode_event(text.as_bytes())
+            }
+
+            /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+            pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+                super::runtime::decode_event(bytes)
+            }
+
             /// The typed payload chosen by the event's type. A type without
             /// a payload schema (reserved, vendor `x.*`, or unknown) gives
             /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
@@ -234,9 +247,18 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                 }
             }
 
-            /// Sets `data` to the payload's JSON object.
-            pub fn set_payload(&mut self, payload: &super::payload::Payload) {
-                self.#data_field = Some(payload.to_data());
+            /// Sets `data` to the payload's JSON object and `type` to the
+            /// payload's event type, so the two always agree; untyped data
+            /// keeps the event's type. Fails as
+            /// [`Payload::to_data`](super::payload::Payload::to_data) does,
+            /// leaving the event unchanged.
+            pub fn set_payload(&mut self, payload: &super::payload::Payload) -> Result<(), serde_json::Error> {
+                let data = payload.to_data()?;
+                if let Some(event_type) = payload.event_type() {
+                    event_type.clone_into(&mut self.#type_field);
+                }
+                self.#data_field = Some(data);
+                Ok(())
             }
 
             #(#defaults)*

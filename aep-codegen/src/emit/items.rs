@@ -59,6 +59,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
     let catch_ty = &catch_all.ty;
     let catch_doc = catch_all.doc;
     let deserialize = deserialize(s, catch_all);
+    let serialize = serialize(s, catch_all);
     let validate_into = rules::validate_into(cx, s);
     // The envelope's own `validate` also checks the payload.
     let validate = catch_all.captured.then(rules::validate);
@@ -70,11 +71,10 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
         .then(|| rules::capture_into(cx, s, catch_all.field));
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[derive(Debug, Clone, PartialEq)]
         pub struct #name {
             #(#fields)*
             #[doc = #catch_doc]
-            #[serde(flatten)]
             pub #catch_field: #catch_ty,
         }
 
@@ -85,6 +85,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
             #capture_into
         }
 
+        #serialize
         #deserialize
     }
 }
@@ -106,24 +107,56 @@ fn origin(origin: &str) -> String {
 fn field(f: &Field, captured: bool) -> TokenStream {
     let ident = ident(&f.ident);
     let mut rust_ty = ty(&f.ty);
-    let mut serde = Vec::new();
-    if f.ident != f.json {
-        let json = &f.json;
-        serde.push(quote!(rename = #json));
-    }
     if !f.required {
         rust_ty = quote!(Option<#rust_ty>);
-        serde.push(quote!(skip_serializing_if = "Option::is_none"));
     }
-    if holds_numbers(&f.ty) {
-        serde.push(quote!(serialize_with = "super::runtime::numbers"));
-    }
-    let serde = (!serde.is_empty()).then(|| quote!(#[serde(#(#serde),*)]));
     let doc = docs(&field_doc(f, captured));
     quote! {
         #doc
-        #serde
         pub #ident: #rust_ty,
+    }
+}
+
+/// A `Serialize` impl that writes each present member once, numbers
+/// through `Numbers` (integral ones as integers, non-finite ones refused),
+/// and refuses a catch-all entry that a field owns, so what is written can
+/// always be read back. Errors name the member by its JSON Pointer.
+fn serialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
+    let name = ident(&s.name);
+    let entries = s.fields.iter().map(|f| {
+        let ident = ident(&f.ident);
+        let json = &f.json;
+        let value = if holds_numbers(&f.ty) {
+            quote!(&super::runtime::AsNumbers(value))
+        } else {
+            quote!(value)
+        };
+        let entry = quote!(super::runtime::entry(&mut map, #json, #value)?;);
+        if f.required {
+            quote!({ let value = &self.#ident; #entry })
+        } else {
+            quote!(if let Some(value) = &self.#ident { #entry })
+        }
+    });
+    let jsons = s.fields.iter().map(|f| f.json.as_str());
+    let catch_field = ident(catch_all.field);
+    // Extension names are checked when made; free-form members are not.
+    let unclaimed = catch_all.captured.then(|| {
+        quote!(super::runtime::unclaimed::<S::Error>(self.#catch_field.keys(), &[#(#jsons),*])?;)
+    });
+    quote! {
+        impl serde::Serialize for #name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                #unclaimed
+                let mut map = serializer.serialize_map(None)?;
+                #(#entries)*
+                for (key, value) in &self.#catch_field {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
     }
 }
 
@@ -203,6 +236,14 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
             quote!(#ident: #slot)
         }
     });
+    // Integers are read through a wrapper that says in words what it expects.
+    let fills = s.fields.iter().map(|f| match &f.ty {
+        Ty::Integer(rules) if rules.unsigned() => {
+            quote!(super::runtime::fill_as::<super::runtime::Unsigned, _, _>)
+        }
+        Ty::Integer(_) => quote!(super::runtime::fill_as::<super::runtime::Integer, _, _>),
+        _ => quote!(super::runtime::fill),
+    });
     let catch_field = ident(catch_all.field);
     let catch_ty = &catch_all.ty;
     let keep = &catch_all.keep;
@@ -211,7 +252,7 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
     } else {
         quote! {
             match key.as_str() {
-                #(#jsons => super::runtime::fill(&mut #slots, &mut map, #jsons)?,)*
+                #(#jsons => #fills(&mut #slots, &mut map, #jsons)?,)*
                 _ => #keep(&mut #catch_field, key, &mut map)?,
             }
         }
@@ -254,13 +295,25 @@ pub fn enumeration(e: &Enum) -> TokenStream {
     let expected = format!("`{}` value", e.name);
     quote! {
         #doc
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum #name {
             #(
                 #[doc = #variant_docs]
-                #[serde(rename = #values)]
                 #variants,
             )*
+        }
+
+        impl serde::Serialize for #name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        // A JSON string and nothing else (not serde's `{"value": null}` form).
+        impl<'de> serde::Deserialize<'de> for #name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                super::runtime::enum_value(deserializer, &[#(#values),*], |s| s.parse().ok())
+            }
         }
 
         impl #name {

@@ -42,8 +42,11 @@ pub fn module(ir: &Ir) -> TokenStream {
                 #variants(#paths),
             )*
             /// The data of a type without a payload schema (reserved,
-            /// vendor `x.*`, or not registered), as it is.
-            Untyped(super::runtime::Object),
+            /// vendor `x.*`, or not registered), as it is: the exact JSON
+            /// text, whatever numbers or nesting it holds
+            /// ([`Data::to_object`](super::runtime::Data::to_object) reads it
+            /// as a free-form object).
+            Untyped(super::runtime::Data),
         }
 
         impl Payload {
@@ -52,7 +55,10 @@ pub fn module(ir: &Ir) -> TokenStream {
                 let text = data.map_or("{}", super::runtime::Data::get);
                 Ok(match event_type {
                     #(#types => Payload::#variants(super::runtime::decode(event_type, text)?),)*
-                    _ => Payload::Untyped(super::runtime::decode(event_type, text)?),
+                    _ => Payload::Untyped(match data {
+                        Some(data) => data.clone(),
+                        None => super::runtime::Data::empty(),
+                    }),
                 })
             }
 
@@ -98,9 +104,12 @@ pub fn module(ir: &Ir) -> TokenStream {
                 }
             }
 
-            /// The payload as an event's `data`.
-            pub fn to_data(&self) -> super::runtime::Data {
-                super::runtime::Data::from_serialize(self).expect("a payload serialises to a JSON object")
+            /// The payload as an event's `data`. Fails, naming the member by
+            /// its JSON Pointer, where writing would give what no reader
+            /// accepts: a non-finite number, or an `extra` entry named like
+            /// a member the schema describes.
+            pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
+                super::runtime::Data::from_serialize(self)
             }
         }
 

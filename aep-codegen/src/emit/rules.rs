@@ -230,7 +230,10 @@ pub fn describe_predicate(rule: &Conditional) -> String {
         .iter()
         .map(|(member, test)| match test {
             Test::Const(c) => format!("`{member}` is \"{c}\""),
-            Test::Pattern(p) => format!("`{member}` matches `{p}`"),
+            Test::Pattern(p) => match pattern_in_words(p) {
+                Some(words) => format!("`{member}` {words}"),
+                None => format!("`{member}` matches `{p}`"),
+            },
         })
         .collect();
     let tested = |m: &String| rule.when.tests.iter().any(|(t, _)| t == m);
@@ -259,6 +262,62 @@ fn by_level<'s>(cx: &Context<'_>, s: &'s Struct) -> Vec<(TokenStream, Vec<&'s Fi
             (!fields.is_empty() || unknown).then(|| (cx.capture(value), fields, unknown))
         })
         .collect()
+}
+
+/// A pattern of the simple kinds rules use, in words: `^lit` is "starts
+/// with `lit`", `^(a|b)$` is "is a or b"; a character class or `.` with
+/// `+` or `*` reads as `*`. `None` for anything else.
+fn pattern_in_words(pattern: &str) -> Option<String> {
+    let body = pattern.strip_prefix('^')?;
+    match body.strip_suffix('$') {
+        Some(whole) => {
+            let inner = whole
+                .strip_prefix('(')
+                .and_then(|w| w.strip_suffix(')'))
+                .unwrap_or(whole);
+            let alternatives = inner
+                .split('|')
+                .map(literal_in_words)
+                .collect::<Option<Vec<_>>>()?;
+            Some(match alternatives.split_last()? {
+                (last, []) => format!("is `{last}`"),
+                (last, rest) => format!("is one of {} or {last}", rest.join(", ")),
+            })
+        }
+        None => Some(format!("starts with `{}`", literal_in_words(body)?)),
+    }
+}
+
+/// A regular expression made of literal characters, escapes and
+/// repeated classes (read as `*`), in words; `None` for anything else.
+fn literal_in_words(regex: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = regex.chars().peekable();
+    while let Some(c) = chars.next() {
+        let repeated = match c {
+            '\\' => {
+                let escaped = chars.next().filter(|e| e.is_ascii_punctuation())?;
+                out.push(escaped);
+                continue;
+            }
+            '[' => {
+                chars.by_ref().find(|&c| c == ']')?;
+                true
+            }
+            '.' => true,
+            c if c.is_alphanumeric() || "_-:/@".contains(c) => {
+                out.push(c);
+                continue;
+            }
+            _ => return None,
+        };
+        if repeated && matches!(chars.next(), Some('+' | '*')) {
+            out.push('*');
+        } else {
+            return None;
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// `drop_above` for a payload struct: the generated capture table, one
@@ -446,5 +505,27 @@ fn nested_capture(
             }
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern_in_words;
+
+    #[test]
+    fn simple_patterns_read_as_words() {
+        assert_eq!(
+            pattern_in_words(r"^agent\.").as_deref(),
+            Some("starts with `agent.`")
+        );
+        assert_eq!(
+            pattern_in_words(r"^(control\.cancel|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$")
+                .as_deref(),
+            Some("is one of control.cancel, x.*.control.* or attention.routed")
+        );
+        assert_eq!(pattern_in_words(r"^a\.b$").as_deref(), Some("is `a.b`"));
+        for other in [r"^a{2}$", r"a\.b", r"^(a|b?)$", r"^a\d+$", r"^$"] {
+            assert_eq!(pattern_in_words(other), None, "{other}");
+        }
     }
 }

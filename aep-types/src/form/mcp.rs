@@ -3,8 +3,11 @@
 
 use std::fmt;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use super::{FormError, FormErrors, FormRule};
 use crate::{AttentionRequested, Capture, Choice, FieldSpec, FieldSpecType, Object};
 
 /// Why an elicitation request cannot become a form.
@@ -28,7 +31,7 @@ impl fmt::Display for MappingError {
 impl std::error::Error for MappingError {}
 
 /// The `attention.requested` payload for an `elicitation/create` request
-/// (`params`: `message` and `requestedSchema`).
+/// (`params`, as JSON text: `message` and `requestedSchema`).
 ///
 /// The schema must be MCP's flat subset: an object whose properties are
 /// strings, string enums (with optional `enumNames`), integers, numbers or
@@ -37,21 +40,81 @@ impl std::error::Error for MappingError {}
 /// but not carried). Field ids are the property keys in schema order; an
 /// enum becomes a select whose choice ids are the values and labels the
 /// `enumNames` (or the values), with no `other` since MCP enums are closed;
-/// integers and numbers become `number` with `min`/`max`; a label is the
-/// `title` or the key; `required` is stated for every field.
+/// The fields follow the properties in the order the text lists them
+/// (read from the text itself, whatever serde_json's map order);
+/// integers and numbers become `number` with `min`/`max` (AEP's
+/// `field_spec` has no integer type: use [`map`] to keep integer-ness for
+/// checking the answer); a label is the `title` or the key; `required` is
+/// stated for every field.
 ///
 /// Below capture `redacted` the prompt is `"{agent} requests input ({n}
 /// fields)"` and labels are keys and choice values; from `redacted` up the
 /// prompt is the message.
 pub fn request(
-    params: &Value,
+    params: &str,
     agent: &str,
     capture: Capture,
 ) -> Result<AttentionRequested, MappingError> {
+    map(params, agent, capture).map(|elicitation| elicitation.request)
+}
+
+/// An `elicitation/create` request mapped to a form: the
+/// `attention.requested` payload, and what of the requested schema the
+/// form cannot state (which properties are JSON Schema `integer`s), to
+/// check the answer before it goes back as the elicitation result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elicitation {
+    /// The `attention.requested` payload, as [`request`] makes it.
+    pub request: AttentionRequested,
+    /// The properties of type `integer`, in schema order.
+    pub integers: Vec<String>,
+}
+
+impl Elicitation {
+    /// The form's check ([`validate_values`](super::validate_values)), and
+    /// that an `integer` property's answer is an integer (`3` or `3.0`,
+    /// not `3.5`).
+    pub fn validate_values(&self, values: &Object) -> Result<(), FormErrors> {
+        let fields = self.request.fields.as_deref().unwrap_or_default();
+        let mut errors = match super::validate_values(fields, values) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.0,
+        };
+        for key in &self.integers {
+            let fraction = match values.get(key) {
+                Some(Value::Number(n)) => n.as_f64().is_some_and(|x| x.fract() != 0.0),
+                _ => false,
+            };
+            if fraction {
+                errors.push(FormError {
+                    field: key.clone(),
+                    rule: FormRule::WrongType("an integer"),
+                });
+            }
+        }
+        FormErrors(errors).into_result()
+    }
+
+    /// The elicitation result for an accepted answer: its `values`,
+    /// verbatim, as the result's `content`, once they pass
+    /// [`validate_values`](Elicitation::validate_values).
+    pub fn result(&self, values: &Object) -> Result<Value, FormErrors> {
+        self.validate_values(values)?;
+        Ok(json!({"action": "accept", "content": values}))
+    }
+}
+
+/// Maps an `elicitation/create` request (see [`request`]), keeping which
+/// properties are integers.
+pub fn map(params: &str, agent: &str, capture: Capture) -> Result<Elicitation, MappingError> {
     let fail = |property: Option<&str>, message: &str| MappingError {
         property: property.map(str::to_owned),
         message: message.to_owned(),
     };
+    let order =
+        property_order(params).map_err(|e| fail(None, &format!("`params` is not JSON: {e}")))?;
+    let params: Value = serde_json::from_str(params)
+        .map_err(|e| fail(None, &format!("`params` is not JSON: {e}")))?;
     let message = params["message"]
         .as_str()
         .ok_or_else(|| fail(None, "`message` must be a string"))?;
@@ -75,8 +138,13 @@ pub fn request(
     };
     let content = capture >= Capture::Redacted;
     let mut fields = Vec::new();
-    for (key, property) in properties {
+    let mut integers = Vec::new();
+    for key in &order {
         let error = |message: &str| fail(Some(key), message);
+        if order.iter().filter(|k| *k == key).count() > 1 {
+            return Err(error("is listed twice"));
+        }
+        let property = &properties[key];
         let property = property
             .as_object()
             .ok_or_else(|| error("must be a schema object"))?;
@@ -104,7 +172,10 @@ pub fn request(
                         Some(choices(values, property.get("enumNames"), content).map_err(&error)?);
                 }
             }
-            Some("integer" | "number") => {
+            Some(kind @ ("integer" | "number")) => {
+                if kind == "integer" {
+                    integers.push(key.clone());
+                }
                 field.type_ = FieldSpecType::Number;
                 field.min = property.get("minimum").and_then(Value::as_f64);
                 field.max = property.get("maximum").and_then(Value::as_f64);
@@ -149,7 +220,10 @@ pub fn request(
     } else {
         format!("{agent} requests input ({n} fields)")
     };
-    Ok(super::form_request(prompt, fields))
+    Ok(Elicitation {
+        request: super::form_request(prompt, fields),
+        integers,
+    })
 }
 
 fn choices(
@@ -190,8 +264,112 @@ fn choices(
         .collect()
 }
 
-/// The elicitation result for an accepted answer: its `values`, verbatim,
-/// as the result's `content`.
-pub fn result(values: &Object) -> Value {
-    json!({"action": "accept", "content": values})
+/// The keys of `requestedSchema.properties` in the order the text lists
+/// them (empty when there are none; the mapping then says what is missing).
+fn property_order(params: &str) -> Result<Vec<String>, serde_json::Error> {
+    let member = |text: &str, name: &str| -> Result<Option<Box<RawValue>>, serde_json::Error> {
+        Ok(match serde_json::from_str::<Members>(text)? {
+            Members(Some(members)) => members
+                .into_iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v),
+            Members(None) => None,
+        })
+    };
+    let Some(schema) = member(params, "requestedSchema")? else {
+        return Ok(Vec::new());
+    };
+    let Some(properties) = member(schema.get(), "properties")? else {
+        return Ok(Vec::new());
+    };
+    Ok(match serde_json::from_str::<Members>(properties.get())? {
+        Members(Some(members)) => members.into_iter().map(|(k, _)| k).collect(),
+        Members(None) => Vec::new(),
+    })
+}
+
+/// An object's members in text order, values unparsed; `None` for any
+/// other JSON value.
+struct Members(Option<Vec<(String, Box<RawValue>)>>);
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+        struct Ordered;
+        impl<'de> Visitor<'de> for Ordered {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    members.push(entry);
+                }
+                Ok(Members(Some(members)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Members, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Members(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+            fn visit_unit<E>(self) -> Result<Members, E> {
+                Ok(Members(None))
+            }
+        }
+        deserializer.deserialize_any(Ordered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs without serde_json's `preserve_order` when the crate is tested
+    /// alone (`cargo test -p aep-types`), where a `Value` sorts its keys.
+    #[test]
+    fn fields_follow_the_property_order_of_the_text() {
+        let params = r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "zeta": {"type": "string"}, "alpha": {"type": "integer"}, "mid": {"type": "boolean"}}}}"#;
+        let elicitation = map(params, "a", Capture::Full).expect("maps");
+        let ids: Vec<&str> = elicitation
+            .request
+            .fields
+            .iter()
+            .flatten()
+            .map(|f| f.id.as_str())
+            .collect();
+        assert_eq!(ids, ["zeta", "alpha", "mid"]);
+        assert_eq!(elicitation.integers, ["alpha"]);
+    }
+
+    #[test]
+    fn a_property_listed_twice_is_refused() {
+        let params = r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "a": {"type": "string"}, "a": {"type": "boolean"}}}}"#;
+        let error = map(params, "a", Capture::Full).expect_err("twice");
+        assert_eq!(error.property.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_an_error() {
+        assert!(map("{", "a", Capture::Full).is_err());
+    }
 }

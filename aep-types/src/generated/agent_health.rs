@@ -7,7 +7,7 @@
 /// A health report from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.health.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentHealth {
     /// Overall health: fully working, working with reduced capability, or not working.
     ///
@@ -16,10 +16,8 @@ pub struct AgentHealth {
     /// Free-text explanation of the status; redacted.
     ///
     /// `detail`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentHealth {
@@ -67,6 +65,24 @@ impl AgentHealth {
         }
     }
 }
+impl serde::Serialize for AgentHealth {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status", "detail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.status;
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        if let Some(value) = &self.detail {
+            super::runtime::entry(&mut map, "detail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AgentHealth {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -108,17 +124,30 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
 /// Overall health: fully working, working with reduced capability, or not working.
 ///
 /// Schema: `types/agent.health.schema.json#/properties/status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentHealthStatus {
     /// `"ok"`
-    #[serde(rename = "ok")]
     Ok,
     /// `"degraded"`
-    #[serde(rename = "degraded")]
     Degraded,
     /// `"failing"`
-    #[serde(rename = "failing")]
     Failing,
+}
+impl serde::Serialize for AgentHealthStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AgentHealthStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["ok", "degraded", "failing"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AgentHealthStatus {
     /// Every value, in schema order.

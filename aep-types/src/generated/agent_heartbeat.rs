@@ -7,20 +7,17 @@
 /// Periodic liveness signal from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.heartbeat.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentHeartbeat {
     /// Counter of heartbeats sent.
     ///
     /// `tick`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tick: Option<u64>,
     /// Intended time between heartbeats in milliseconds; lets a consumer detect missed ones.
     ///
     /// `interval_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentHeartbeat {
@@ -70,6 +67,25 @@ impl AgentHeartbeat {
         }
     }
 }
+impl serde::Serialize for AgentHeartbeat {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tick", "interval_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.tick {
+            super::runtime::entry(&mut map, "tick", value)?;
+        }
+        if let Some(value) = &self.interval_ms {
+            super::runtime::entry(&mut map, "interval_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AgentHeartbeat {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -89,9 +105,19 @@ impl<'de> serde::Deserialize<'de> for AgentHeartbeat {
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tick" => super::runtime::fill(&mut slot_0, &mut map, "tick")?,
+                        "tick" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "tick")?
+                        }
                         "interval_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "interval_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "interval_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

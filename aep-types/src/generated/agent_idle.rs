@@ -7,20 +7,17 @@
 /// The agent has become idle and is waiting for work. Agent-scoped.
 ///
 /// Schema: `types/agent.idle.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentIdle {
     /// How long the agent has been idle, in milliseconds.
     ///
     /// `since_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub since_ms: Option<u64>,
     /// Structural reason for idling (for example awaiting input).
     ///
     /// `reason`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentIdle {
@@ -70,6 +67,25 @@ impl AgentIdle {
         }
     }
 }
+impl serde::Serialize for AgentIdle {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["since_ms", "reason"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.since_ms {
+            super::runtime::entry(&mut map, "since_ms", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AgentIdle {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -90,7 +106,11 @@ impl<'de> serde::Deserialize<'de> for AgentIdle {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "since_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "since_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "since_ms")?
                         }
                         "reason" => {
                             super::runtime::fill(&mut slot_1, &mut map, "reason")?

@@ -7,14 +7,13 @@
 /// The emitter's presence changed. Agent-scoped: no session, run, step or seq.
 ///
 /// Schema: `types/agent.presence.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPresence {
     /// New presence: reachable, gone, or reachable but occupied.
     ///
     /// `state`, required, capture `metadata`.
     pub state: super::agent_presence::AgentPresenceState,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AgentPresence {
@@ -51,6 +50,21 @@ impl AgentPresence {
         }
     }
 }
+impl serde::Serialize for AgentPresence {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["state"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.state;
+            super::runtime::entry(&mut map, "state", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AgentPresence {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -85,17 +99,30 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
 /// New presence: reachable, gone, or reachable but occupied.
 ///
 /// Schema: `types/agent.presence.schema.json#/properties/state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentPresenceState {
     /// `"online"`
-    #[serde(rename = "online")]
     Online,
     /// `"offline"`
-    #[serde(rename = "offline")]
     Offline,
     /// `"busy"`
-    #[serde(rename = "busy")]
     Busy,
+}
+impl serde::Serialize for AgentPresenceState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AgentPresenceState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["online", "offline", "busy"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AgentPresenceState {
     /// Every value, in schema order.

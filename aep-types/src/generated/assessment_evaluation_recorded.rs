@@ -7,45 +7,29 @@
 /// An automated or LLM-judge evaluation of some work produced a result (experimental). Member names follow the OpenTelemetry GenAI evaluation attributes.
 ///
 /// Schema: `types/assessment.evaluation.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssessmentEvaluationRecorded {
     /// Name of the evaluation or metric.
     ///
     /// `gen_ai.evaluation.name`, optional, capture `metadata`.
-    #[serde(rename = "gen_ai.evaluation.name", skip_serializing_if = "Option::is_none")]
     pub gen_ai_evaluation_name: Option<String>,
     /// Numeric score; the scale is evaluator-defined.
     ///
     /// `gen_ai.evaluation.score.value`, optional, capture `metadata`.
-    #[serde(
-        rename = "gen_ai.evaluation.score.value",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub gen_ai_evaluation_score_value: Option<f64>,
     /// Categorical verdict (for example pass or fail).
     ///
     /// `gen_ai.evaluation.score.label`, optional, capture `metadata`.
-    #[serde(
-        rename = "gen_ai.evaluation.score.label",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_evaluation_score_label: Option<String>,
     /// Evaluator's free-text reasoning; redacted.
     ///
     /// `gen_ai.evaluation.explanation`, optional, capture `redacted`.
-    #[serde(
-        rename = "gen_ai.evaluation.explanation",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_evaluation_explanation: Option<String>,
     /// Which evaluator produced the result (a model, rule set or tool).
     ///
     /// `evaluator`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub evaluator: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AssessmentEvaluationRecorded {
@@ -118,6 +102,47 @@ impl AssessmentEvaluationRecorded {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for AssessmentEvaluationRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "gen_ai.evaluation.name",
+                "gen_ai.evaluation.score.value",
+                "gen_ai.evaluation.score.label",
+                "gen_ai.evaluation.explanation",
+                "evaluator",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.gen_ai_evaluation_name {
+            super::runtime::entry(&mut map, "gen_ai.evaluation.name", value)?;
+        }
+        if let Some(value) = &self.gen_ai_evaluation_score_value {
+            super::runtime::entry(
+                &mut map,
+                "gen_ai.evaluation.score.value",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.gen_ai_evaluation_score_label {
+            super::runtime::entry(&mut map, "gen_ai.evaluation.score.label", value)?;
+        }
+        if let Some(value) = &self.gen_ai_evaluation_explanation {
+            super::runtime::entry(&mut map, "gen_ai.evaluation.explanation", value)?;
+        }
+        if let Some(value) = &self.evaluator {
+            super::runtime::entry(&mut map, "evaluator", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AssessmentEvaluationRecorded {

@@ -7,38 +7,29 @@
 /// A human gave feedback on some work: a rating, a label, a comment or a correction (experimental).
 ///
 /// Schema: `types/assessment.feedback.received.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssessmentFeedbackReceived {
     /// Numeric rating; the scale is producer-defined.
     ///
     /// `rating`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub rating: Option<f64>,
     /// Categorical feedback (for example thumbs_up).
     ///
     /// `label`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// The person's comment; user text, hence redacted.
     ///
     /// `comment`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     /// What the output should have been, as supplied by the person; redacted.
     ///
     /// `correction`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub correction: Option<String>,
     /// Where the feedback came from (a UI, an API, a review tool).
     ///
     /// `source`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AssessmentFeedbackReceived {
@@ -111,6 +102,38 @@ impl AssessmentFeedbackReceived {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for AssessmentFeedbackReceived {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["rating", "label", "comment", "correction", "source"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.rating {
+            super::runtime::entry(
+                &mut map,
+                "rating",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.label {
+            super::runtime::entry(&mut map, "label", value)?;
+        }
+        if let Some(value) = &self.comment {
+            super::runtime::entry(&mut map, "comment", value)?;
+        }
+        if let Some(value) = &self.correction {
+            super::runtime::entry(&mut map, "correction", value)?;
+        }
+        if let Some(value) = &self.source {
+            super::runtime::entry(&mut map, "source", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AssessmentFeedbackReceived {

@@ -7,17 +7,15 @@
 /// A content-safety guardrail or filter has already acted on an input or an output; records its verdict (experimental).
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssessmentGuardrailRecorded {
     /// The guardrail's decision.
     ///
     /// `guardrail`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub guardrail: Option<
         super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrail,
     >,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AssessmentGuardrailRecorded {
@@ -75,6 +73,20 @@ impl AssessmentGuardrailRecorded {
         }
     }
 }
+impl serde::Serialize for AssessmentGuardrailRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["guardrail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.guardrail {
+            super::runtime::entry(&mut map, "guardrail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -113,26 +125,23 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
 /// The guardrail's decision.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssessmentGuardrailRecordedGuardrail {
     /// Whether the checked content was an input or an output.
     ///
     /// `stage`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stage: Option<
         super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailStage,
     >,
     /// Outcome: let through, let through but flagged, blocked, or altered.
     ///
     /// `verdict`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<
         super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailVerdict,
     >,
     /// Policy categories the detector scored.
     ///
     /// `categories`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub categories: Option<
         Vec<
             super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailCategoriesItem,
@@ -141,17 +150,14 @@ pub struct AssessmentGuardrailRecordedGuardrail {
     /// The detector that produced the verdict.
     ///
     /// `detector`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detector: Option<
         super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailDetector,
     >,
     /// Free-text reason for the verdict; may quote the content, hence redacted.
     ///
     /// `explanation`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AssessmentGuardrailRecordedGuardrail {
@@ -264,6 +270,37 @@ impl AssessmentGuardrailRecordedGuardrail {
         }
     }
 }
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrail {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["stage", "verdict", "categories", "detector", "explanation"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.stage {
+            super::runtime::entry(&mut map, "stage", value)?;
+        }
+        if let Some(value) = &self.verdict {
+            super::runtime::entry(&mut map, "verdict", value)?;
+        }
+        if let Some(value) = &self.categories {
+            super::runtime::entry(&mut map, "categories", value)?;
+        }
+        if let Some(value) = &self.detector {
+            super::runtime::entry(&mut map, "detector", value)?;
+        }
+        if let Some(value) = &self.explanation {
+            super::runtime::entry(&mut map, "explanation", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -328,14 +365,28 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
 /// Whether the checked content was an input or an output.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/stage`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AssessmentGuardrailRecordedGuardrailStage {
     /// `"input"`
-    #[serde(rename = "input")]
     Input,
     /// `"output"`
-    #[serde(rename = "output")]
     Output,
+}
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrailStage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailStage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["input", "output"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AssessmentGuardrailRecordedGuardrailStage {
     /// Every value, in schema order.
@@ -374,20 +425,32 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
 /// Outcome: let through, let through but flagged, blocked, or altered.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/verdict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AssessmentGuardrailRecordedGuardrailVerdict {
     /// `"allowed"`
-    #[serde(rename = "allowed")]
     Allowed,
     /// `"flagged"`
-    #[serde(rename = "flagged")]
     Flagged,
     /// `"blocked"`
-    #[serde(rename = "blocked")]
     Blocked,
     /// `"modified"`
-    #[serde(rename = "modified")]
     Modified,
+}
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrailVerdict {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailVerdict {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["allowed", "flagged", "blocked", "modified"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AssessmentGuardrailRecordedGuardrailVerdict {
     /// Every value, in schema order.
@@ -432,23 +495,17 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
 /// One scored category.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/categories/items`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
     /// Category name (for example violence or pii).
     ///
     /// `name`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Detector score for the category; the scale is detector-defined.
     ///
     /// `score`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub score: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
@@ -498,6 +555,23 @@ impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
         }
     }
 }
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrailCategoriesItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "score"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.score {
+            super::runtime::entry(&mut map, "score", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de>
 for AssessmentGuardrailRecordedGuardrailCategoriesItem {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -538,20 +612,17 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
 /// The detector that produced the verdict.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/detector`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssessmentGuardrailRecordedGuardrailDetector {
     /// Detector name.
     ///
     /// `name`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Detector version.
     ///
     /// `version`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AssessmentGuardrailRecordedGuardrailDetector {
@@ -599,6 +670,23 @@ impl AssessmentGuardrailRecordedGuardrailDetector {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for AssessmentGuardrailRecordedGuardrailDetector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.version {
+            super::runtime::entry(&mut map, "version", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetector {

@@ -7,7 +7,7 @@
 /// A response to an attention request was produced; the envelope subject names the request.
 ///
 /// Schema: `types/attention.answered.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionAnswered {
     /// The response given. Required. For form values, gating depends on each field's type (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata).
     ///
@@ -16,15 +16,12 @@ pub struct AttentionAnswered {
     /// Identifier of the responder (a person, delegate or policy).
     ///
     /// `by`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// How the answer arrived: through a control command or out of band.
     ///
     /// `via`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<super::attention_answered::AttentionAnsweredVia>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionAnswered {
@@ -93,6 +90,29 @@ impl AttentionAnswered {
         }
     }
 }
+impl serde::Serialize for AttentionAnswered {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["answer", "by", "via"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.answer;
+            super::runtime::entry(&mut map, "answer", value)?;
+        }
+        if let Some(value) = &self.by {
+            super::runtime::entry(&mut map, "by", value)?;
+        }
+        if let Some(value) = &self.via {
+            super::runtime::entry(&mut map, "via", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AttentionAnswered {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -137,14 +157,24 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
 /// How the answer arrived: through a control command or out of band.
 ///
 /// Schema: `types/attention.answered.schema.json#/properties/via`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionAnsweredVia {
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"oob"`
-    #[serde(rename = "oob")]
     Oob,
+}
+impl serde::Serialize for AttentionAnsweredVia {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionAnsweredVia {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+    }
 }
 impl AttentionAnsweredVia {
     /// Every value, in schema order.

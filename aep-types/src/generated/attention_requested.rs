@@ -7,7 +7,7 @@
 /// The agent needs a human or a policy delegate: a permission decision, some input, authentication, a review, or a multi-field form. Opens the attention lifecycle requested, routed*, answered, then resolved or timeout; the later lifecycle events name this request in their envelope subject.
 ///
 /// Schema: `types/attention.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionRequested {
     /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
     ///
@@ -20,32 +20,26 @@ pub struct AttentionRequested {
     /// Closed set of answers (e.g. allow / deny); the answer's option returns the picked id. Each label follows the metadata-by-exception placeholder rule.
     ///
     /// `options`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<super::common::Choice>>,
     /// Only with kind=form: the form's flat list of typed fields, answered together in one answer.values object.
     ///
     /// `fields`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<super::common::FieldSpec>>,
     /// RFC 3339 date-time after which the request times out.
     ///
     /// `expires_at`, optional, capture `metadata`, format `date-time`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// Channels through which an answer is accepted: a control.attention.respond command, and/or out of band.
     ///
     /// `respond_via`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub respond_via: Option<
         Vec<super::attention_requested::AttentionRequestedRespondViaItem>,
     >,
     /// Free-form raw context behind the request (for example the tool input under review); full capture only.
     ///
     /// `context`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<super::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionRequested {
@@ -175,6 +169,53 @@ impl AttentionRequested {
         }
     }
 }
+impl serde::Serialize for AttentionRequested {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "kind",
+                "prompt",
+                "options",
+                "fields",
+                "expires_at",
+                "respond_via",
+                "context",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.kind;
+            super::runtime::entry(&mut map, "kind", value)?;
+        }
+        {
+            let value = &self.prompt;
+            super::runtime::entry(&mut map, "prompt", value)?;
+        }
+        if let Some(value) = &self.options {
+            super::runtime::entry(&mut map, "options", value)?;
+        }
+        if let Some(value) = &self.fields {
+            super::runtime::entry(&mut map, "fields", value)?;
+        }
+        if let Some(value) = &self.expires_at {
+            super::runtime::entry(&mut map, "expires_at", value)?;
+        }
+        if let Some(value) = &self.respond_via {
+            super::runtime::entry(&mut map, "respond_via", value)?;
+        }
+        if let Some(value) = &self.context {
+            super::runtime::entry(&mut map, "context", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AttentionRequested {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -243,26 +284,36 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
 /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionRequestedKind {
     /// `"permission"`
-    #[serde(rename = "permission")]
     Permission,
     /// `"input"`
-    #[serde(rename = "input")]
     Input,
     /// `"auth"`
-    #[serde(rename = "auth")]
     Auth,
     /// `"review"`
-    #[serde(rename = "review")]
     Review,
     /// `"form"`
-    #[serde(rename = "form")]
     Form,
     /// `"other"`
-    #[serde(rename = "other")]
     Other,
+}
+impl serde::Serialize for AttentionRequestedKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionRequestedKind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["permission", "input", "auth", "review", "form", "other"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AttentionRequestedKind {
     /// Every value, in schema order.
@@ -313,14 +364,24 @@ impl std::str::FromStr for AttentionRequestedKind {
 /// One response channel.
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/respond_via/items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionRequestedRespondViaItem {
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"oob"`
-    #[serde(rename = "oob")]
     Oob,
+}
+impl serde::Serialize for AttentionRequestedRespondViaItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionRequestedRespondViaItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+    }
 }
 impl AttentionRequestedRespondViaItem {
     /// Every value, in schema order.

@@ -7,7 +7,7 @@
 /// The attention request's lifecycle closed without timing out.
 ///
 /// Schema: `types/attention.resolved.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionResolved {
     /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
     ///
@@ -16,10 +16,8 @@ pub struct AttentionResolved {
     /// Milliseconds from the request to its resolution.
     ///
     /// `latency_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionResolved {
@@ -68,6 +66,26 @@ impl AttentionResolved {
         }
     }
 }
+impl serde::Serialize for AttentionResolved {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["resolution", "latency_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.resolution;
+            super::runtime::entry(&mut map, "resolution", value)?;
+        }
+        if let Some(value) = &self.latency_ms {
+            super::runtime::entry(&mut map, "latency_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AttentionResolved {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -93,7 +111,11 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
                             super::runtime::fill(&mut slot_0, &mut map, "resolution")?
                         }
                         "latency_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "latency_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "latency_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -111,17 +133,30 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
 /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
 ///
 /// Schema: `types/attention.resolved.schema.json#/properties/resolution`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionResolvedResolution {
     /// `"answered"`
-    #[serde(rename = "answered")]
     Answered,
     /// `"auto"`
-    #[serde(rename = "auto")]
     Auto,
     /// `"dismissed"`
-    #[serde(rename = "dismissed")]
     Dismissed,
+}
+impl serde::Serialize for AttentionResolvedResolution {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttentionResolvedResolution {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["answered", "auto", "dismissed"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl AttentionResolvedResolution {
     /// Every value, in schema order.

@@ -7,20 +7,17 @@
 /// A router or sink passed the attention request on to a recipient. Written by consumers, so it carries session but no seq.
 ///
 /// Schema: `types/attention.routed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionRouted {
     /// Recipient the request was delivered to (a person, team or endpoint identifier).
     ///
     /// `to`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
     /// Delivery channel used (for example a chat or paging integration).
     ///
     /// `via`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionRouted {
@@ -68,6 +65,23 @@ impl AttentionRouted {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for AttentionRouted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["to", "via"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.to {
+            super::runtime::entry(&mut map, "to", value)?;
+        }
+        if let Some(value) = &self.via {
+            super::runtime::entry(&mut map, "via", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for AttentionRouted {

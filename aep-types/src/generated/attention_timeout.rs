@@ -7,15 +7,13 @@
 /// The attention request expired without an answer; terminal for the request.
 ///
 /// Schema: `types/attention.timeout.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttentionTimeout {
     /// Milliseconds the request waited before expiring.
     ///
     /// `after_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub after_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl AttentionTimeout {
@@ -58,6 +56,20 @@ impl AttentionTimeout {
         }
     }
 }
+impl serde::Serialize for AttentionTimeout {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["after_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.after_ms {
+            super::runtime::entry(&mut map, "after_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for AttentionTimeout {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -77,7 +89,11 @@ impl<'de> serde::Deserialize<'de> for AttentionTimeout {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "after_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "after_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "after_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -5,7 +5,7 @@
 /// Names the tool an invocation concerns and, when available, the specific call.
 ///
 /// Schema: `common.schema.json#/$defs/tool_ref`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolRef {
     /// Tool name as the runtime exposes it (built-in, plugin or MCP tool).
     ///
@@ -14,10 +14,8 @@ pub struct ToolRef {
     /// Runtime identifier of this one invocation; links the requested, completed, failed and denied events of the same call.
     ///
     /// `call_id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ToolRef {
@@ -61,6 +59,24 @@ impl ToolRef {
         }
     }
 }
+impl serde::Serialize for ToolRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "call_id"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.name;
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.call_id {
+            super::runtime::entry(&mut map, "call_id", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ToolRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -100,20 +116,17 @@ impl<'de> serde::Deserialize<'de> for ToolRef {
 /// What went wrong: a structural error class and a human-readable message.
 ///
 /// Schema: `common.schema.json#/$defs/error_info`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ErrorInfo {
     /// Error class or kind (for example an exception type name); structural, safe at metadata.
     ///
     /// `type`, optional, capture `metadata`.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
     /// Error text for humans. It can echo inputs or output, so it needs at least redacted capture.
     ///
     /// `message`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ErrorInfo {
@@ -167,6 +180,23 @@ impl ErrorInfo {
         }
     }
 }
+impl serde::Serialize for ErrorInfo {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["type", "message"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.type_ {
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        if let Some(value) = &self.message {
+            super::runtime::entry(&mut map, "message", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ErrorInfo {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -206,7 +236,7 @@ impl<'de> serde::Deserialize<'de> for ErrorInfo {
 /// Money spent on a unit of work, in one currency, with an optional breakdown. Every amount is non-negative.
 ///
 /// Schema: `common.schema.json#/$defs/cost`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
     /// Currency of all amounts in this object, e.g. an ISO 4217 code such as USD.
     ///
@@ -215,45 +245,24 @@ pub struct Cost {
     /// Overall amount.
     ///
     /// `total`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub total: Option<f64>,
     /// Amount attributed to prompt (input) tokens.
     ///
     /// `prompt`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub prompt: Option<f64>,
     /// Amount attributed to completion (output) tokens.
     ///
     /// `completion`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub completion: Option<f64>,
     /// Amount attributed to prompt-cache reads and writes.
     ///
     /// `cache`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub cache: Option<f64>,
     /// Amount attributed to reasoning tokens.
     ///
     /// `reasoning`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub reasoning: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl Cost {
@@ -356,6 +365,53 @@ impl Cost {
         }
     }
 }
+impl serde::Serialize for Cost {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["currency", "total", "prompt", "completion", "cache", "reasoning"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.currency;
+            super::runtime::entry(&mut map, "currency", value)?;
+        }
+        if let Some(value) = &self.total {
+            super::runtime::entry(&mut map, "total", &super::runtime::AsNumbers(value))?;
+        }
+        if let Some(value) = &self.prompt {
+            super::runtime::entry(
+                &mut map,
+                "prompt",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.completion {
+            super::runtime::entry(
+                &mut map,
+                "completion",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.cache {
+            super::runtime::entry(&mut map, "cache", &super::runtime::AsNumbers(value))?;
+        }
+        if let Some(value) = &self.reasoning {
+            super::runtime::entry(
+                &mut map,
+                "reasoning",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for Cost {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -413,25 +469,21 @@ impl<'de> serde::Deserialize<'de> for Cost {
 /// A reply to an attention request: a picked option, free text and/or form values. attention.answered reports it; control.attention.respond delivers it to the agent.
 ///
 /// Schema: `common.schema.json#/$defs/answer`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// Id of the entry picked from the request's options.
     ///
     /// `option`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub option: Option<String>,
     /// Free-form reply written by the responder; user-authored content, hence redacted at minimum.
     ///
     /// `text`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Only when answering a kind=form request: a flat object mapping each answered field_spec id to its value. By field type the value is a string (string), a number (number), a boolean (boolean), a single choice id (select) or an array of choice ids (select with multi=true); a select with other=true may also take a free-text string that is not a choice id. Gated by exception, entry by entry, according to the referenced field's type, which the schema itself cannot express: string values and other free-text values are user-authored and follow text's rule (redacted at minimum, never at metadata), while number, boolean and closed-choice values are structural and stay at metadata. An emitter rejects (control.rejected, reason invalid) a respond command whose values leaves out a field with required=true or gives a select field without other=true a string that is not one of its choice ids.
     ///
     /// `values`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<super::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl Answer {
@@ -492,6 +544,28 @@ impl Answer {
         }
     }
 }
+impl serde::Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["option", "text", "values"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.option {
+            super::runtime::entry(&mut map, "option", value)?;
+        }
+        if let Some(value) = &self.text {
+            super::runtime::entry(&mut map, "text", value)?;
+        }
+        if let Some(value) = &self.values {
+            super::runtime::entry(&mut map, "values", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for Answer {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -536,7 +610,7 @@ impl<'de> serde::Deserialize<'de> for Answer {
 /// One entry of a closed set of answers: an option of attention.requested or a choice of a select field_spec.
 ///
 /// Schema: `common.schema.json#/$defs/choice`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
     /// Stable identifier of the entry; this is what an answer returns when the entry is picked.
     ///
@@ -547,7 +621,6 @@ pub struct Choice {
     /// `label`, required, capture `metadata`.
     pub label: String,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl Choice {
@@ -583,6 +656,25 @@ impl Choice {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for Choice {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["id", "label"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.id;
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        {
+            let value = &self.label;
+            super::runtime::entry(&mut map, "label", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for Choice {
@@ -622,38 +714,29 @@ impl<'de> serde::Deserialize<'de> for Choice {
 /// One document of a retrieval or rerank result, with its score and its content at two capture tiers.
 ///
 /// Schema: `common.schema.json#/$defs/retrieved_document`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RetrievedDocument {
     /// Identifier of the document (or chunk) in its corpus.
     ///
     /// `id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Relevance score assigned by the retriever or reranker; the scale is producer-defined.
     ///
     /// `score`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub score: Option<f64>,
     /// Document text after redaction.
     ///
     /// `content_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub content_redacted: Option<String>,
     /// Document text as retrieved, unredacted.
     ///
     /// `content`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// Free-form provenance of the document (source, chunk position and the like).
     ///
     /// `metadata`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<super::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RetrievedDocument {
@@ -732,6 +815,37 @@ impl RetrievedDocument {
         }
     }
 }
+impl serde::Serialize for RetrievedDocument {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["id", "score", "content_redacted", "content", "metadata"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.id {
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        if let Some(value) = &self.score {
+            super::runtime::entry(&mut map, "score", &super::runtime::AsNumbers(value))?;
+        }
+        if let Some(value) = &self.content_redacted {
+            super::runtime::entry(&mut map, "content_redacted", value)?;
+        }
+        if let Some(value) = &self.content {
+            super::runtime::entry(&mut map, "content", value)?;
+        }
+        if let Some(value) = &self.metadata {
+            super::runtime::entry(&mut map, "metadata", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for RetrievedDocument {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -788,25 +902,21 @@ impl<'de> serde::Deserialize<'de> for RetrievedDocument {
 /// Points at another agent's session, run and agent identifiers so its event stream can be joined; every member is optional.
 ///
 /// Schema: `common.schema.json#/$defs/session_ref`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionRef {
     /// Session id of the referenced agent.
     ///
     /// `session`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Run id of the referenced agent.
     ///
     /// `run`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
     /// Agent id of the referenced agent.
     ///
     /// `agent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl SessionRef {
@@ -863,6 +973,28 @@ impl SessionRef {
         }
     }
 }
+impl serde::Serialize for SessionRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["session", "run", "agent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.session {
+            super::runtime::entry(&mut map, "session", value)?;
+        }
+        if let Some(value) = &self.run {
+            super::runtime::entry(&mut map, "run", value)?;
+        }
+        if let Some(value) = &self.agent {
+            super::runtime::entry(&mut map, "agent", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -905,20 +1037,17 @@ impl<'de> serde::Deserialize<'de> for SessionRef {
 /// A plan item: a stable id and a readable title.
 ///
 /// Schema: `common.schema.json#/$defs/task_ref`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaskRef {
     /// Identifier of the plan item, the same in its planned and completed events.
     ///
     /// `id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Readable description of the item; may be model text, hence redacted.
     ///
     /// `title`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl TaskRef {
@@ -972,6 +1101,23 @@ impl TaskRef {
         }
     }
 }
+impl serde::Serialize for TaskRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["id", "title"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.id {
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        if let Some(value) = &self.title {
+            super::runtime::entry(&mut map, "title", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for TaskRef {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -1011,7 +1157,7 @@ impl<'de> serde::Deserialize<'de> for TaskRef {
 /// Rule: when `type` is "select", `choices` must be present.
 ///
 /// Schema: `common.schema.json#/$defs/field_spec`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FieldSpec {
     /// Field identifier, unique within the form; the key of the field's entry in answer.values.
     ///
@@ -1020,7 +1166,6 @@ pub struct FieldSpec {
     /// Kind of value the field takes: free text (string), a number, a boolean, or a pick from choices (select).
     ///
     /// `type`, required, capture `metadata`.
-    #[serde(rename = "type")]
     pub type_: super::common::FieldSpecType,
     /// Question or caption of the field. Metadata by exception, the same rule as attention.requested.prompt: at capture=metadata it holds only a structural placeholder, never model-generated text; the real label may appear at redacted or full, after passing the redaction pipeline.
     ///
@@ -1029,41 +1174,28 @@ pub struct FieldSpec {
     /// Whether an answer must include a value for this field; absent means false.
     ///
     /// `required`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
     /// Meaningful only for type=select: more than one choice may be picked, and the value is then an array of choice ids. Absent means false.
     ///
     /// `multi`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub multi: Option<bool>,
     /// Only for type=select: the responder may give free text instead of a choice id; such a value is gated like answer.text (redacted at minimum). Absent means false.
     ///
     /// `other`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub other: Option<bool>,
     /// The entries a select field offers; required when type is select.
     ///
     /// `choices`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub choices: Option<Vec<super::common::Choice>>,
     /// Lower bound of the value; for type=number only.
     ///
     /// `min`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub min: Option<f64>,
     /// Upper bound of the value; for type=number only.
     ///
     /// `max`, optional, capture `metadata`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub max: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl FieldSpec {
@@ -1179,6 +1311,62 @@ impl FieldSpec {
         }
     }
 }
+impl serde::Serialize for FieldSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "id",
+                "type",
+                "label",
+                "required",
+                "multi",
+                "other",
+                "choices",
+                "min",
+                "max",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.id;
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        {
+            let value = &self.type_;
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        {
+            let value = &self.label;
+            super::runtime::entry(&mut map, "label", value)?;
+        }
+        if let Some(value) = &self.required {
+            super::runtime::entry(&mut map, "required", value)?;
+        }
+        if let Some(value) = &self.multi {
+            super::runtime::entry(&mut map, "multi", value)?;
+        }
+        if let Some(value) = &self.other {
+            super::runtime::entry(&mut map, "other", value)?;
+        }
+        if let Some(value) = &self.choices {
+            super::runtime::entry(&mut map, "choices", value)?;
+        }
+        if let Some(value) = &self.min {
+            super::runtime::entry(&mut map, "min", &super::runtime::AsNumbers(value))?;
+        }
+        if let Some(value) = &self.max {
+            super::runtime::entry(&mut map, "max", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for FieldSpec {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -1241,20 +1429,32 @@ impl<'de> serde::Deserialize<'de> for FieldSpec {
 /// Kind of value the field takes: free text (string), a number, a boolean, or a pick from choices (select).
 ///
 /// Schema: `common.schema.json#/$defs/field_spec/properties/type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldSpecType {
     /// `"string"`
-    #[serde(rename = "string")]
     String,
     /// `"number"`
-    #[serde(rename = "number")]
     Number,
     /// `"boolean"`
-    #[serde(rename = "boolean")]
     Boolean,
     /// `"select"`
-    #[serde(rename = "select")]
     Select,
+}
+impl serde::Serialize for FieldSpecType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FieldSpecType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["string", "number", "boolean", "select"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl FieldSpecType {
     /// Every value, in schema order.

@@ -7,14 +7,13 @@
 /// Command delivering an answer to a pending attention request (experimental control profile). The command event's subject is the id of the attention.requested event being answered. Like every command it carries session but no seq; the target acknowledges with control.accepted or control.rejected.
 ///
 /// Schema: `types/control.attention.respond.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControlAttentionRespond {
     /// The answer to deliver, the same object attention.answered later reports, under the same type-dependent gating of values (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata). Required.
     ///
     /// `answer`, required, capture `metadata`.
     pub answer: super::common::Answer,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ControlAttentionRespond {
@@ -67,6 +66,21 @@ impl ControlAttentionRespond {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for ControlAttentionRespond {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["answer"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.answer;
+            super::runtime::entry(&mut map, "answer", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ControlAttentionRespond {

@@ -7,7 +7,7 @@
 /// Command asking the target to cancel a run or the whole session (experimental control profile).
 ///
 /// Schema: `types/control.cancel.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControlCancel {
     /// What to cancel: the current run or the entire session.
     ///
@@ -16,10 +16,8 @@ pub struct ControlCancel {
     /// Free-text reason for the request; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ControlCancel {
@@ -67,6 +65,24 @@ impl ControlCancel {
         }
     }
 }
+impl serde::Serialize for ControlCancel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["scope", "reason"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.scope;
+            super::runtime::entry(&mut map, "scope", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ControlCancel {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -106,14 +122,24 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
 /// What to cancel: the current run or the entire session.
 ///
 /// Schema: `types/control.cancel.schema.json#/properties/scope`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControlCancelScope {
     /// `"run"`
-    #[serde(rename = "run")]
     Run,
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
+}
+impl serde::Serialize for ControlCancelScope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ControlCancelScope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["run", "session"], |s| s.parse().ok())
+    }
 }
 impl ControlCancelScope {
     /// Every value, in schema order.

@@ -7,7 +7,7 @@
 /// Negative acknowledgement: the target will not attempt a command (experimental control profile). The envelope cause holds the command's event id.
 ///
 /// Schema: `types/control.rejected.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControlRejected {
     /// Why the command is refused: the target does not support it, the sender is not authorised, the target is busy, the target declines, or the command is malformed (invalid, also used for a form answer that fails the values rules). A sender that gives up waiting may synthesise a timeout locally, but timeout never appears on the wire.
     ///
@@ -16,10 +16,8 @@ pub struct ControlRejected {
     /// Free-text explanation; redacted.
     ///
     /// `detail`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ControlRejected {
@@ -65,6 +63,24 @@ impl ControlRejected {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for ControlRejected {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["reason", "detail"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.reason;
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.detail {
+            super::runtime::entry(&mut map, "detail", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ControlRejected {

@@ -7,10 +7,9 @@
 /// Command asking a paused target to resume (experimental control profile). No payload members are defined.
 ///
 /// Schema: `types/control.resume.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControlResume {
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ControlResume {
@@ -44,6 +43,17 @@ impl ControlResume {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for ControlResume {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &[])?;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ControlResume {

@@ -7,25 +7,21 @@
 /// The agent started a subagent (delegate) to work on its behalf.
 ///
 /// Schema: `types/delegation.subagent.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DelegationSubagentStarted {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.
     ///
     /// `child`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub child: Option<super::common::SessionRef>,
     /// Kind of subagent, as named by the runtime.
     ///
     /// `agent_type`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
     /// Role the subagent was given.
     ///
     /// `role`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl DelegationSubagentStarted {
@@ -95,6 +91,28 @@ impl DelegationSubagentStarted {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for DelegationSubagentStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["child", "agent_type", "role"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.child {
+            super::runtime::entry(&mut map, "child", value)?;
+        }
+        if let Some(value) = &self.agent_type {
+            super::runtime::entry(&mut map, "agent_type", value)?;
+        }
+        if let Some(value) = &self.role {
+            super::runtime::entry(&mut map, "role", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for DelegationSubagentStarted {

@@ -7,30 +7,25 @@
 /// A subagent started by this agent stopped.
 ///
 /// Schema: `types/delegation.subagent.stopped.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DelegationSubagentStopped {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.
     ///
     /// `child`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub child: Option<super::common::SessionRef>,
     /// Kind of subagent, as named by the runtime.
     ///
     /// `agent_type`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
     /// Structural outcome of the subagent's work.
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Lifetime of the subagent in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl DelegationSubagentStopped {
@@ -109,6 +104,31 @@ impl DelegationSubagentStopped {
         }
     }
 }
+impl serde::Serialize for DelegationSubagentStopped {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["child", "agent_type", "status", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.child {
+            super::runtime::entry(&mut map, "child", value)?;
+        }
+        if let Some(value) = &self.agent_type {
+            super::runtime::entry(&mut map, "agent_type", value)?;
+        }
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -138,7 +158,11 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
                             super::runtime::fill(&mut slot_2, &mut map, "status")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -8,10 +8,10 @@ use std::sync::LazyLock;
 ///
 /// One AEP event: sixteen context attributes describing who emitted what, when and in which session, plus the type-specific payload in data. Any further top-level member is an extension attribute: a lowercase alphanumeric name of at most 20 characters with a string, integer or boolean value. Which of session and seq must be present depends on the event type (see allOf).
 ///
-/// Rule: when `type` matches `^agent\.`, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` matches `^(control\.attention\.respond|control\.cancel|control\.pause|control\.resume|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$`, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
+/// Rule: when `type` starts with `agent.`, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
 ///
 /// Schema: `aep-event.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     /// Protocol version the event conforms to; always the string "0.1" here.
     ///
@@ -24,12 +24,10 @@ pub struct Event {
     /// Event type. Either a core type {category}.{rest} whose category is one of the registered categories, or a vendor type x.{vendor}.{category}.{rest}.
     ///
     /// `type`, required, pattern `^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\.[a-z0-9_]+)+|x\.[a-z0-9_-]+\.[a-z0-9_]+(\.[a-z0-9_]+)+)$`.
-    #[serde(rename = "type")]
     pub type_: String,
     /// The entity the event acts on, such as a tool name or the id of an attention request. Optional.
     ///
     /// `subject`, optional, non-empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// Moment the event happened, as an RFC 3339 date-time.
     ///
@@ -46,55 +44,44 @@ pub struct Event {
     /// Session identifier. Must be absent on agent.* events and present on every other event, commands and attention.routed included.
     ///
     /// `session`, optional, non-empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Identifier of the run (one activation) inside the session. Must be absent on agent.* events.
     ///
     /// `run`, optional, non-empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
     /// Identifier of the current sub-run phase, as opened by run.step.started. Must be absent on agent.* events.
     ///
     /// `step`, optional, non-empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
     /// Non-negative position of the event in its session's stream. Required on ordinary session events; must be absent on agent.* events, on commands and on attention.routed.
     ///
     /// `seq`, optional, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     /// Non-negative generation number qualifying seq; a consumer reads an absent epoch as 0.
     ///
     /// `epoch`, optional, minimum 0, default `0`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub epoch: Option<u64>,
     /// Id of the event that led to this one; for control acknowledgements it is the id of the command being answered.
     ///
     /// `cause`, optional, non-empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// W3C Trace Context traceparent value (version-traceid-parentid-flags, lowercase hex) tying the event to a distributed trace.
     ///
     /// `traceparent`, optional, pattern `^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
     /// Importance of the event, ordered debug < info < notice < warning < error < critical; an absent severity means info.
     ///
     /// `severity`, optional, default `"info"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<super::registry::Severity>,
     /// Content ceiling the event was produced under, ordered none < metadata < redacted < full. A payload member may be present only if its x-aep-capture level is at or below this value; an absent capture means metadata.
     ///
     /// `capture`, optional, default `"metadata"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capture: Option<super::registry::Capture>,
     /// The payload. Its shape is the payload schema registered for type, if any; payloads are open to additional members.
     ///
     /// `data`, optional.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<super::runtime::Data>,
     /// Extension attributes: every other top-level member, kept as they came.
-    #[serde(flatten)]
     pub extensions: Extensions,
 }
 impl Event {
@@ -198,25 +185,25 @@ impl Event {
             if holds && self.session.is_some() {
                 v.report(
                     Some("session"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if holds && self.run.is_some() {
                 v.report(
                     Some("run"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if holds && self.step.is_some() {
                 v.report(
                     Some("step"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if holds && self.seq.is_some() {
                 v.report(
                     Some("seq"),
-                    "must be absent when `type` matches `^agent\\.`".to_owned(),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
                 );
             }
             if !holds {
@@ -233,33 +220,100 @@ impl Event {
                 if holds && self.session.is_none() {
                     v.report(
                         None,
-                        "missing member `session`, required when `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "missing member `session`, required when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
                 if holds && self.seq.is_some() {
                     v.report(
                         Some("seq"),
-                        "must be absent when `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "must be absent when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
                 if !holds && self.session.is_none() {
                     v.report(
                         None,
-                        "missing member `session`, required unless `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "missing member `session`, required unless `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
                 if !holds && self.seq.is_none() {
                     v.report(
                         None,
-                        "missing member `seq`, required unless `type` matches `^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$`"
+                        "missing member `seq`, required unless `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
                             .to_owned(),
                     );
                 }
             }
         }
+    }
+}
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.aep;
+            super::runtime::entry(&mut map, "aep", value)?;
+        }
+        {
+            let value = &self.id;
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        {
+            let value = &self.type_;
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        if let Some(value) = &self.subject {
+            super::runtime::entry(&mut map, "subject", value)?;
+        }
+        {
+            let value = &self.time;
+            super::runtime::entry(&mut map, "time", value)?;
+        }
+        {
+            let value = &self.source;
+            super::runtime::entry(&mut map, "source", value)?;
+        }
+        {
+            let value = &self.agent;
+            super::runtime::entry(&mut map, "agent", value)?;
+        }
+        if let Some(value) = &self.session {
+            super::runtime::entry(&mut map, "session", value)?;
+        }
+        if let Some(value) = &self.run {
+            super::runtime::entry(&mut map, "run", value)?;
+        }
+        if let Some(value) = &self.step {
+            super::runtime::entry(&mut map, "step", value)?;
+        }
+        if let Some(value) = &self.seq {
+            super::runtime::entry(&mut map, "seq", value)?;
+        }
+        if let Some(value) = &self.epoch {
+            super::runtime::entry(&mut map, "epoch", value)?;
+        }
+        if let Some(value) = &self.cause {
+            super::runtime::entry(&mut map, "cause", value)?;
+        }
+        if let Some(value) = &self.traceparent {
+            super::runtime::entry(&mut map, "traceparent", value)?;
+        }
+        if let Some(value) = &self.severity {
+            super::runtime::entry(&mut map, "severity", value)?;
+        }
+        if let Some(value) = &self.capture {
+            super::runtime::entry(&mut map, "capture", value)?;
+        }
+        if let Some(value) = &self.data {
+            super::runtime::entry(&mut map, "data", value)?;
+        }
+        for (key, value) in &self.extensions {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for Event {
@@ -312,8 +366,20 @@ impl<'de> serde::Deserialize<'de> for Event {
                         }
                         "run" => super::runtime::fill(&mut slot_8, &mut map, "run")?,
                         "step" => super::runtime::fill(&mut slot_9, &mut map, "step")?,
-                        "seq" => super::runtime::fill(&mut slot_10, &mut map, "seq")?,
-                        "epoch" => super::runtime::fill(&mut slot_11, &mut map, "epoch")?,
+                        "seq" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_10, &mut map, "seq")?
+                        }
+                        "epoch" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_11, &mut map, "epoch")?
+                        }
                         "cause" => super::runtime::fill(&mut slot_12, &mut map, "cause")?,
                         "traceparent" => {
                             super::runtime::fill(&mut slot_13, &mut map, "traceparent")?
@@ -356,11 +422,22 @@ impl<'de> serde::Deserialize<'de> for Event {
 /// Protocol version the event conforms to; always the string "0.1" here.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventAep {
     /// `"0.1"`
-    #[serde(rename = "0.1")]
     V01,
+}
+impl serde::Serialize for EventAep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventAep {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["0.1"], |s| s.parse().ok())
+    }
 }
 impl EventAep {
     /// Every value, in schema order.
@@ -581,6 +658,17 @@ impl Event {
             extensions: Extensions::new(),
         }
     }
+    /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+    /// a failure names the offending attribute by its JSON Pointer
+    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// payload error does.
+    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(text.as_bytes())
+    }
+    /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(bytes)
+    }
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
@@ -671,9 +759,21 @@ impl Event {
             extensions: self.extensions.clone(),
         }
     }
-    /// Sets `data` to the payload's JSON object.
-    pub fn set_payload(&mut self, payload: &super::payload::Payload) {
-        self.data = Some(payload.to_data());
+    /// Sets `data` to the payload's JSON object and `type` to the
+    /// payload's event type, so the two always agree; untyped data
+    /// keeps the event's type. Fails as
+    /// [`Payload::to_data`](super::payload::Payload::to_data) does,
+    /// leaving the event unchanged.
+    pub fn set_payload(
+        &mut self,
+        payload: &super::payload::Payload,
+    ) -> Result<(), serde_json::Error> {
+        let data = payload.to_data()?;
+        if let Some(event_type) = payload.event_type() {
+            event_type.clone_into(&mut self.type_);
+        }
+        self.data = Some(data);
+        Ok(())
     }
     /// `epoch`, or its protocol default `0` when absent.
     pub fn epoch_or_default(&self) -> u64 {

@@ -7,25 +7,21 @@
 /// A fault that is not already reported by a tool or run terminal event.
 ///
 /// Schema: `types/error.raised.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ErrorRaised {
     /// The fault's class and message.
     ///
     /// `error`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<super::common::ErrorInfo>,
     /// Structural error code.
     ///
     /// `code`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// Whether the emitter cannot continue after this fault.
     ///
     /// `fatal`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fatal: Option<bool>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ErrorRaised {
@@ -95,6 +91,28 @@ impl ErrorRaised {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for ErrorRaised {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["error", "code", "fatal"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.error {
+            super::runtime::entry(&mut map, "error", value)?;
+        }
+        if let Some(value) = &self.code {
+            super::runtime::entry(&mut map, "code", value)?;
+        }
+        if let Some(value) = &self.fatal {
+            super::runtime::entry(&mut map, "fatal", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ErrorRaised {

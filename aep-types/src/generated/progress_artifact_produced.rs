@@ -7,17 +7,15 @@
 /// The run produced an output artifact (a file, document, image and so on).
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProgressArtifactProduced {
     /// Description of the artifact.
     ///
     /// `artifact`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact: Option<
         super::progress_artifact_produced::ProgressArtifactProducedArtifact,
     >,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ProgressArtifactProduced {
@@ -75,6 +73,20 @@ impl ProgressArtifactProduced {
         }
     }
 }
+impl serde::Serialize for ProgressArtifactProduced {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["artifact"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.artifact {
+            super::runtime::entry(&mut map, "artifact", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -113,35 +125,29 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
 /// Description of the artifact.
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#/properties/artifact`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProgressArtifactProducedArtifact {
     /// Identifier of the artifact.
     ///
     /// `id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Readable name, such as a file name; redacted.
     ///
     /// `name`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Media type of the artifact.
     ///
     /// `mime`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime: Option<String>,
     /// Size in bytes.
     ///
     /// `bytes`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     /// Where the artifact can be fetched; a location can reveal content, hence redacted.
     ///
     /// `uri`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ProgressArtifactProducedArtifact {
@@ -216,6 +222,34 @@ impl ProgressArtifactProducedArtifact {
         }
     }
 }
+impl serde::Serialize for ProgressArtifactProducedArtifact {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["id", "name", "mime", "bytes", "uri"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.id {
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.mime {
+            super::runtime::entry(&mut map, "mime", value)?;
+        }
+        if let Some(value) = &self.bytes {
+            super::runtime::entry(&mut map, "bytes", value)?;
+        }
+        if let Some(value) = &self.uri {
+            super::runtime::entry(&mut map, "uri", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -241,7 +275,13 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
                         "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
                         "name" => super::runtime::fill(&mut slot_1, &mut map, "name")?,
                         "mime" => super::runtime::fill(&mut slot_2, &mut map, "mime")?,
-                        "bytes" => super::runtime::fill(&mut slot_3, &mut map, "bytes")?,
+                        "bytes" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "bytes")?
+                        }
                         "uri" => super::runtime::fill(&mut slot_4, &mut map, "uri")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -7,28 +7,21 @@
 /// Free-form progress update for the current run.
 ///
 /// Schema: `types/progress.status.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProgressStatus {
     /// Progress text for humans; may be model text, hence redacted.
     ///
     /// `message`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Structural name of the current phase.
     ///
     /// `phase`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// Estimated completion, from 0 to 100 inclusive.
     ///
     /// `percent`, optional, capture `metadata`, minimum 0, maximum 100.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub percent: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ProgressStatus {
@@ -93,6 +86,32 @@ impl ProgressStatus {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for ProgressStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["message", "phase", "percent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.message {
+            super::runtime::entry(&mut map, "message", value)?;
+        }
+        if let Some(value) = &self.phase {
+            super::runtime::entry(&mut map, "phase", value)?;
+        }
+        if let Some(value) = &self.percent {
+            super::runtime::entry(
+                &mut map,
+                "percent",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ProgressStatus {

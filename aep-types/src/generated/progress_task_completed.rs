@@ -7,20 +7,17 @@
 /// An item of the agent's plan was completed.
 ///
 /// Schema: `types/progress.task.completed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProgressTaskCompleted {
     /// The completed plan item.
     ///
     /// `task`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<super::common::TaskRef>,
     /// Structural outcome of the item (for example done or skipped).
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ProgressTaskCompleted {
@@ -83,6 +80,23 @@ impl ProgressTaskCompleted {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for ProgressTaskCompleted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["task", "status"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.task {
+            super::runtime::entry(&mut map, "task", value)?;
+        }
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ProgressTaskCompleted {

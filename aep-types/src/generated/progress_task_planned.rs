@@ -7,20 +7,17 @@
 /// An item was added to the agent's plan.
 ///
 /// Schema: `types/progress.task.planned.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProgressTaskPlanned {
     /// The new plan item.
     ///
     /// `task`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<super::common::TaskRef>,
     /// Id of the plan item this one is nested under.
     ///
     /// `parent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ProgressTaskPlanned {
@@ -83,6 +80,23 @@ impl ProgressTaskPlanned {
                 v.up();
             }
         }
+    }
+}
+impl serde::Serialize for ProgressTaskPlanned {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["task", "parent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.task {
+            super::runtime::entry(&mut map, "task", value)?;
+        }
+        if let Some(value) = &self.parent {
+            super::runtime::entry(&mut map, "parent", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ProgressTaskPlanned {

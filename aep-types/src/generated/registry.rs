@@ -7,146 +7,163 @@ pub const AEP_VERSION: &str = "0.1";
 /// An event type of the registry.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RegisteredType {
     /// `"session.started"`
-    #[serde(rename = "session.started")]
     SessionStarted,
     /// `"session.ended"`
-    #[serde(rename = "session.ended")]
     SessionEnded,
     /// `"run.started"`
-    #[serde(rename = "run.started")]
     RunStarted,
     /// `"run.finished"`
-    #[serde(rename = "run.finished")]
     RunFinished,
     /// `"run.failed"`
-    #[serde(rename = "run.failed")]
     RunFailed,
     /// `"run.cancelled"`
-    #[serde(rename = "run.cancelled")]
     RunCancelled,
     /// `"tool.requested"`
-    #[serde(rename = "tool.requested")]
     ToolRequested,
     /// `"tool.completed"`
-    #[serde(rename = "tool.completed")]
     ToolCompleted,
     /// `"tool.failed"`
-    #[serde(rename = "tool.failed")]
     ToolFailed,
     /// `"tool.denied"`
-    #[serde(rename = "tool.denied")]
     ToolDenied,
     /// `"attention.requested"`
-    #[serde(rename = "attention.requested")]
     AttentionRequested,
     /// `"attention.answered"`
-    #[serde(rename = "attention.answered")]
     AttentionAnswered,
     /// `"attention.resolved"`
-    #[serde(rename = "attention.resolved")]
     AttentionResolved,
     /// `"attention.timeout"`
-    #[serde(rename = "attention.timeout")]
     AttentionTimeout,
     /// `"session.compacted"`
-    #[serde(rename = "session.compacted")]
     SessionCompacted,
     /// `"run.step.started"`
-    #[serde(rename = "run.step.started")]
     RunStepStarted,
     /// `"run.step.finished"`
-    #[serde(rename = "run.step.finished")]
     RunStepFinished,
     /// `"progress.status"`
-    #[serde(rename = "progress.status")]
     ProgressStatus,
     /// `"progress.task.planned"`
-    #[serde(rename = "progress.task.planned")]
     ProgressTaskPlanned,
     /// `"progress.task.completed"`
-    #[serde(rename = "progress.task.completed")]
     ProgressTaskCompleted,
     /// `"progress.artifact.produced"`
-    #[serde(rename = "progress.artifact.produced")]
     ProgressArtifactProduced,
     /// `"delegation.subagent.started"`
-    #[serde(rename = "delegation.subagent.started")]
     DelegationSubagentStarted,
     /// `"delegation.subagent.stopped"`
-    #[serde(rename = "delegation.subagent.stopped")]
     DelegationSubagentStopped,
     /// `"attention.routed"`
-    #[serde(rename = "attention.routed")]
     AttentionRouted,
     /// `"agent.presence"`
-    #[serde(rename = "agent.presence")]
     AgentPresence,
     /// `"agent.idle"`
-    #[serde(rename = "agent.idle")]
     AgentIdle,
     /// `"agent.health"`
-    #[serde(rename = "agent.health")]
     AgentHealth,
     /// `"agent.heartbeat"`
-    #[serde(rename = "agent.heartbeat")]
     AgentHeartbeat,
     /// `"error.raised"`
-    #[serde(rename = "error.raised")]
     ErrorRaised,
     /// `"state.snapshot"`
-    #[serde(rename = "state.snapshot")]
     StateSnapshot,
     /// `"state.delta"`
-    #[serde(rename = "state.delta")]
     StateDelta,
     /// `"resource.retrieval.requested"`
-    #[serde(rename = "resource.retrieval.requested")]
     ResourceRetrievalRequested,
     /// `"resource.retrieval.returned"`
-    #[serde(rename = "resource.retrieval.returned")]
     ResourceRetrievalReturned,
     /// `"resource.retrieval.reranked"`
-    #[serde(rename = "resource.retrieval.reranked")]
     ResourceRetrievalReranked,
     /// `"resource.citation.recorded"`
-    #[serde(rename = "resource.citation.recorded")]
     ResourceCitationRecorded,
     /// `"assessment.evaluation.recorded"`
-    #[serde(rename = "assessment.evaluation.recorded")]
     AssessmentEvaluationRecorded,
     /// `"assessment.feedback.received"`
-    #[serde(rename = "assessment.feedback.received")]
     AssessmentFeedbackReceived,
     /// `"assessment.guardrail.recorded"`
-    #[serde(rename = "assessment.guardrail.recorded")]
     AssessmentGuardrailRecorded,
     /// `"message.user.submitted"`
-    #[serde(rename = "message.user.submitted")]
     MessageUserSubmitted,
     /// `"message.agent.replied"`
-    #[serde(rename = "message.agent.replied")]
     MessageAgentReplied,
     /// `"control.attention.respond"`
-    #[serde(rename = "control.attention.respond")]
     ControlAttentionRespond,
     /// `"control.cancel"`
-    #[serde(rename = "control.cancel")]
     ControlCancel,
     /// `"control.pause"`
-    #[serde(rename = "control.pause")]
     ControlPause,
     /// `"control.resume"`
-    #[serde(rename = "control.resume")]
     ControlResume,
     /// `"control.accepted"`
-    #[serde(rename = "control.accepted")]
     ControlAccepted,
     /// `"control.rejected"`
-    #[serde(rename = "control.rejected")]
     ControlRejected,
+}
+impl serde::Serialize for RegisteredType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RegisteredType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &[
+                "session.started",
+                "session.ended",
+                "run.started",
+                "run.finished",
+                "run.failed",
+                "run.cancelled",
+                "tool.requested",
+                "tool.completed",
+                "tool.failed",
+                "tool.denied",
+                "attention.requested",
+                "attention.answered",
+                "attention.resolved",
+                "attention.timeout",
+                "session.compacted",
+                "run.step.started",
+                "run.step.finished",
+                "progress.status",
+                "progress.task.planned",
+                "progress.task.completed",
+                "progress.artifact.produced",
+                "delegation.subagent.started",
+                "delegation.subagent.stopped",
+                "attention.routed",
+                "agent.presence",
+                "agent.idle",
+                "agent.health",
+                "agent.heartbeat",
+                "error.raised",
+                "state.snapshot",
+                "state.delta",
+                "resource.retrieval.requested",
+                "resource.retrieval.returned",
+                "resource.retrieval.reranked",
+                "resource.citation.recorded",
+                "assessment.evaluation.recorded",
+                "assessment.feedback.received",
+                "assessment.guardrail.recorded",
+                "message.user.submitted",
+                "message.agent.replied",
+                "control.attention.respond",
+                "control.cancel",
+                "control.pause",
+                "control.resume",
+                "control.accepted",
+                "control.rejected",
+            ],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl RegisteredType {
     /// Every value, in schema order.
@@ -337,17 +354,30 @@ impl std::str::FromStr for RegisteredType {
 /// Whether emitters must support a type.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
     /// `"mandatory"`
-    #[serde(rename = "mandatory")]
     Mandatory,
     /// `"optional"`
-    #[serde(rename = "optional")]
     Optional,
     /// `"reserved"`
-    #[serde(rename = "reserved")]
     Reserved,
+}
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["mandatory", "optional", "reserved"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Status {
     /// Every value, in schema order.
@@ -385,17 +415,30 @@ impl std::str::FromStr for Status {
 /// Which envelope attributes a type's events carry.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"command"`
-    #[serde(rename = "command")]
     Command,
+}
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Scope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["session", "agent", "command"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Scope {
     /// Every value, in schema order.
@@ -732,50 +775,67 @@ pub const MANDATORY: [RegisteredType; 14] = [
 /// The closed set of event categories: the first segment of a type.
 ///
 /// Schema: `registry/categories.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Category {
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
     /// `"run"`
-    #[serde(rename = "run")]
     Run,
     /// `"progress"`
-    #[serde(rename = "progress")]
     Progress,
     /// `"tool"`
-    #[serde(rename = "tool")]
     Tool,
     /// `"delegation"`
-    #[serde(rename = "delegation")]
     Delegation,
     /// `"attention"`
-    #[serde(rename = "attention")]
     Attention,
     /// `"resource"`
-    #[serde(rename = "resource")]
     Resource,
     /// `"error"`
-    #[serde(rename = "error")]
     Error,
     /// `"state"`
-    #[serde(rename = "state")]
     State,
     /// `"assessment"`
-    #[serde(rename = "assessment")]
     Assessment,
     /// `"message"`
-    #[serde(rename = "message")]
     Message,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"x"`
-    #[serde(rename = "x")]
     X,
+}
+impl serde::Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Category {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &[
+                "agent",
+                "session",
+                "run",
+                "progress",
+                "tool",
+                "delegation",
+                "attention",
+                "resource",
+                "error",
+                "state",
+                "assessment",
+                "message",
+                "control",
+                "x",
+            ],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Category {
     /// Every value, in schema order.
@@ -850,17 +910,30 @@ impl std::str::FromStr for Category {
 /// Which events a category's types are.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CategoryScope {
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"any"`
-    #[serde(rename = "any")]
     Any,
+}
+impl serde::Serialize for CategoryScope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CategoryScope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["session", "agent", "any"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl CategoryScope {
     /// Every value, in schema order.
@@ -948,26 +1021,36 @@ impl Category {
 /// How serious an event is; ordered, lowest first.
 ///
 /// Schema: `registry/severity.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Severity {
     /// `"debug"`
-    #[serde(rename = "debug")]
     Debug,
     /// `"info"`
-    #[serde(rename = "info")]
     Info,
     /// `"notice"`
-    #[serde(rename = "notice")]
     Notice,
     /// `"warning"`
-    #[serde(rename = "warning")]
     Warning,
     /// `"error"`
-    #[serde(rename = "error")]
     Error,
     /// `"critical"`
-    #[serde(rename = "critical")]
     Critical,
+}
+impl serde::Serialize for Severity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Severity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["debug", "info", "notice", "warning", "error", "critical"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Severity {
     /// Every value, in schema order.
@@ -1082,20 +1165,32 @@ impl Severity {
 /// How much content an event may carry; ordered, lowest first. A field may appear only when its capture level is at or below the event's.
 ///
 /// Schema: `registry/capture.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capture {
     /// `"none"`
-    #[serde(rename = "none")]
     None,
     /// `"metadata"`
-    #[serde(rename = "metadata")]
     Metadata,
     /// `"redacted"`
-    #[serde(rename = "redacted")]
     Redacted,
     /// `"full"`
-    #[serde(rename = "full")]
     Full,
+}
+impl serde::Serialize for Capture {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Capture {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["none", "metadata", "redacted", "full"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Capture {
     /// Every value, in schema order.
@@ -1167,23 +1262,34 @@ impl Default for Capture {
 /// Why a command was rejected (`control.rejected` `reason`).
 ///
 /// Schema: `registry/nack-reasons.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NackReason {
     /// `"unsupported"`
-    #[serde(rename = "unsupported")]
     Unsupported,
     /// `"unauthorized"`
-    #[serde(rename = "unauthorized")]
     Unauthorized,
     /// `"busy"`
-    #[serde(rename = "busy")]
     Busy,
     /// `"refused"`
-    #[serde(rename = "refused")]
     Refused,
     /// `"invalid"`
-    #[serde(rename = "invalid")]
     Invalid,
+}
+impl serde::Serialize for NackReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NackReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["unsupported", "unauthorized", "busy", "refused", "invalid"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl NackReason {
     /// Every value, in schema order.

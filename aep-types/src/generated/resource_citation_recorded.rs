@@ -7,22 +7,19 @@
 /// The citations of a produced answer: which claims cite which spans of which sources (experimental).
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecorded {
     /// One entry per citation.
     ///
     /// `citations`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub citations: Option<
         Vec<super::resource_citation_recorded::ResourceCitationRecordedCitationsItem>,
     >,
     /// Number of citations.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecorded {
@@ -97,6 +94,25 @@ impl ResourceCitationRecorded {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["citations", "count"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.citations {
+            super::runtime::entry(&mut map, "citations", value)?;
+        }
+        if let Some(value) = &self.count {
+            super::runtime::entry(&mut map, "count", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -123,7 +139,13 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                         "citations" => {
                             super::runtime::fill(&mut slot_0, &mut map, "citations")?
                         }
-                        "count" => super::runtime::fill(&mut slot_1, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "count")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -140,39 +162,33 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
 /// A single citation: the source, the cited text and where in the source it sits.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecordedCitationsItem {
     /// The cited source.
     ///
     /// `source`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<
         super::resource_citation_recorded::ResourceCitationRecordedCitationsItemSource,
     >,
     /// The cited passage after redaction.
     ///
     /// `cited_text_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cited_text_redacted: Option<String>,
     /// The cited passage verbatim.
     ///
     /// `cited_text`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cited_text: Option<String>,
     /// Position of the cited passage in the source, by character range, page range or content-block range.
     ///
     /// `offset`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<
         super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffset,
     >,
     /// Position of the cited document in the list of documents given to the model.
     ///
     /// `document_index`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub document_index: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecordedCitationsItem {
@@ -279,6 +295,37 @@ impl ResourceCitationRecordedCitationsItem {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecordedCitationsItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["source", "cited_text_redacted", "cited_text", "offset", "document_index"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.source {
+            super::runtime::entry(&mut map, "source", value)?;
+        }
+        if let Some(value) = &self.cited_text_redacted {
+            super::runtime::entry(&mut map, "cited_text_redacted", value)?;
+        }
+        if let Some(value) = &self.cited_text {
+            super::runtime::entry(&mut map, "cited_text", value)?;
+        }
+        if let Some(value) = &self.offset {
+            super::runtime::entry(&mut map, "offset", value)?;
+        }
+        if let Some(value) = &self.document_index {
+            super::runtime::entry(&mut map, "document_index", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -322,11 +369,11 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
                             super::runtime::fill(&mut slot_3, &mut map, "offset")?
                         }
                         "document_index" => {
-                            super::runtime::fill(
-                                &mut slot_4,
-                                &mut map,
-                                "document_index",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_4, &mut map, "document_index")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -347,25 +394,21 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
 /// The cited source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/source`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecordedCitationsItemSource {
     /// Identifier of the source document.
     ///
     /// `id`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Location of the source; redacted.
     ///
     /// `uri`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
     /// Title of the source; redacted.
     ///
     /// `title`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecordedCitationsItemSource {
@@ -426,6 +469,28 @@ impl ResourceCitationRecordedCitationsItemSource {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecordedCitationsItemSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["id", "uri", "title"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.id {
+            super::runtime::entry(&mut map, "id", value)?;
+        }
+        if let Some(value) = &self.uri {
+            super::runtime::entry(&mut map, "uri", value)?;
+        }
+        if let Some(value) = &self.title {
+            super::runtime::entry(&mut map, "title", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSource {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -466,31 +531,27 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
 /// Position of the cited passage in the source, by character range, page range or content-block range.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecordedCitationsItemOffset {
     /// Character range within the source text.
     ///
     /// `char`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub char: Option<
         super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetChar,
     >,
     /// Range within a page of a paged source.
     ///
     /// `page`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<
         super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetPage,
     >,
     /// Range within a content block of a block-structured source.
     ///
     /// `block`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<
         super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetBlock,
     >,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecordedCitationsItemOffset {
@@ -588,6 +649,28 @@ impl ResourceCitationRecordedCitationsItemOffset {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecordedCitationsItemOffset {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["char", "page", "block"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.char {
+            super::runtime::entry(&mut map, "char", value)?;
+        }
+        if let Some(value) = &self.page {
+            super::runtime::entry(&mut map, "page", value)?;
+        }
+        if let Some(value) = &self.block {
+            super::runtime::entry(&mut map, "block", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffset {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -634,20 +717,17 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Character range within the source text.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/char`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecordedCitationsItemOffsetChar {
     /// First character of the range.
     ///
     /// `start`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i64>,
     /// End of the character range.
     ///
     /// `end`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecordedCitationsItemOffsetChar {
@@ -697,6 +777,23 @@ impl ResourceCitationRecordedCitationsItemOffsetChar {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetChar {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["start", "end"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.start {
+            super::runtime::entry(&mut map, "start", value)?;
+        }
+        if let Some(value) = &self.end {
+            super::runtime::entry(&mut map, "end", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetChar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -716,8 +813,20 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "start" => super::runtime::fill(&mut slot_0, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_1, &mut map, "end")?,
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -734,25 +843,21 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Range within a page of a paged source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/page`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecordedCitationsItemOffsetPage {
     /// Page number.
     ///
     /// `page`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<i64>,
     /// Start of the range on the page.
     ///
     /// `start`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i64>,
     /// End of the range on the page.
     ///
     /// `end`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecordedCitationsItemOffsetPage {
@@ -809,6 +914,28 @@ impl ResourceCitationRecordedCitationsItemOffsetPage {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetPage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["page", "start", "end"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.page {
+            super::runtime::entry(&mut map, "page", value)?;
+        }
+        if let Some(value) = &self.start {
+            super::runtime::entry(&mut map, "start", value)?;
+        }
+        if let Some(value) = &self.end {
+            super::runtime::entry(&mut map, "end", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetPage {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -829,9 +956,27 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "page" => super::runtime::fill(&mut slot_0, &mut map, "page")?,
-                        "start" => super::runtime::fill(&mut slot_1, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_2, &mut map, "end")?,
+                        "page" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "page")?
+                        }
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -849,25 +994,21 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Range within a content block of a block-structured source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/block`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Content block index.
     ///
     /// `block`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<i64>,
     /// Start of the range in the block.
     ///
     /// `start`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i64>,
     /// End of the range in the block.
     ///
     /// `end`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecordedCitationsItemOffsetBlock {
@@ -924,6 +1065,28 @@ impl ResourceCitationRecordedCitationsItemOffsetBlock {
         }
     }
 }
+impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetBlock {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["block", "start", "end"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.block {
+            super::runtime::entry(&mut map, "block", value)?;
+        }
+        if let Some(value) = &self.start {
+            super::runtime::entry(&mut map, "start", value)?;
+        }
+        if let Some(value) = &self.end {
+            super::runtime::entry(&mut map, "end", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetBlock {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -946,9 +1109,27 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "block" => super::runtime::fill(&mut slot_0, &mut map, "block")?,
-                        "start" => super::runtime::fill(&mut slot_1, &mut map, "start")?,
-                        "end" => super::runtime::fill(&mut slot_2, &mut map, "end")?,
+                        "block" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "block")?
+                        }
+                        "start" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "start")?
+                        }
+                        "end" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "end")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

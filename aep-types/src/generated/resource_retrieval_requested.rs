@@ -7,30 +7,25 @@
 /// A retrieval against an external corpus is about to run (experimental).
 ///
 /// Schema: `types/resource.retrieval.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceRetrievalRequested {
     /// The query text; redacted.
     ///
     /// `query`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Digest of the query, letting queries be compared without exposing them.
     ///
     /// `query_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_digest: Option<String>,
     /// Name of the corpus, index or store being searched.
     ///
     /// `corpus`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
     /// Maximum number of documents asked for.
     ///
     /// `top_k`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceRetrievalRequested {
@@ -98,6 +93,31 @@ impl ResourceRetrievalRequested {
         }
     }
 }
+impl serde::Serialize for ResourceRetrievalRequested {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["query", "query_digest", "corpus", "top_k"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.query {
+            super::runtime::entry(&mut map, "query", value)?;
+        }
+        if let Some(value) = &self.query_digest {
+            super::runtime::entry(&mut map, "query_digest", value)?;
+        }
+        if let Some(value) = &self.corpus {
+            super::runtime::entry(&mut map, "corpus", value)?;
+        }
+        if let Some(value) = &self.top_k {
+            super::runtime::entry(&mut map, "top_k", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -126,7 +146,13 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
                         "corpus" => {
                             super::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
-                        "top_k" => super::runtime::fill(&mut slot_3, &mut map, "top_k")?,
+                        "top_k" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "top_k")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

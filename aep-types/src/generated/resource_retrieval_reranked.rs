@@ -7,50 +7,41 @@
 /// A reranker scored and reordered retrieved documents (experimental).
 ///
 /// Schema: `types/resource.retrieval.reranked.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceRetrievalReranked {
     /// The query the documents were reranked against; redacted.
     ///
     /// `query`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Digest of the query, letting queries be compared without exposing them.
     ///
     /// `query_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_digest: Option<String>,
     /// Reranking model used.
     ///
     /// `model`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Number of documents the reranker was asked to keep.
     ///
     /// `top_k`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u64>,
     /// Documents handed to the reranker, in their incoming order.
     ///
     /// `input_documents`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_documents: Option<Vec<super::common::RetrievedDocument>>,
     /// Documents as the reranker ordered and scored them.
     ///
     /// `output_documents`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_documents: Option<Vec<super::common::RetrievedDocument>>,
     /// Number of documents the rerank reported.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Time the rerank took, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceRetrievalReranked {
@@ -194,6 +185,55 @@ impl ResourceRetrievalReranked {
         }
     }
 }
+impl serde::Serialize for ResourceRetrievalReranked {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "query",
+                "query_digest",
+                "model",
+                "top_k",
+                "input_documents",
+                "output_documents",
+                "count",
+                "duration_ms",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.query {
+            super::runtime::entry(&mut map, "query", value)?;
+        }
+        if let Some(value) = &self.query_digest {
+            super::runtime::entry(&mut map, "query_digest", value)?;
+        }
+        if let Some(value) = &self.model {
+            super::runtime::entry(&mut map, "model", value)?;
+        }
+        if let Some(value) = &self.top_k {
+            super::runtime::entry(&mut map, "top_k", value)?;
+        }
+        if let Some(value) = &self.input_documents {
+            super::runtime::entry(&mut map, "input_documents", value)?;
+        }
+        if let Some(value) = &self.output_documents {
+            super::runtime::entry(&mut map, "output_documents", value)?;
+        }
+        if let Some(value) = &self.count {
+            super::runtime::entry(&mut map, "count", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -224,7 +264,13 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                             super::runtime::fill(&mut slot_1, &mut map, "query_digest")?
                         }
                         "model" => super::runtime::fill(&mut slot_2, &mut map, "model")?,
-                        "top_k" => super::runtime::fill(&mut slot_3, &mut map, "top_k")?,
+                        "top_k" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "top_k")?
+                        }
                         "input_documents" => {
                             super::runtime::fill(
                                 &mut slot_4,
@@ -239,9 +285,19 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                                 "output_documents",
                             )?
                         }
-                        "count" => super::runtime::fill(&mut slot_6, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_6, &mut map, "count")?
+                        }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_7, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_7, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

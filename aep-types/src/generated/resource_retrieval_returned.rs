@@ -7,30 +7,25 @@
 /// A retrieval returned documents, with their provenance (experimental).
 ///
 /// Schema: `types/resource.retrieval.returned.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceRetrievalReturned {
     /// The documents the retrieval produced.
     ///
     /// `documents`, optional, capture `metadata`, items capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub documents: Option<Vec<super::common::RetrievedDocument>>,
     /// Number of documents returned.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Name of the corpus, index or store that was searched.
     ///
     /// `corpus`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub corpus: Option<String>,
     /// Time the retrieval took, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ResourceRetrievalReturned {
@@ -119,6 +114,31 @@ impl ResourceRetrievalReturned {
         }
     }
 }
+impl serde::Serialize for ResourceRetrievalReturned {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["documents", "count", "corpus", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.documents {
+            super::runtime::entry(&mut map, "documents", value)?;
+        }
+        if let Some(value) = &self.count {
+            super::runtime::entry(&mut map, "count", value)?;
+        }
+        if let Some(value) = &self.corpus {
+            super::runtime::entry(&mut map, "corpus", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ResourceRetrievalReturned {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -143,12 +163,22 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReturned {
                         "documents" => {
                             super::runtime::fill(&mut slot_0, &mut map, "documents")?
                         }
-                        "count" => super::runtime::fill(&mut slot_1, &mut map, "count")?,
+                        "count" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "count")?
+                        }
                         "corpus" => {
                             super::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -7,25 +7,21 @@
 /// The run was cancelled before completing. A cancellation is not a failure.
 ///
 /// Schema: `types/run.cancelled.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunCancelled {
     /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
     ///
     /// `by`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<super::run_cancelled::RunCancelledBy>,
     /// Free-text explanation of the cancellation; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Time from run start to cancellation, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunCancelled {
@@ -86,6 +82,28 @@ impl RunCancelled {
         }
     }
 }
+impl serde::Serialize for RunCancelled {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["by", "reason", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.by {
+            super::runtime::entry(&mut map, "by", value)?;
+        }
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for RunCancelled {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -111,7 +129,11 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                             super::runtime::fill(&mut slot_1, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
@@ -130,20 +152,32 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
 /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
 ///
 /// Schema: `types/run.cancelled.schema.json#/properties/by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunCancelledBy {
     /// `"user"`
-    #[serde(rename = "user")]
     User,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"policy"`
-    #[serde(rename = "policy")]
     Policy,
     /// `"shutdown"`
-    #[serde(rename = "shutdown")]
     Shutdown,
+}
+impl serde::Serialize for RunCancelledBy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RunCancelledBy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["user", "control", "policy", "shutdown"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl RunCancelledBy {
     /// Every value, in schema order.

@@ -7,7 +7,7 @@
 /// The run ended in failure, rejection included.
 ///
 /// Schema: `types/run.failed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunFailed {
     /// Structural failure reason (a short code, not prose). Required.
     ///
@@ -16,15 +16,12 @@ pub struct RunFailed {
     /// The error that ended the run, when there is one.
     ///
     /// `error`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<super::common::ErrorInfo>,
     /// Time from run start to failure, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunFailed {
@@ -90,6 +87,29 @@ impl RunFailed {
         }
     }
 }
+impl serde::Serialize for RunFailed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["reason", "error", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.reason;
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.error {
+            super::runtime::entry(&mut map, "error", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for RunFailed {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -115,7 +135,11 @@ impl<'de> serde::Deserialize<'de> for RunFailed {
                         }
                         "error" => super::runtime::fill(&mut slot_1, &mut map, "error")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -7,41 +7,29 @@
 /// The run ended successfully; carries its duration, an optional summary and the total usage and cost.
 ///
 /// Schema: `types/run.finished.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunFinished {
     /// Run duration in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Short account of what the run produced; model text, hence redacted.
     ///
     /// `summary`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Input tokens used by the run (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens produced by the run (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Cost of the whole run.
     ///
     /// `cost`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunFinished {
@@ -131,6 +119,43 @@ impl RunFinished {
         }
     }
 }
+impl serde::Serialize for RunFinished {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "duration_ms",
+                "summary",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "cost",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        if let Some(value) = &self.summary {
+            super::runtime::entry(&mut map, "summary", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        if let Some(value) = &self.cost {
+            super::runtime::entry(&mut map, "cost", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for RunFinished {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -154,24 +179,28 @@ impl<'de> serde::Deserialize<'de> for RunFinished {
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_0, &mut map, "duration_ms")?
                         }
                         "summary" => {
                             super::runtime::fill(&mut slot_1, &mut map, "summary")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,

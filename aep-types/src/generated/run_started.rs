@@ -7,41 +7,29 @@
 /// An activation (run) began inside the session: what triggered it and, optionally, its input and any usage already incurred.
 ///
 /// Schema: `types/run.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunStarted {
     /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
     ///
     /// `trigger`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<super::run_started::RunStartedTrigger>,
     /// The input that started the run; user or model text, hence redacted.
     ///
     /// `prompt`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     /// Input tokens counted so far (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens counted so far (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Cost attributed to the run at its start.
     ///
     /// `cost`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunStarted {
@@ -131,6 +119,43 @@ impl RunStarted {
         }
     }
 }
+impl serde::Serialize for RunStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "trigger",
+                "prompt",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "cost",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.trigger {
+            super::runtime::entry(&mut map, "trigger", value)?;
+        }
+        if let Some(value) = &self.prompt {
+            super::runtime::entry(&mut map, "prompt", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        if let Some(value) = &self.cost {
+            super::runtime::entry(&mut map, "cost", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for RunStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -160,18 +185,18 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                             super::runtime::fill(&mut slot_1, &mut map, "prompt")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
@@ -193,23 +218,34 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
 /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
 ///
 /// Schema: `types/run.started.schema.json#/properties/trigger`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunStartedTrigger {
     /// `"user"`
-    #[serde(rename = "user")]
     User,
     /// `"schedule"`
-    #[serde(rename = "schedule")]
     Schedule,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"control"`
-    #[serde(rename = "control")]
     Control,
     /// `"resume"`
-    #[serde(rename = "resume")]
     Resume,
+}
+impl serde::Serialize for RunStartedTrigger {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RunStartedTrigger {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["user", "schedule", "agent", "control", "resume"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl RunStartedTrigger {
     /// Every value, in schema order.

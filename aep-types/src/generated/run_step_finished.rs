@@ -7,15 +7,13 @@
 /// A phase inside the run ended.
 ///
 /// Schema: `types/run.step.finished.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunStepFinished {
     /// Structural outcome of the step (for example ok or error).
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunStepFinished {
@@ -56,6 +54,20 @@ impl RunStepFinished {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for RunStepFinished {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for RunStepFinished {

@@ -7,20 +7,17 @@
 /// A phase inside the run began; the envelope's step attribute of following events names it.
 ///
 /// Schema: `types/run.step.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunStepStarted {
     /// Readable name of the step; may be model text, hence redacted.
     ///
     /// `name`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Number of steps the run expected when this step began.
     ///
     /// `initial_num_steps`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_num_steps: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl RunStepStarted {
@@ -74,6 +71,25 @@ impl RunStepStarted {
         }
     }
 }
+impl serde::Serialize for RunStepStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["name", "initial_num_steps"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.name {
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.initial_num_steps {
+            super::runtime::entry(&mut map, "initial_num_steps", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for RunStepStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -95,11 +111,11 @@ impl<'de> serde::Deserialize<'de> for RunStepStarted {
                     match key.as_str() {
                         "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "initial_num_steps" => {
-                            super::runtime::fill(
-                                &mut slot_1,
-                                &mut map,
-                                "initial_num_steps",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "initial_num_steps")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

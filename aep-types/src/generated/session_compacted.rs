@@ -7,46 +7,33 @@
 /// The session's context was compacted; emitted once, when compaction has finished.
 ///
 /// Schema: `types/session.compacted.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionCompacted {
     /// What started the compaction (for example automatic on a context limit, or manual).
     ///
     /// `trigger`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<String>,
     /// Compaction method used (for example summarisation or truncation).
     ///
     /// `strategy`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// Estimated size of the context in tokens, as reported by the runtime.
     ///
     /// `estimated_token_count`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_token_count: Option<u64>,
     /// Number of context items (messages or turns) dropped by the compaction.
     ///
     /// `forgotten`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forgotten: Option<u64>,
     /// Input tokens consumed by the compaction itself (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens produced by the compaction itself (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl SessionCompacted {
@@ -124,6 +111,47 @@ impl SessionCompacted {
         }
     }
 }
+impl serde::Serialize for SessionCompacted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "trigger",
+                "strategy",
+                "estimated_token_count",
+                "forgotten",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.trigger {
+            super::runtime::entry(&mut map, "trigger", value)?;
+        }
+        if let Some(value) = &self.strategy {
+            super::runtime::entry(&mut map, "strategy", value)?;
+        }
+        if let Some(value) = &self.estimated_token_count {
+            super::runtime::entry(&mut map, "estimated_token_count", value)?;
+        }
+        if let Some(value) = &self.forgotten {
+            super::runtime::entry(&mut map, "forgotten", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionCompacted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -154,28 +182,32 @@ impl<'de> serde::Deserialize<'de> for SessionCompacted {
                             super::runtime::fill(&mut slot_1, &mut map, "strategy")?
                         }
                         "estimated_token_count" => {
-                            super::runtime::fill(
-                                &mut slot_2,
-                                &mut map,
-                                "estimated_token_count",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "estimated_token_count")?
                         }
                         "forgotten" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "forgotten")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "forgotten")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_4,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_4, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_5,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_5, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

@@ -7,25 +7,21 @@
 /// Terminal event of a session: why it ended, how long it lasted and how many runs it held.
 ///
 /// Schema: `types/session.ended.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionEnded {
     /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
     ///
     /// `reason`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<super::session_ended::SessionEndedReason>,
     /// Session lifetime in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Number of runs the session contained.
     ///
     /// `runs`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl SessionEnded {
@@ -82,6 +78,28 @@ impl SessionEnded {
         }
     }
 }
+impl serde::Serialize for SessionEnded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["reason", "duration_ms", "runs"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.reason {
+            super::runtime::entry(&mut map, "reason", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        if let Some(value) = &self.runs {
+            super::runtime::entry(&mut map, "runs", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionEnded {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -106,9 +124,19 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                             super::runtime::fill(&mut slot_0, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "duration_ms")?
                         }
-                        "runs" => super::runtime::fill(&mut slot_2, &mut map, "runs")?,
+                        "runs" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "runs")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
@@ -126,23 +154,34 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
 /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
 ///
 /// Schema: `types/session.ended.schema.json#/properties/reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SessionEndedReason {
     /// `"normal"`
-    #[serde(rename = "normal")]
     Normal,
     /// `"error"`
-    #[serde(rename = "error")]
     Error,
     /// `"timeout"`
-    #[serde(rename = "timeout")]
     Timeout,
     /// `"killed"`
-    #[serde(rename = "killed")]
     Killed,
     /// `"compaction"`
-    #[serde(rename = "compaction")]
     Compaction,
+}
+impl serde::Serialize for SessionEndedReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SessionEndedReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["normal", "error", "timeout", "killed", "compaction"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl SessionEndedReason {
     /// Every value, in schema order.

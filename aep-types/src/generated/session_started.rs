@@ -7,35 +7,29 @@
 /// A session has begun. Records where it came from (lineage), which client hosts it and which model was requested.
 ///
 /// Schema: `types/session.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionStarted {
     /// Readable name or title of the session; may contain user text, hence redacted.
     ///
     /// `label`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
     ///
     /// `parent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<super::session_started::SessionStartedParent>,
     /// The client software the session runs in.
     ///
     /// `client`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<super::session_started::SessionStartedClient>,
     /// Model requested for the session (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.request.model`, optional, capture `metadata`.
-    #[serde(rename = "gen_ai.request.model", skip_serializing_if = "Option::is_none")]
     pub gen_ai_request_model: Option<String>,
     /// Working directory of the session; a local path that can reveal user or project names, hence redacted.
     ///
     /// `cwd`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl SessionStarted {
@@ -138,6 +132,37 @@ impl SessionStarted {
         }
     }
 }
+impl serde::Serialize for SessionStarted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &["label", "parent", "client", "gen_ai.request.model", "cwd"],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.label {
+            super::runtime::entry(&mut map, "label", value)?;
+        }
+        if let Some(value) = &self.parent {
+            super::runtime::entry(&mut map, "parent", value)?;
+        }
+        if let Some(value) = &self.client {
+            super::runtime::entry(&mut map, "client", value)?;
+        }
+        if let Some(value) = &self.gen_ai_request_model {
+            super::runtime::entry(&mut map, "gen_ai.request.model", value)?;
+        }
+        if let Some(value) = &self.cwd {
+            super::runtime::entry(&mut map, "cwd", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionStarted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -194,7 +219,7 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
 /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
 ///
 /// Schema: `types/session.started.schema.json#/properties/parent`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionStartedParent {
     /// Id of the parent session.
     ///
@@ -203,15 +228,12 @@ pub struct SessionStartedParent {
     /// Id of the parent run that spawned this session.
     ///
     /// `run`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
     /// Id of the parent agent.
     ///
     /// `agent`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl SessionStartedParent {
@@ -262,6 +284,29 @@ impl SessionStartedParent {
         }
     }
 }
+impl serde::Serialize for SessionStartedParent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["session", "run", "agent"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.session;
+            super::runtime::entry(&mut map, "session", value)?;
+        }
+        if let Some(value) = &self.run {
+            super::runtime::entry(&mut map, "run", value)?;
+        }
+        if let Some(value) = &self.agent {
+            super::runtime::entry(&mut map, "agent", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for SessionStartedParent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -304,7 +349,7 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
 /// The client software the session runs in.
 ///
 /// Schema: `types/session.started.schema.json#/properties/client`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionStartedClient {
     /// Client product name.
     ///
@@ -313,10 +358,8 @@ pub struct SessionStartedClient {
     /// Client version string.
     ///
     /// `version`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl SessionStartedClient {
@@ -358,6 +401,24 @@ impl SessionStartedClient {
                 v.capture_member(true, key, super::registry::Capture::Metadata, level);
             }
         }
+    }
+}
+impl serde::Serialize for SessionStartedClient {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.name;
+            super::runtime::entry(&mut map, "name", value)?;
+        }
+        if let Some(value) = &self.version {
+            super::runtime::entry(&mut map, "version", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for SessionStartedClient {

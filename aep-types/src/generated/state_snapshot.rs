@@ -7,25 +7,21 @@
 /// A complete image of some agent-owned state.
 ///
 /// Schema: `types/state.snapshot.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StateSnapshot {
     /// The state value itself, free-form; redacted.
     ///
     /// `state`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<super::runtime::Object>,
     /// Which piece of state this is, when the agent keeps several.
     ///
     /// `key`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Revision counter of the state, ordering the snapshots and deltas of one key.
     ///
     /// `rev`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rev: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl StateSnapshot {
@@ -86,6 +82,28 @@ impl StateSnapshot {
         }
     }
 }
+impl serde::Serialize for StateSnapshot {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["state", "key", "rev"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.state {
+            super::runtime::entry(&mut map, "state", value)?;
+        }
+        if let Some(value) = &self.key {
+            super::runtime::entry(&mut map, "key", value)?;
+        }
+        if let Some(value) = &self.rev {
+            super::runtime::entry(&mut map, "rev", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for StateSnapshot {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -108,7 +126,13 @@ impl<'de> serde::Deserialize<'de> for StateSnapshot {
                     match key.as_str() {
                         "state" => super::runtime::fill(&mut slot_0, &mut map, "state")?,
                         "key" => super::runtime::fill(&mut slot_1, &mut map, "key")?,
-                        "rev" => super::runtime::fill(&mut slot_2, &mut map, "rev")?,
+                        "rev" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "rev")?
+                        }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }

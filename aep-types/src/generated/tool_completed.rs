@@ -7,7 +7,7 @@
 /// A tool invocation succeeded. Its result comes at three capture tiers (digest, redacted, raw), with optional usage and cost.
 ///
 /// Schema: `types/tool.completed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolCompleted {
     /// The tool and call this event is about.
     ///
@@ -16,51 +16,36 @@ pub struct ToolCompleted {
     /// Execution time of the call in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Structural status reported by the tool (for example an exit or HTTP status).
     ///
     /// `status`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Digest of the result, letting results be compared without exposing them.
     ///
     /// `result_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_digest: Option<String>,
     /// The result after redaction, as an object or a string.
     ///
     /// `result_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_redacted: Option<super::tool_completed::ToolCompletedResultRedacted>,
     /// The result exactly as the tool returned it, as an object or a string.
     ///
     /// `result`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<super::tool_completed::ToolCompletedResult>,
     /// Input tokens the tool consumed, if it called a model (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.input_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// Output tokens the tool produced, if it called a model (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.output_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Cost of the call.
     ///
     /// `cost`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ToolCompleted {
@@ -192,6 +177,60 @@ impl ToolCompleted {
         }
     }
 }
+impl serde::Serialize for ToolCompleted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "tool",
+                "duration_ms",
+                "status",
+                "result_digest",
+                "result_redacted",
+                "result",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "cost",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        if let Some(value) = &self.status {
+            super::runtime::entry(&mut map, "status", value)?;
+        }
+        if let Some(value) = &self.result_digest {
+            super::runtime::entry(&mut map, "result_digest", value)?;
+        }
+        if let Some(value) = &self.result_redacted {
+            super::runtime::entry(&mut map, "result_redacted", value)?;
+        }
+        if let Some(value) = &self.result {
+            super::runtime::entry(&mut map, "result", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_output_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+        }
+        if let Some(value) = &self.cost {
+            super::runtime::entry(&mut map, "cost", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ToolCompleted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -222,7 +261,11 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                     match key.as_str() {
                         "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_1, &mut map, "duration_ms")?
                         }
                         "status" => {
                             super::runtime::fill(&mut slot_2, &mut map, "status")?
@@ -241,18 +284,18 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                             super::runtime::fill(&mut slot_5, &mut map, "result")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_6,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_6, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_7,
-                                &mut map,
-                                "gen_ai.usage.output_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_7, &mut map, "gen_ai.usage.output_tokens")?
                         }
                         "cost" => super::runtime::fill(&mut slot_8, &mut map, "cost")?,
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,

@@ -7,7 +7,7 @@
 /// A tool invocation was blocked before it ran, without involving a human (a human decision goes through attention.* instead).
 ///
 /// Schema: `types/tool.denied.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolDenied {
     /// The tool and call this event is about.
     ///
@@ -20,10 +20,8 @@ pub struct ToolDenied {
     /// Identifier of the rule that matched.
     ///
     /// `rule`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ToolDenied {
@@ -86,6 +84,30 @@ impl ToolDenied {
         }
     }
 }
+impl serde::Serialize for ToolDenied {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "by", "rule"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        {
+            let value = &self.by;
+            super::runtime::entry(&mut map, "by", value)?;
+        }
+        if let Some(value) = &self.rule {
+            super::runtime::entry(&mut map, "rule", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ToolDenied {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -126,17 +148,30 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
 /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
 ///
 /// Schema: `types/tool.denied.schema.json#/properties/by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolDeniedBy {
     /// `"policy"`
-    #[serde(rename = "policy")]
     Policy,
     /// `"user_setting"`
-    #[serde(rename = "user_setting")]
     UserSetting,
     /// `"runtime"`
-    #[serde(rename = "runtime")]
     Runtime,
+}
+impl serde::Serialize for ToolDeniedBy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ToolDeniedBy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["policy", "user_setting", "runtime"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl ToolDeniedBy {
     /// Every value, in schema order.

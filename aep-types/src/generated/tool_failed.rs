@@ -7,7 +7,7 @@
 /// A tool invocation ran and raised an error.
 ///
 /// Schema: `types/tool.failed.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolFailed {
     /// The tool and call this event is about.
     ///
@@ -20,10 +20,8 @@ pub struct ToolFailed {
     /// Time until the call failed, in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ToolFailed {
@@ -102,6 +100,30 @@ impl ToolFailed {
         }
     }
 }
+impl serde::Serialize for ToolFailed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "error", "duration_ms"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        {
+            let value = &self.error;
+            super::runtime::entry(&mut map, "error", value)?;
+        }
+        if let Some(value) = &self.duration_ms {
+            super::runtime::entry(&mut map, "duration_ms", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for ToolFailed {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -125,7 +147,11 @@ impl<'de> serde::Deserialize<'de> for ToolFailed {
                         "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "error" => super::runtime::fill(&mut slot_1, &mut map, "error")?,
                         "duration_ms" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "duration_ms")?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "duration_ms")?
                         }
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }

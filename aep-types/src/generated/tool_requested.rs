@@ -7,7 +7,7 @@
 /// A tool invocation is about to run. Its arguments come at three capture tiers: a digest, a redacted copy and the raw arguments.
 ///
 /// Schema: `types/tool.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolRequested {
     /// The tool and call this event is about.
     ///
@@ -16,20 +16,16 @@ pub struct ToolRequested {
     /// Digest of the arguments, letting calls be compared without exposing them.
     ///
     /// `args_digest`, optional, capture `metadata`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args_digest: Option<String>,
     /// The arguments after redaction.
     ///
     /// `args_redacted`, optional, capture `redacted`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args_redacted: Option<super::runtime::Object>,
     /// The arguments exactly as passed to the tool.
     ///
     /// `args`, optional, capture `full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<super::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl ToolRequested {
@@ -111,6 +107,32 @@ impl ToolRequested {
                 level,
             );
         }
+    }
+}
+impl serde::Serialize for ToolRequested {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(self.extra.keys(), &["tool", "args_digest", "args_redacted", "args"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.tool;
+            super::runtime::entry(&mut map, "tool", value)?;
+        }
+        if let Some(value) = &self.args_digest {
+            super::runtime::entry(&mut map, "args_digest", value)?;
+        }
+        if let Some(value) = &self.args_redacted {
+            super::runtime::entry(&mut map, "args_redacted", value)?;
+        }
+        if let Some(value) = &self.args {
+            super::runtime::entry(&mut map, "args", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for ToolRequested {

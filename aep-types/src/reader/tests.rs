@@ -147,7 +147,7 @@ fn event_reader_reports_long_lines_invalid_utf8_and_nul_bytes() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let depth = 100_000;
     let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    // The deep value inside `data` (kept as raw text), then alone.
+    // The deep value inside `data` (kept as raw text), then as an extension.
     let head = &EVENT[..EVENT.len() - 1];
     let line = format!("{head},\"data\":{{\"a\":{deep}}}}}\n{head},\"ext\":{deep}}}\n");
     let mut reader = EventReader::with_max_line_bytes(line.as_bytes(), 1 << 20);
@@ -160,7 +160,7 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     assert!(
         second
             .to_string()
-            .starts_with("line 2: invalid type: sequence"),
+            .starts_with("line 2: invalid event at `/ext`: invalid type: sequence"),
         "{second}"
     );
     assert!(reader.next().is_none());

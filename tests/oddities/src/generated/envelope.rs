@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 /// The smallest envelope the generator accepts, for a registry of legal but unusual schemas.
 ///
 /// Schema: `aep-event.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     /// The version.
     ///
@@ -18,30 +18,24 @@ pub struct Event {
     /// The event type.
     ///
     /// `type`, required.
-    #[serde(rename = "type")]
     pub type_: String,
     /// Severity.
     ///
     /// `severity`, optional, default `"low"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<super::registry::Severity>,
     /// Capture.
     ///
     /// `capture`, optional, default `"some"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capture: Option<super::registry::Capture>,
     /// The payload.
     ///
     /// `data`, optional.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<super::runtime::Data>,
     /// An object attribute, validated like payload objects.
     ///
     /// `trace`, optional.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<super::envelope::EventTrace>,
     /// Extension attributes: every other top-level member, kept as they came.
-    #[serde(flatten)]
     pub extensions: Extensions,
 }
 impl Event {
@@ -51,6 +45,36 @@ impl Event {
             value.validate_into(v);
             v.up();
         }
+    }
+}
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.aep;
+            super::runtime::entry(&mut map, "aep", value)?;
+        }
+        {
+            let value = &self.type_;
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        if let Some(value) = &self.severity {
+            super::runtime::entry(&mut map, "severity", value)?;
+        }
+        if let Some(value) = &self.capture {
+            super::runtime::entry(&mut map, "capture", value)?;
+        }
+        if let Some(value) = &self.data {
+            super::runtime::entry(&mut map, "data", value)?;
+        }
+        if let Some(value) = &self.trace {
+            super::runtime::entry(&mut map, "trace", value)?;
+        }
+        for (key, value) in &self.extensions {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for Event {
@@ -106,11 +130,22 @@ impl<'de> serde::Deserialize<'de> for Event {
 /// The version.
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventAep {
     /// `"9.9"`
-    #[serde(rename = "9.9")]
     V99,
+}
+impl serde::Serialize for EventAep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventAep {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["9.9"], |s| s.parse().ok())
+    }
 }
 impl EventAep {
     /// Every value, in schema order.
@@ -144,13 +179,11 @@ impl std::str::FromStr for EventAep {
 /// An object attribute, validated like payload objects.
 ///
 /// Schema: `aep-event.schema.json#/properties/trace`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EventTrace {
     /// `tid`, optional, capture `some`, pattern `^[0-9a-f]{4}$`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl EventTrace {
@@ -202,6 +235,20 @@ impl EventTrace {
                 v.capture_member(true, key, super::registry::Capture::Some, level);
             }
         }
+    }
+}
+impl serde::Serialize for EventTrace {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["tid"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.tid {
+            super::runtime::entry(&mut map, "tid", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for EventTrace {
@@ -372,6 +419,17 @@ impl Event {
             extensions: Extensions::new(),
         }
     }
+    /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
+    /// a failure names the offending attribute by its JSON Pointer
+    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// payload error does.
+    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(text.as_bytes())
+    }
+    /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
+        super::runtime::decode_event(bytes)
+    }
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
@@ -451,9 +509,21 @@ impl Event {
             extensions: self.extensions.clone(),
         }
     }
-    /// Sets `data` to the payload's JSON object.
-    pub fn set_payload(&mut self, payload: &super::payload::Payload) {
-        self.data = Some(payload.to_data());
+    /// Sets `data` to the payload's JSON object and `type` to the
+    /// payload's event type, so the two always agree; untyped data
+    /// keeps the event's type. Fails as
+    /// [`Payload::to_data`](super::payload::Payload::to_data) does,
+    /// leaving the event unchanged.
+    pub fn set_payload(
+        &mut self,
+        payload: &super::payload::Payload,
+    ) -> Result<(), serde_json::Error> {
+        let data = payload.to_data()?;
+        if let Some(event_type) = payload.event_type() {
+            event_type.clone_into(&mut self.type_);
+        }
+        self.data = Some(data);
+        Ok(())
     }
     /// `severity`, or its protocol default `"low"` when absent.
     pub fn severity_or_default(&self) -> super::registry::Severity {

@@ -5,52 +5,35 @@
 /// Names that are not Rust identifiers
 ///
 /// Schema: `types/odd.names.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddNames {
     /// `type`, required, capture `none`.
-    #[serde(rename = "type")]
     pub type_: String,
     /// `self`, required, capture `some`.
-    #[serde(rename = "self")]
     pub self_: bool,
     /// `match`, optional, capture `some`.
-    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     pub match_: Option<i64>,
     /// `gen_ai.usage.input_tokens`, optional, capture `some`, minimum 0.
-    #[serde(
-        rename = "gen_ai.usage.input_tokens",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub gen_ai_usage_input_tokens: Option<u64>,
     /// `content-type`, optional, capture `some`.
-    #[serde(rename = "content-type", skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// `with space`, optional, capture `some`.
-    #[serde(rename = "with space", skip_serializing_if = "Option::is_none")]
     pub with_space: Option<String>,
     /// `2fa`, optional, capture `some`.
-    #[serde(rename = "2fa", skip_serializing_if = "Option::is_none")]
     pub _2fa: Option<String>,
     /// `_private`, optional, capture `some`.
-    #[serde(rename = "_private", skip_serializing_if = "Option::is_none")]
     pub private: Option<String>,
     /// `$dollar`, optional, capture `some`.
-    #[serde(rename = "$dollar", skip_serializing_if = "Option::is_none")]
     pub dollar: Option<String>,
     /// `Mixed-Case.Name`, optional, capture `some`.
-    #[serde(rename = "Mixed-Case.Name", skip_serializing_if = "Option::is_none")]
     pub mixed_case_name: Option<String>,
     /// `odd values`, optional, capture `all`.
-    #[serde(rename = "odd values", skip_serializing_if = "Option::is_none")]
     pub odd_values: Option<super::odd_names::OddNamesOddValues>,
     /// `fixed`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<super::odd_names::OddNamesFixed>,
     /// `local`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<super::odd_names::LocalThing>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddNames {
@@ -186,6 +169,77 @@ impl OddNames {
         }
     }
 }
+impl serde::Serialize for OddNames {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "type",
+                "self",
+                "match",
+                "gen_ai.usage.input_tokens",
+                "content-type",
+                "with space",
+                "2fa",
+                "_private",
+                "$dollar",
+                "Mixed-Case.Name",
+                "odd values",
+                "fixed",
+                "local",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.type_;
+            super::runtime::entry(&mut map, "type", value)?;
+        }
+        {
+            let value = &self.self_;
+            super::runtime::entry(&mut map, "self", value)?;
+        }
+        if let Some(value) = &self.match_ {
+            super::runtime::entry(&mut map, "match", value)?;
+        }
+        if let Some(value) = &self.gen_ai_usage_input_tokens {
+            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+        }
+        if let Some(value) = &self.content_type {
+            super::runtime::entry(&mut map, "content-type", value)?;
+        }
+        if let Some(value) = &self.with_space {
+            super::runtime::entry(&mut map, "with space", value)?;
+        }
+        if let Some(value) = &self._2fa {
+            super::runtime::entry(&mut map, "2fa", value)?;
+        }
+        if let Some(value) = &self.private {
+            super::runtime::entry(&mut map, "_private", value)?;
+        }
+        if let Some(value) = &self.dollar {
+            super::runtime::entry(&mut map, "$dollar", value)?;
+        }
+        if let Some(value) = &self.mixed_case_name {
+            super::runtime::entry(&mut map, "Mixed-Case.Name", value)?;
+        }
+        if let Some(value) = &self.odd_values {
+            super::runtime::entry(&mut map, "odd values", value)?;
+        }
+        if let Some(value) = &self.fixed {
+            super::runtime::entry(&mut map, "fixed", value)?;
+        }
+        if let Some(value) = &self.local {
+            super::runtime::entry(&mut map, "local", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddNames {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -218,13 +272,19 @@ impl<'de> serde::Deserialize<'de> for OddNames {
                     match key.as_str() {
                         "type" => super::runtime::fill(&mut slot_0, &mut map, "type")?,
                         "self" => super::runtime::fill(&mut slot_1, &mut map, "self")?,
-                        "match" => super::runtime::fill(&mut slot_2, &mut map, "match")?,
+                        "match" => {
+                            super::runtime::fill_as::<
+                                super::runtime::Integer,
+                                _,
+                                _,
+                            >(&mut slot_2, &mut map, "match")?
+                        }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill(
-                                &mut slot_3,
-                                &mut map,
-                                "gen_ai.usage.input_tokens",
-                            )?
+                            super::runtime::fill_as::<
+                                super::runtime::Unsigned,
+                                _,
+                                _,
+                            >(&mut slot_3, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "content-type" => {
                             super::runtime::fill(&mut slot_4, &mut map, "content-type")?
@@ -276,35 +336,42 @@ impl<'de> serde::Deserialize<'de> for OddNames {
     }
 }
 /// Schema: `types/odd.names.schema.json#/properties/odd values`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddNamesOddValues {
     /// `""`
-    #[serde(rename = "")]
     Empty,
     /// `"2xx"`
-    #[serde(rename = "2xx")]
     V2xx,
     /// `"self"`
-    #[serde(rename = "self")]
     Self_,
     /// `"match"`
-    #[serde(rename = "match")]
     Match,
     /// `"a.b"`
-    #[serde(rename = "a.b")]
     AB,
     /// `"Upper"`
-    #[serde(rename = "Upper")]
     Upper,
     /// `"snake_case"`
-    #[serde(rename = "snake_case")]
     SnakeCase,
     /// `"err"`
-    #[serde(rename = "err")]
     Err,
     /// `"ok"`
-    #[serde(rename = "ok")]
     Ok,
+}
+impl serde::Serialize for OddNamesOddValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddNamesOddValues {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["", "2xx", "self", "match", "a.b", "Upper", "snake_case", "err", "ok"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl OddNamesOddValues {
     /// Every value, in schema order.
@@ -362,11 +429,22 @@ impl std::str::FromStr for OddNamesOddValues {
     }
 }
 /// Schema: `types/odd.names.schema.json#/properties/fixed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddNamesFixed {
     /// `"exactly this"`
-    #[serde(rename = "exactly this")]
     ExactlyThis,
+}
+impl serde::Serialize for OddNamesFixed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddNamesFixed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["exactly this"], |s| s.parse().ok())
+    }
 }
 impl OddNamesFixed {
     /// Every value, in schema order.
@@ -398,13 +476,11 @@ impl std::str::FromStr for OddNamesFixed {
     }
 }
 /// Schema: `types/odd.names.schema.json#/$defs/local-thing`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LocalThing {
     /// `fn`, required, capture `some`.
-    #[serde(rename = "fn")]
     pub fn_: String,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl LocalThing {
@@ -439,6 +515,21 @@ impl LocalThing {
                 v.capture_member(true, key, super::registry::Capture::Some, level);
             }
         }
+    }
+}
+impl serde::Serialize for LocalThing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["fn"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.fn_;
+            super::runtime::entry(&mut map, "fn", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for LocalThing {

@@ -7,55 +7,35 @@
 /// Rule: when `kind` is "fancy", `fancy_only` must be present.
 ///
 /// Schema: `types/odd.shapes.schema.json#`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapes {
     /// `deep`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deep: Option<super::odd_shapes::OddShapesDeep>,
     /// `grid`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub grid: Option<Vec<Vec<super::odd_shapes::OddShapesGridItemItem>>>,
     /// `numbers`, optional, capture `some`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub numbers: Option<Vec<f64>>,
     /// `matrix`, optional, capture `some`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub matrix: Option<Vec<Vec<f64>>>,
     /// `free`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub free: Option<Vec<super::runtime::Object>>,
     /// `object_or_string`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_or_string: Option<super::odd_shapes::OddShapesObjectOrString>,
     /// `string_or_integer`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub string_or_integer: Option<super::odd_shapes::OddShapesStringOrInteger>,
     /// `integer_or_number`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub integer_or_number: Option<super::odd_shapes::OddShapesIntegerOrNumber>,
     /// `number_or_boolean`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub number_or_boolean: Option<super::odd_shapes::OddShapesNumberOrBoolean>,
     /// `anything_scalar`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anything_scalar: Option<super::odd_shapes::OddShapesAnythingScalar>,
     /// `tags`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<super::odd_shapes::OddShapesTagsItem>>,
     /// `kind`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<super::odd_shapes::OddShapesKind>,
     /// `fancy_only`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fancy_only: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapes {
@@ -241,6 +221,83 @@ impl OddShapes {
         }
     }
 }
+impl serde::Serialize for OddShapes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<
+            S::Error,
+        >(
+            self.extra.keys(),
+            &[
+                "deep",
+                "grid",
+                "numbers",
+                "matrix",
+                "free",
+                "object_or_string",
+                "string_or_integer",
+                "integer_or_number",
+                "number_or_boolean",
+                "anything_scalar",
+                "tags",
+                "kind",
+                "fancy_only",
+            ],
+        )?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.deep {
+            super::runtime::entry(&mut map, "deep", value)?;
+        }
+        if let Some(value) = &self.grid {
+            super::runtime::entry(&mut map, "grid", value)?;
+        }
+        if let Some(value) = &self.numbers {
+            super::runtime::entry(
+                &mut map,
+                "numbers",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.matrix {
+            super::runtime::entry(
+                &mut map,
+                "matrix",
+                &super::runtime::AsNumbers(value),
+            )?;
+        }
+        if let Some(value) = &self.free {
+            super::runtime::entry(&mut map, "free", value)?;
+        }
+        if let Some(value) = &self.object_or_string {
+            super::runtime::entry(&mut map, "object_or_string", value)?;
+        }
+        if let Some(value) = &self.string_or_integer {
+            super::runtime::entry(&mut map, "string_or_integer", value)?;
+        }
+        if let Some(value) = &self.integer_or_number {
+            super::runtime::entry(&mut map, "integer_or_number", value)?;
+        }
+        if let Some(value) = &self.number_or_boolean {
+            super::runtime::entry(&mut map, "number_or_boolean", value)?;
+        }
+        if let Some(value) = &self.anything_scalar {
+            super::runtime::entry(&mut map, "anything_scalar", value)?;
+        }
+        if let Some(value) = &self.tags {
+            super::runtime::entry(&mut map, "tags", value)?;
+        }
+        if let Some(value) = &self.kind {
+            super::runtime::entry(&mut map, "kind", value)?;
+        }
+        if let Some(value) = &self.fancy_only {
+            super::runtime::entry(&mut map, "fancy_only", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddShapes {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -347,13 +404,11 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapesDeep {
     /// `a`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub a: Option<super::odd_shapes::OddShapesDeepA>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapesDeep {
@@ -411,6 +466,20 @@ impl OddShapesDeep {
         }
     }
 }
+impl serde::Serialize for OddShapesDeep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["a"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.a {
+            super::runtime::entry(&mut map, "a", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddShapesDeep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -440,13 +509,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeep {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapesDeepA {
     /// `b`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub b: Option<super::odd_shapes::OddShapesDeepAB>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapesDeepA {
@@ -504,6 +571,20 @@ impl OddShapesDeepA {
         }
     }
 }
+impl serde::Serialize for OddShapesDeepA {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["b"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.b {
+            super::runtime::entry(&mut map, "b", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -533,13 +614,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapesDeepAB {
     /// `c`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub c: Option<super::odd_shapes::OddShapesDeepABC>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapesDeepAB {
@@ -597,6 +676,20 @@ impl OddShapesDeepAB {
         }
     }
 }
+impl serde::Serialize for OddShapesDeepAB {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["c"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.c {
+            super::runtime::entry(&mut map, "c", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -629,13 +722,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapesDeepABC {
     /// `d`, optional, capture `some`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub d: Option<super::odd_shapes::OddShapesDeepABCD>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapesDeepABC {
@@ -693,6 +784,20 @@ impl OddShapesDeepABC {
         }
     }
 }
+impl serde::Serialize for OddShapesDeepABC {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["d"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.d {
+            super::runtime::entry(&mut map, "d", value)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -725,16 +830,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c/properties/d`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapesDeepABCD {
     /// `leaf`, optional, capture `some`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "super::runtime::numbers"
-    )]
     pub leaf: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapesDeepABCD {
@@ -777,6 +877,20 @@ impl OddShapesDeepABCD {
         }
     }
 }
+impl serde::Serialize for OddShapesDeepABCD {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["leaf"])?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(value) = &self.leaf {
+            super::runtime::entry(&mut map, "leaf", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
 impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
@@ -809,13 +923,11 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/grid/items/items`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OddShapesGridItemItem {
     /// `x`, required, capture `some`.
-    #[serde(serialize_with = "super::runtime::numbers")]
     pub x: f64,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    #[serde(flatten)]
     pub extra: super::runtime::Object,
 }
 impl OddShapesGridItemItem {
@@ -850,6 +962,21 @@ impl OddShapesGridItemItem {
                 v.capture_member(true, key, super::registry::Capture::Some, level);
             }
         }
+    }
+}
+impl serde::Serialize for OddShapesGridItemItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["x"])?;
+        let mut map = serializer.serialize_map(None)?;
+        {
+            let value = &self.x;
+            super::runtime::entry(&mut map, "x", &super::runtime::AsNumbers(value))?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
@@ -1216,14 +1343,24 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/tags/items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddShapesTagsItem {
     /// `"x"`
-    #[serde(rename = "x")]
     X,
     /// `"y"`
-    #[serde(rename = "y")]
     Y,
+}
+impl serde::Serialize for OddShapesTagsItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddShapesTagsItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["x", "y"], |s| s.parse().ok())
+    }
 }
 impl OddShapesTagsItem {
     /// Every value, in schema order.
@@ -1257,14 +1394,24 @@ impl std::str::FromStr for OddShapesTagsItem {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OddShapesKind {
     /// `"plain"`
-    #[serde(rename = "plain")]
     Plain,
     /// `"fancy"`
-    #[serde(rename = "fancy")]
     Fancy,
+}
+impl serde::Serialize for OddShapesKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OddShapesKind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["plain", "fancy"], |s| s.parse().ok())
+    }
 }
 impl OddShapesKind {
     /// Every value, in schema order.

@@ -13,8 +13,11 @@ pub enum Payload {
     /// `odd.shapes`: nesting, arrays of arrays, type lists.
     OddShapes(super::odd_shapes::OddShapes),
     /// The data of a type without a payload schema (reserved,
-    /// vendor `x.*`, or not registered), as it is.
-    Untyped(super::runtime::Object),
+    /// vendor `x.*`, or not registered), as it is: the exact JSON
+    /// text, whatever numbers or nesting it holds
+    /// ([`Data::to_object`](super::runtime::Data::to_object) reads it
+    /// as a free-form object).
+    Untyped(super::runtime::Data),
 }
 impl Payload {
     /// Decodes `data` (absent reads as `{}`) by the schema `event_type` names.
@@ -31,7 +34,14 @@ impl Payload {
                 "odd.shapes" => {
                     Payload::OddShapes(super::runtime::decode(event_type, text)?)
                 }
-                _ => Payload::Untyped(super::runtime::decode(event_type, text)?),
+                _ => {
+                    Payload::Untyped(
+                        match data {
+                            Some(data) => data.clone(),
+                            None => super::runtime::Data::empty(),
+                        },
+                    )
+                }
             },
         )
     }
@@ -80,10 +90,12 @@ impl Payload {
             Payload::Untyped(_) => {}
         }
     }
-    /// The payload as an event's `data`.
-    pub fn to_data(&self) -> super::runtime::Data {
+    /// The payload as an event's `data`. Fails, naming the member by
+    /// its JSON Pointer, where writing would give what no reader
+    /// accepts: a non-finite number, or an `extra` entry named like
+    /// a member the schema describes.
+    pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
         super::runtime::Data::from_serialize(self)
-            .expect("a payload serialises to a JSON object")
     }
 }
 impl serde::Serialize for Payload {

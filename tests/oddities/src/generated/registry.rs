@@ -7,17 +7,30 @@ pub const AEP_VERSION: &str = "9.9";
 /// An event type of the registry.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RegisteredType {
     /// `"odd.names"`
-    #[serde(rename = "odd.names")]
     OddNames,
     /// `"odd.shapes"`
-    #[serde(rename = "odd.shapes")]
     OddShapes,
     /// `"odd.reserved"`
-    #[serde(rename = "odd.reserved")]
     OddReserved,
+}
+impl serde::Serialize for RegisteredType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RegisteredType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["odd.names", "odd.shapes", "odd.reserved"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl RegisteredType {
     /// Every value, in schema order.
@@ -59,17 +72,30 @@ impl std::str::FromStr for RegisteredType {
 /// Whether emitters must support a type.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
     /// `"mandatory"`
-    #[serde(rename = "mandatory")]
     Mandatory,
     /// `"optional"`
-    #[serde(rename = "optional")]
     Optional,
     /// `"reserved"`
-    #[serde(rename = "reserved")]
     Reserved,
+}
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["mandatory", "optional", "reserved"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Status {
     /// Every value, in schema order.
@@ -107,17 +133,30 @@ impl std::str::FromStr for Status {
 /// Which envelope attributes a type's events carry.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"command"`
-    #[serde(rename = "command")]
     Command,
+}
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Scope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["session", "agent", "command"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Scope {
     /// Every value, in schema order.
@@ -191,11 +230,22 @@ pub const MANDATORY: [RegisteredType; 1] = [RegisteredType::OddNames];
 /// The closed set of event categories: the first segment of a type.
 ///
 /// Schema: `registry/categories.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Category {
     /// `"odd"`
-    #[serde(rename = "odd")]
     Odd,
+}
+impl serde::Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Category {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["odd"], |s| s.parse().ok())
+    }
 }
 impl Category {
     /// Every value, in schema order.
@@ -229,17 +279,30 @@ impl std::str::FromStr for Category {
 /// Which events a category's types are.
 ///
 /// Schema: `registry/types.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CategoryScope {
     /// `"session"`
-    #[serde(rename = "session")]
     Session,
     /// `"agent"`
-    #[serde(rename = "agent")]
     Agent,
     /// `"any"`
-    #[serde(rename = "any")]
     Any,
+}
+impl serde::Serialize for CategoryScope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CategoryScope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["session", "agent", "any"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl CategoryScope {
     /// Every value, in schema order.
@@ -299,14 +362,24 @@ impl Category {
 /// How serious an event is; ordered, lowest first.
 ///
 /// Schema: `registry/severity.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Severity {
     /// `"low"`
-    #[serde(rename = "low")]
     Low,
     /// `"high"`
-    #[serde(rename = "high")]
     High,
+}
+impl serde::Serialize for Severity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Severity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["low", "high"], |s| s.parse().ok())
+    }
 }
 impl Severity {
     /// Every value, in schema order.
@@ -390,17 +463,30 @@ impl Severity {
 /// How much content an event may carry; ordered, lowest first. A field may appear only when its capture level is at or below the event's.
 ///
 /// Schema: `registry/capture.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capture {
     /// `"none"`
-    #[serde(rename = "none")]
     None,
     /// `"some"`
-    #[serde(rename = "some")]
     Some,
     /// `"all"`
-    #[serde(rename = "all")]
     All,
+}
+impl serde::Serialize for Capture {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Capture {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(
+            deserializer,
+            &["none", "some", "all"],
+            |s| s.parse().ok(),
+        )
+    }
 }
 impl Capture {
     /// Every value, in schema order.
@@ -464,11 +550,22 @@ impl Default for Capture {
 /// Why a command was rejected (`control.rejected` `reason`).
 ///
 /// Schema: `registry/nack-reasons.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NackReason {
     /// `"no"`
-    #[serde(rename = "no")]
     No,
+}
+impl serde::Serialize for NackReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NackReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        super::runtime::enum_value(deserializer, &["no"], |s| s.parse().ok())
+    }
 }
 impl NackReason {
     /// Every value, in schema order.

@@ -26,6 +26,14 @@ pub enum Error {
         /// What is wrong there.
         message: String,
     },
+    /// An event does not have the shape the envelope schema states.
+    Envelope {
+        /// JSON Pointer, from the event root, of the offending value
+        /// (empty for the event itself).
+        pointer: String,
+        /// What is wrong there.
+        message: String,
+    },
     /// An extension attribute name breaks the envelope's naming rule.
     ExtensionName {
         /// The refused name.
@@ -45,7 +53,9 @@ impl Error {
     /// The JSON Pointer of the offending value, where there is one.
     pub fn pointer(&self) -> Option<&str> {
         match self {
-            Error::Payload { pointer, .. } => Some(pointer),
+            Error::Payload { pointer, .. } | Error::Envelope { pointer, .. } => {
+                Some(pointer)
+            }
             _ => None,
         }
     }
@@ -55,6 +65,12 @@ impl fmt::Display for Error {
         match self {
             Error::Payload { event_type, pointer, message } => {
                 write!(f, "invalid `{event_type}` payload at `{pointer}`: {message}")
+            }
+            Error::Envelope { pointer, message } if pointer.is_empty() => {
+                write!(f, "invalid event: {message}")
+            }
+            Error::Envelope { pointer, message } => {
+                write!(f, "invalid event at `{pointer}`: {message}")
             }
             Error::ExtensionName { name, reason } => {
                 write!(f, "invalid extension attribute name `{name}`: {reason}")
@@ -71,6 +87,10 @@ impl std::error::Error for Error {}
 #[derive(Debug, Clone)]
 pub struct Data(Box<RawValue>);
 impl Data {
+    /// The empty object, `{}`.
+    pub fn empty() -> Data {
+        Data::from_json("{}").expect("`{}` is a JSON object")
+    }
     /// Data holding `object`.
     pub fn from_object(object: &Object) -> Data {
         Data::from_serialize(object).expect("a JSON object always serialises")
@@ -121,19 +141,64 @@ impl<'de> Deserialize<'de> for Data {
         Data::checked(raw).map_err(de::Error::custom)
     }
 }
-/// Decodes `text` (an event's `data`) as `T`; on failure, decodes again
-/// tracking the path, so the error can say where (failures are rare, so
-/// the common case pays nothing for it).
+/// Decodes `text` (an event's `data`) as `T`, naming the place of a
+/// failure by its JSON Pointer from the event root.
 pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Error> {
-    if let Ok(value) = serde_json::from_str(text) {
+    locate("/data", text.as_bytes())
+        .map_err(|(pointer, error)| {
+            let text = error.to_string();
+            let position = format!(
+                " at line {} column {}", error.line(), error.column()
+            );
+            Error::Payload {
+                event_type: event_type.to_owned(),
+                pointer,
+                message: text.strip_suffix(&position).unwrap_or(&text).to_owned(),
+            }
+        })
+}
+/// Decodes `bytes` (a whole event) as `T`, naming the place of a failure
+/// by its JSON Pointer.
+pub fn decode_event<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    locate("", bytes)
+        .map_err(|(pointer, error)| {
+            let text = error.to_string();
+            let message = match error.line() {
+                1 => {
+                    let position = format!(" at line 1 column {}", error.column());
+                    match text.strip_suffix(&position) {
+                        Some(message) => {
+                            format!("{message} at column {}", error.column())
+                        }
+                        None => text,
+                    }
+                }
+                _ => text,
+            };
+            Error::Envelope {
+                pointer,
+                message,
+            }
+        })
+}
+/// Decodes `bytes` as `T`; on failure, decodes again tracking the path, so
+/// the error can say where (failures are rare, so the common case pays
+/// nothing for it). The pointer starts with `prefix`.
+fn locate<T: DeserializeOwned>(
+    prefix: &str,
+    bytes: &[u8],
+) -> Result<T, (String, serde_json::Error)> {
+    if let Ok(value) = serde_json::from_slice(bytes) {
         return Ok(value);
     }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
-        Ok(value) => return Ok(value),
+        Ok(value) => {
+            return deserializer.end().map(|()| value).map_err(|e| (prefix.to_owned(), e));
+        }
         Err(error) => error,
     };
-    let mut pointer = String::from("/data");
+    let mut pointer = String::from(prefix);
     for segment in error.path().iter() {
         pointer.push('/');
         match segment {
@@ -147,14 +212,7 @@ pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Er
             serde_path_to_error::Segment::Unknown => pointer.push('?'),
         }
     }
-    let inner = error.into_inner();
-    let text = inner.to_string();
-    let position = format!(" at line {} column {}", inner.line(), inner.column());
-    Err(Error::Payload {
-        event_type: event_type.to_owned(),
-        pointer,
-        message: text.strip_suffix(&position).unwrap_or(&text).to_owned(),
-    })
+    Err((pointer, error.into_inner()))
 }
 /// An object key, borrowed from the input when it has no escapes.
 pub struct Key<'de>(Cow<'de, str>);
@@ -204,6 +262,97 @@ pub fn fill<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     *slot = Some(map.next_value()?);
     Ok(())
 }
+/// Reads the value of a known member through `W`, which says what it
+/// expects in words, refusing a second occurrence.
+pub fn fill_as<'de, W: Deserialize<'de> + Into<T>, T, A: MapAccess<'de>>(
+    slot: &mut Option<T>,
+    map: &mut A,
+    name: &'static str,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(name));
+    }
+    *slot = Some(map.next_value::<W>()?.into());
+    Ok(())
+}
+/// A JSON integer that is not negative, read as `u64`.
+pub struct Unsigned(u64);
+impl From<Unsigned> for u64 {
+    fn from(value: Unsigned) -> u64 {
+        value.0
+    }
+}
+impl<'de> Deserialize<'de> for Unsigned {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Unsigned, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = Unsigned;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a non-negative integer")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Unsigned, E> {
+                Ok(Unsigned(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Unsigned, E> {
+                u64::try_from(v)
+                    .map(Unsigned)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+        }
+        deserializer.deserialize_u64(Visitor)
+    }
+}
+/// A JSON integer, read as `i64`.
+pub struct Integer(i64);
+impl From<Integer> for i64 {
+    fn from(value: Integer) -> i64 {
+        value.0
+    }
+}
+impl<'de> Deserialize<'de> for Integer {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Integer, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = Integer;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer between -2^63 and 2^63-1")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Integer, E> {
+                Ok(Integer(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Integer, E> {
+                i64::try_from(v)
+                    .map(Integer)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+            }
+        }
+        deserializer.deserialize_i64(Visitor)
+    }
+}
+/// A string enum's value: a JSON string and nothing else, one of `values`.
+pub fn enum_value<'de, D: Deserializer<'de>, T>(
+    deserializer: D,
+    values: &'static [&'static str],
+    parse: fn(&str) -> Option<T>,
+) -> Result<T, D::Error> {
+    struct Visitor<T> {
+        values: &'static [&'static str],
+        parse: fn(&str) -> Option<T>,
+    }
+    impl<T> de::Visitor<'_> for Visitor<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self.values {
+                [one] => write!(f, "the string `{one}`"),
+                _ => write!(f, "one of the strings `{}`", self.values.join("`, `")),
+            }
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            (self.parse)(v).ok_or_else(|| E::unknown_variant(v, self.values))
+        }
+    }
+    deserializer.deserialize_str(Visitor { values, parse })
+}
 /// A required member's value, or the error naming it.
 pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
     slot.ok_or_else(|| E::missing_field(name))
@@ -230,6 +379,11 @@ pub trait Numbers {
 }
 impl Numbers for f64 {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !self.is_finite() {
+            return Err(
+                serde::ser::Error::custom(format_args!("`{self}` is not a JSON number")),
+            );
+        }
         match integral(*self) {
             Some(n) => serializer.serialize_i64(n),
             None => serializer.serialize_f64(*self),
@@ -257,18 +411,53 @@ impl<T: Numbers> Numbers for Vec<T> {
         serializer.collect_seq(self.iter().map(AsNumbers))
     }
 }
-struct AsNumbers<'a, T>(&'a T);
+/// Serialises a value holding `f64`s through [`Numbers`].
+pub struct AsNumbers<'a, T>(pub &'a T);
 impl<T: Numbers> Serialize for AsNumbers<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.write(serializer)
     }
 }
-/// `serialize_with` target for members holding numbers.
-pub fn numbers<T: Numbers, S: Serializer>(
+/// Writes one member, naming it in an error from inside its value: the
+/// message starts with the JSON Pointer of the failing value.
+pub fn entry<M: serde::ser::SerializeMap, T: Serialize + ?Sized>(
+    map: &mut M,
+    key: &str,
     value: &T,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    value.write(serializer)
+) -> Result<(), M::Error> {
+    map.serialize_entry(key, value).map_err(|error| at(key, error))
+}
+fn at<E: serde::ser::Error>(key: &str, error: E) -> E {
+    let mut pointer = String::new();
+    escape_into(&mut pointer, key);
+    let text = error.to_string();
+    if text.starts_with('/') {
+        E::custom(format_args!("{pointer}{text}"))
+    } else {
+        E::custom(format_args!("{pointer}: {text}"))
+    }
+}
+/// Refuses a free-form member named like one of the struct's own fields:
+/// writing both would repeat the name, which no reader accepts.
+pub fn unclaimed<'a, E: serde::ser::Error>(
+    keys: impl Iterator<Item = &'a String>,
+    fields: &[&str],
+) -> Result<(), E> {
+    for key in keys {
+        if fields.contains(&key.as_str()) {
+            return Err(
+                at(
+                    key,
+                    E::custom(
+                        format_args!(
+                            "`extra` holds `{key}`, which the schema describes; set the field instead"
+                        ),
+                    ),
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 /// One place where a value breaks its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
