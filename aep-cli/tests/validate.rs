@@ -42,11 +42,11 @@ fn findings_name_file_line_severity_and_rule_and_errors_exit_1() {
 }
 
 #[test]
-#[ignore = "envelope decode errors do not name the attribute by JSON Pointer yet"]
 fn envelope_findings_name_the_attribute() {
     let run = run(&["validate", &fixture("errors.jsonl")], None);
     let envelope = run.stdout.lines().nth(3).unwrap();
-    assert!(envelope.contains("/seq"), "{envelope}");
+    assert!(envelope.contains("`/seq`"), "{envelope}");
+    assert!(envelope.contains("non-negative"), "{envelope}");
 }
 
 #[test]
