@@ -251,26 +251,58 @@ fn a_closed_pipe_ends_the_run_quietly() {
     assert_eq!(stderr, "", "quiet");
 }
 
-#[test]
-fn progress_never_reaches_a_pipe() {
-    // Over the 8 MiB threshold, with standard error piped.
-    let dir = tmp();
-    let line = event("h1", 0) + "\n";
+/// A valid stream of just over 9 MiB, past the progress threshold;
+/// returns its path and line count.
+fn big_file(dir: &std::path::Path) -> (String, u64) {
     let mut text = String::with_capacity(9 << 20);
     let mut seq = 0;
     while text.len() < 9 << 20 {
-        text.push_str(
-            &line
-                .replace("\"h1\"", &format!("\"h{seq}\""))
-                .replace("\"seq\":0", &format!("\"seq\":{seq}")),
-        );
+        text.push_str(&event(&format!("h{seq}"), seq));
+        text.push('\n');
         seq += 1;
     }
-    let path = write(dir.path(), "big.jsonl", text.as_bytes());
+    (write(dir, "big.jsonl", text.as_bytes()), seq)
+}
+
+#[test]
+fn progress_never_reaches_a_pipe() {
+    let dir = tmp();
+    let (path, lines) = big_file(dir.path());
     let run = run(&["validate", &path], None);
     assert_eq!(run.code, 0, "{}", run.stdout.lines().next().unwrap_or(""));
     assert_eq!(
         run.stderr,
-        format!("aep validate: 1 file, {seq} lines, {seq} events: 0 errors, 0 warnings\n")
+        format!("aep validate: 1 file, {lines} lines, {lines} events: 0 errors, 0 warnings\n")
+    );
+}
+
+/// On a terminal (a pseudo-terminal from util-linux `script`, when the
+/// machine has it) the same file shows a progress bar.
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_shows_on_a_terminal() {
+    let script = std::path::Path::new("/usr/bin/script");
+    if !script.exists() {
+        eprintln!("skipped: no /usr/bin/script to make a terminal");
+        return;
+    }
+    let dir = tmp();
+    let (path, lines) = big_file(dir.path());
+    let command = format!("{} validate {path}", env!("CARGO_BIN_EXE_aep"));
+    let output = std::process::Command::new(script)
+        .args(["-qefc", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains(&format!("{path} [")),
+        "no bar in {screen:?}"
+    );
+    assert!(screen.contains("MiB"), "{screen:?}");
+    assert!(
+        screen.contains(&format!("{lines} lines, {lines} events: 0 errors")),
+        "{screen:?}"
     );
 }
