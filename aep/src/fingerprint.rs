@@ -54,15 +54,19 @@ pub(crate) fn key(a: &str, b: &str) -> Key {
 /// The fingerprint of the canonical form of a JSON text, or `None` when
 /// the text is not JSON (or nests deeper than serde_json's limit).
 ///
-/// The hash is computed while parsing, bottom up: a scalar hashes its type
-/// and value, an array its items' hashes in order, an object its members'
-/// `(name hash, value hash)` pairs sorted, so member order does not matter
-/// and no tree is built.
+/// The hash is computed while parsing, with no tree built. Scalars and
+/// arrays are written into their parent's hasher as a prefix-free encoding
+/// (a type tag, then the value; arrays between a start and an end tag); an
+/// object hashes each member (name and value) on its own, then writes the
+/// member hashes sorted, so member order does not matter.
+/// [`canonical_event`] is the same hash, computed from a decoded event.
+#[cfg(test)]
 pub(crate) fn canonical_json(text: &str) -> Option<Canonical> {
+    let mut hasher = DefaultHasher::new();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let hash = CanonicalSeed.deserialize(&mut deserializer).ok()?;
+    Feed(&mut hasher).deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
-    Some(hash)
+    Some(hasher.finish())
 }
 
 /// The fingerprint of a value's canonical form.
@@ -71,20 +75,43 @@ pub(crate) fn canonical(value: &serde_json::Value) -> Canonical {
     canonical_json(&value.to_string()).expect("a Value is JSON")
 }
 
+// The encoding's type tags.
+const NULL: u8 = 0;
+const BOOL: u8 = 1;
+const INTEGER: u8 = 2;
+const FLOAT: u8 = 3;
+const STRING: u8 = 4;
+const ARRAY: u8 = 5;
+const OBJECT: u8 = 6;
+const ARRAY_END: u8 = 7;
+
 /// The fingerprint of an event's canonical form: the same as
 /// [`canonical_json`] of any JSON text the event decodes from. The envelope
 /// is hashed from its typed attributes; only `data` is parsed.
 pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
     use aep_types::ExtensionValue;
 
-    fn text(members: &mut Vec<(u64, u64)>, name: &str, value: Option<&str>) {
+    /// A member's hasher, with its name written.
+    fn member(name: &str) -> DefaultHasher {
+        let mut h = DefaultHasher::new();
+        STRING.hash(&mut h);
+        name.hash(&mut h);
+        h
+    }
+    fn text(members: &mut Vec<u64>, name: &str, value: Option<&str>) {
         if let Some(value) = value {
-            members.push((tagged(4, name), tagged(4, value)));
+            let mut h = member(name);
+            STRING.hash(&mut h);
+            value.hash(&mut h);
+            members.push(h.finish());
         }
     }
-    fn integer(members: &mut Vec<(u64, u64)>, name: &str, value: Option<u64>) {
+    fn integer(members: &mut Vec<u64>, name: &str, value: Option<i128>) {
         if let Some(value) = value {
-            members.push((tagged(4, name), tagged(2, &i128::from(value))));
+            let mut h = member(name);
+            INTEGER.hash(&mut h);
+            value.hash(&mut h);
+            members.push(h.finish());
         }
     }
     let mut members = Vec::with_capacity(20);
@@ -98,104 +125,119 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
     text(&mut members, "session", event.session.as_deref());
     text(&mut members, "run", event.run.as_deref());
     text(&mut members, "step", event.step.as_deref());
-    integer(&mut members, "seq", event.seq);
-    integer(&mut members, "epoch", event.epoch);
+    integer(&mut members, "seq", event.seq.map(i128::from));
+    integer(&mut members, "epoch", event.epoch.map(i128::from));
     text(&mut members, "cause", event.cause.as_deref());
     text(&mut members, "traceparent", event.traceparent.as_deref());
     text(&mut members, "severity", event.severity.map(|s| s.as_str()));
     text(&mut members, "capture", event.capture.map(|c| c.as_str()));
     if let Some(data) = &event.data {
-        let hash = canonical_json(data.get()).unwrap_or_else(|| {
+        let mut h = member("data");
+        let mut deserializer = serde_json::Deserializer::from_str(data.get());
+        if Feed(&mut h).deserialize(&mut deserializer).is_err() {
             // Nesting beyond serde_json's limit: the exact text still tells
             // a byte-identical redelivery from anything else.
-            tagged(0xff, data.get())
-        });
-        members.push((tagged(4, "data"), hash));
+            h = member("data");
+            0xffu8.hash(&mut h);
+            data.get().hash(&mut h);
+        }
+        members.push(h.finish());
     }
     for (name, value) in &event.extensions {
-        let value = match value {
-            ExtensionValue::String(s) => tagged(4, s.as_str()),
-            ExtensionValue::Integer(i) => tagged(2, &i128::from(*i)),
-            ExtensionValue::Boolean(b) => tagged(1, b),
-        };
-        members.push((tagged(4, name.as_str()), value));
+        match value {
+            ExtensionValue::String(s) => text(&mut members, name.as_str(), Some(s)),
+            ExtensionValue::Integer(i) => integer(&mut members, name.as_str(), Some((*i).into())),
+            ExtensionValue::Boolean(b) => {
+                let mut h = member(name.as_str());
+                BOOL.hash(&mut h);
+                b.hash(&mut h);
+                members.push(h.finish());
+            }
+        }
     }
-    members.sort_unstable();
-    tagged(6, &members)
-}
-
-/// Hashes one JSON value while it is parsed.
-struct CanonicalSeed;
-
-impl<'de> DeserializeSeed<'de> for CanonicalSeed {
-    type Value = u64;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
-        deserializer.deserialize_any(CanonicalVisitor)
-    }
-}
-
-struct CanonicalVisitor;
-
-fn tagged<T: Hash + ?Sized>(tag: u8, value: &T) -> u64 {
     let mut h = DefaultHasher::new();
-    tag.hash(&mut h);
-    value.hash(&mut h);
+    write_object(&mut h, &mut members);
     h.finish()
 }
 
-/// Integers exactly; floats by value, an integral float as the integer it
-/// equals (so `1`, `1.0` and `1e0` are one number, and `-0.0` is `0`).
-fn number(f: f64) -> u64 {
-    if f.fract() == 0.0 && f.abs() < 1.7e38 {
-        tagged(2, &(f as i128))
-    } else {
-        tagged(3, &f.to_bits())
+/// Writes an object, given its member hashes, into its parent's hasher.
+fn write_object(h: &mut DefaultHasher, members: &mut [u64]) {
+    members.sort_unstable();
+    OBJECT.hash(h);
+    members.hash(h);
+}
+
+/// Writes one JSON value, while it is parsed, into a hasher.
+struct Feed<'h>(&'h mut DefaultHasher);
+
+impl<'de> DeserializeSeed<'de> for Feed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for CanonicalVisitor {
-    type Value = u64;
+impl<'de> Visitor<'de> for Feed<'_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_unit<E>(self) -> Result<u64, E> {
-        Ok(tagged(0, &()))
+    fn visit_unit<E>(self) -> Result<(), E> {
+        NULL.hash(self.0);
+        Ok(())
     }
-    fn visit_bool<E>(self, b: bool) -> Result<u64, E> {
-        Ok(tagged(1, &b))
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        BOOL.hash(self.0);
+        b.hash(self.0);
+        Ok(())
     }
-    fn visit_i64<E>(self, i: i64) -> Result<u64, E> {
-        Ok(tagged(2, &i128::from(i)))
+    fn visit_i64<E>(self, i: i64) -> Result<(), E> {
+        INTEGER.hash(self.0);
+        i128::from(i).hash(self.0);
+        Ok(())
     }
-    fn visit_u64<E>(self, u: u64) -> Result<u64, E> {
-        Ok(tagged(2, &i128::from(u)))
+    fn visit_u64<E>(self, u: u64) -> Result<(), E> {
+        INTEGER.hash(self.0);
+        i128::from(u).hash(self.0);
+        Ok(())
     }
-    fn visit_f64<E>(self, f: f64) -> Result<u64, E> {
-        Ok(number(f))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<u64, E> {
-        Ok(tagged(4, s))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<u64, A::Error> {
-        let mut h = DefaultHasher::new();
-        5u8.hash(&mut h);
-        let mut n = 0usize;
-        while let Some(item) = items.next_element_seed(CanonicalSeed)? {
-            item.hash(&mut h);
-            n += 1;
+    /// Floats by value, an integral float as the integer it equals (so `1`,
+    /// `1.0` and `1e0` are one number, and `-0.0` is `0`).
+    fn visit_f64<E>(self, f: f64) -> Result<(), E> {
+        if f.fract() == 0.0 && f.abs() < 1.7e38 {
+            INTEGER.hash(self.0);
+            (f as i128).hash(self.0);
+        } else {
+            FLOAT.hash(self.0);
+            f.to_bits().hash(self.0);
         }
-        n.hash(&mut h);
-        Ok(h.finish())
+        Ok(())
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
-        let mut members: Vec<(u64, u64)> = Vec::with_capacity(map.size_hint().unwrap_or(8));
-        while let Some(name) = map.next_key_seed(CanonicalSeed)? {
-            members.push((name, map.next_value_seed(CanonicalSeed)?));
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        STRING.hash(self.0);
+        s.hash(self.0);
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        ARRAY.hash(self.0);
+        while items.next_element_seed(Feed(self.0))?.is_some() {}
+        ARRAY_END.hash(self.0);
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut members: Vec<u64> = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        loop {
+            let mut h = DefaultHasher::new();
+            if map.next_key_seed(Feed(&mut h))?.is_none() {
+                break;
+            }
+            map.next_value_seed(Feed(&mut h))?;
+            members.push(h.finish());
         }
-        members.sort_unstable();
-        Ok(tagged(6, &members))
+        write_object(self.0, &mut members);
+        Ok(())
     }
 }
 

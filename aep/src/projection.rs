@@ -66,7 +66,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use aep_types::Event;
 
@@ -419,7 +419,7 @@ fn request_kind(event: &Event) -> Option<String> {
 
 /// The projected state, serializing to the SDKs' JSON shape
 /// `{"sessions": [...], "violations": [...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// One entry per `(source, session)`, sorted by that pair.
     pub sessions: Vec<SessionState>,
@@ -428,7 +428,7 @@ pub struct Snapshot {
 }
 
 /// One session's projected state; unseen values are `None` (JSON `null`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
     /// The emitter's `source`.
     pub source: String,
@@ -449,7 +449,7 @@ pub struct SessionState {
 }
 
 /// A position in a session's stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Position {
     /// The epoch (an absent `epoch` is 0).
     pub epoch: u64,
@@ -458,7 +458,7 @@ pub struct Position {
 }
 
 /// One run of a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
     /// The `run` attribute.
     pub run: String,
@@ -471,7 +471,7 @@ pub struct Run {
 }
 
 /// The status of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     /// Started, no terminal yet.
@@ -497,7 +497,7 @@ impl RunStatus {
 }
 
 /// An unresolved `attention.requested`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingAttention {
     /// The request's `id`, which its resolution names as `subject`.
     pub id: String,
@@ -509,7 +509,7 @@ pub struct PendingAttention {
 
 /// A protocol violation the fold surfaced. Each carries exactly the keys
 /// that scope it; as JSON, `rule` names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "rule", rename_all = "kebab-case")]
 pub enum Violation {
     /// One `(source, id)` named two different events (AEP-0001 §7); the

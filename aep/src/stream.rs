@@ -85,7 +85,7 @@ mod rule;
 
 use std::io::BufRead;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
 use aep_types::{Category, Event, Status};
@@ -96,7 +96,7 @@ use forms::{Forms, Problem};
 pub use rule::{Level, Rule};
 
 /// One thing the validator found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// The 1-based line number.
     pub line: u64,
@@ -129,7 +129,7 @@ impl Default for Options {
 }
 
 /// The totals of a validated stream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Lines read.
     pub lines: u64,
@@ -144,7 +144,22 @@ pub struct Summary {
 }
 
 /// The state of one stream's validation: no events, only what the rules
-/// need (see [Memory](self#memory)).
+/// need (see [Memory](self#memory)). Feed it lines in order, then
+/// [`finish`](Validator::finish) it; [`validate_reader`] does both for a
+/// [`BufRead`].
+///
+/// ```
+/// use aep::stream::{Options, Rule, Validator};
+///
+/// let mut validator = Validator::new(Options::default());
+/// let mut findings = Vec::new();
+/// let started = r#"{"aep":"0.1","id":"e1","type":"session.started","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}"#;
+/// validator.check_line(1, started.as_bytes(), &mut findings);
+/// validator.check_line(2, started.as_bytes(), &mut findings);
+/// let summary = validator.finish(&mut findings);
+/// assert_eq!((findings[0].line, findings[0].rule), (2, Rule::Duplicate));
+/// assert_eq!((summary.events, summary.errors, summary.warnings), (2, 0, 1));
+/// ```
 #[derive(Debug)]
 pub struct Validator {
     options: Options,

@@ -94,7 +94,13 @@ fn every_projection_corpus_gives_its_state() {
         let events: Vec<_> = EventReader::new(input.as_slice())
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let got = serde_json::to_value(project(&events)).unwrap();
+        let snapshot = project(&events);
+        let got = serde_json::to_value(&snapshot).unwrap();
+        // The shape reads back into the same snapshot.
+        assert_eq!(
+            serde_json::from_value::<aep::projection::Snapshot>(got.clone()).unwrap(),
+            snapshot
+        );
         let want: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(path.with_extension("json")).unwrap())
                 .unwrap();

@@ -211,3 +211,13 @@ fn version_probe() {
         );
     }
 }
+
+#[test]
+fn an_empty_input_has_no_lines_and_no_events() {
+    let (results, skipped) = events(b"");
+    assert!(results.is_empty());
+    assert_eq!(skipped, 0);
+    // Blank lines are skipped by the event reader, CRLF ones too.
+    let (results, _) = events(b"\n\r\n  \n");
+    assert!(results.is_empty(), "{results:?}");
+}

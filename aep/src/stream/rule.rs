@@ -1,6 +1,6 @@
 //! The rules of the stream validator and their levels.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A rule the validator checks; each finding names one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -135,8 +135,16 @@ impl Serialize for Rule {
     }
 }
 
+impl<'de> Deserialize<'de> for Rule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Rule, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Rule::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not a rule name")))
+    }
+}
+
 /// The severity of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// The stream is not conformant.

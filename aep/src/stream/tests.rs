@@ -48,6 +48,10 @@ fn rule_names_round_trip_and_the_module_doc_lists_every_rule() {
         );
         assert!(doc.contains(&row), "the module doc lacks\n{row}");
         assert_eq!(serde_json::to_value(rule).unwrap(), json!(rule.name()));
+        assert_eq!(
+            serde_json::from_value::<Rule>(json!(rule.name())).unwrap(),
+            rule
+        );
     }
     assert_eq!(
         serde_json::to_value(Level::Warning).unwrap(),
