@@ -101,7 +101,8 @@ impl Progress {
     }
 
     /// Whether a bar is on screen.
-    pub fn is_visible(&self) -> bool {
+    #[cfg(test)]
+    fn is_visible(&self) -> bool {
         self.bar.get().is_some()
     }
 

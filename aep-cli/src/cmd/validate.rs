@@ -151,7 +151,9 @@ fn validate_one(
                 return;
             }
             errors |= finding.level == Level::Error;
-            let written = if progress.is_visible() && out.is_terminal() {
+            // On a terminal each finding shows at once (and around the
+            // progress bar); into a pipe or file they are buffered.
+            let written = if out.is_terminal() {
                 progress.suspend(|| {
                     write_finding(out, format, name, &finding)?;
                     out.flush()
