@@ -8,7 +8,8 @@
 //! 2. [`lower`]: lower each schema to the [`ir`], which is the single
 //!    definition of the accepted subset; anything outside it is an
 //!    [`Error`] naming the file, the JSON Pointer and the construct;
-//! 3. `emit`: turn the IR into tokens with `quote`;
+//! 3. `emit`: turn the IR into tokens with `quote` (after `scope` names
+//!    the types nested in a payload within its module);
 //! 4. `format`: print the tokens with `prettyplease`, under a header.
 //!
 //! ```no_run
@@ -26,6 +27,7 @@ pub mod ir;
 pub mod load;
 pub mod lower;
 mod naming;
+mod scope;
 
 use std::path::Path;
 
@@ -50,6 +52,6 @@ pub struct GeneratedFile {
 /// decides where the files go.
 pub fn generate(schemas: &Path) -> Result<Vec<GeneratedFile>, Error> {
     let registry = load::load(schemas)?;
-    let ir = lower::lower(&registry)?;
+    let ir = scope::local_names(lower::lower(&registry)?);
     emit::emit(&ir).into_iter().map(format::file).collect()
 }

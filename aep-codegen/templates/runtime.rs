@@ -136,6 +136,14 @@ impl PartialEq for Data {
     }
 }
 
+impl Eq for Data {}
+
+impl std::hash::Hash for Data {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.get().hash(state);
+    }
+}
+
 impl Serialize for Data {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
@@ -476,7 +484,8 @@ impl fmt::Display for Violation {
     }
 }
 
-/// Every violation found by a `validate()`, in document order.
+/// Every violation found by a `validate()`: the schema keywords' in
+/// document order, then the capture rule's, by capture level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violations(pub Vec<Violation>);
 

@@ -14,10 +14,8 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::{
-    AttentionRequested, AttentionRequestedKind, AttentionRequestedRespondViaItem, Capture,
-    FieldSpec, FieldSpecType, Object,
-};
+use crate::attention_requested::{Kind, RespondVia};
+use crate::{AttentionRequested, Capture, FieldSpec, FieldSpecType, Object};
 
 /// One field's answer, as `answer.values` carries it.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,7 +121,7 @@ impl Serialize for FormValue {
 /// An integral number as a JSON integer (`50`, not `50.0`), as the
 /// generated types write numbers.
 fn json_number(n: f64) -> Value {
-    match crate::integral(n) {
+    match crate::generated::runtime::integral(n) {
         Some(i) => Value::from(i),
         None => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
     }
@@ -245,12 +243,12 @@ pub fn gate_values(fields: &[FieldSpec], values: &Object, ceiling: Capture) -> O
 /// mappings make it.
 fn form_request(prompt: String, fields: Vec<FieldSpec>) -> AttentionRequested {
     AttentionRequested {
-        kind: AttentionRequestedKind::Form,
+        kind: Kind::Form,
         prompt,
         options: None,
         fields: Some(fields),
         expires_at: None,
-        respond_via: Some(vec![AttentionRequestedRespondViaItem::Control]),
+        respond_via: Some(vec![RespondVia::Control]),
         context: None,
         extra: Object::new(),
     }

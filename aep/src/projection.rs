@@ -29,6 +29,14 @@
 //!   `(epoch ?? 0, seq)`; an epoch lower than the last is `epoch-regression`,
 //!   a seq not above the last within one epoch is `seq-regression`.
 //!
+//! Where Rust and the SDKs' JavaScript could differ, the SDKs' behaviour is
+//! kept: sessions and batch groups sort by UTF-16 code units (JavaScript's
+//! string order), numbers compare by value in the canonical form (`1` and
+//! `1.0` are one number). Two deliberate differences: integers beyond 2⁵³
+//! compare exactly (JavaScript would round them), and the dedupe memory is
+//! a 64-bit fingerprint of the canonical form rather than its text, which
+//! takes a different event for a redelivery with probability about 2⁻⁶⁴.
+//!
 //! [`Projection`] folds in arrival order; [`project`] first repairs the
 //! order of a complete capture (see there). Sessions and runs are state the
 //! projection keeps; events are not kept, only a fingerprint per seen

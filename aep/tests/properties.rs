@@ -234,7 +234,7 @@ fn redeliveries_change_neither_the_projection_nor_the_errors() {
         assert_eq!(summary.errors, 0, "seed {seed}: {findings:#?}");
         assert_eq!(summary.warnings, copies, "seed {seed}");
         assert!(findings.iter().all(|f| f.rule.name() == "duplicate"));
-        // The reordering helper does reorder (when there is more than one
+        // `reordered_text` does reorder (when there is more than one
         // member), so the test is not comparing a text with itself.
         assert_ne!(reordered_text(&events[0]), lines[0]);
     }

@@ -69,9 +69,15 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
     let capture_into = catch_all
         .captured
         .then(|| rules::capture_into(cx, s, catch_all.field));
+    let eq = (!s.fields.iter().any(|f| cx.holds_float(&f.ty))).then(|| quote!(Eq, Hash,));
+    let all_optional = s.fields.iter().all(|f| !f.required);
+    let default = all_optional.then(|| quote!(Default,));
+    // The envelope has its own `Event::new`.
+    let new = catch_all.captured.then(|| constructor(s, catch_all));
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq)]
+        #[derive(Debug, Clone, PartialEq, #eq #default)]
+        #[non_exhaustive]
         pub struct #name {
             #(#fields)*
             #[doc = #catch_doc]
@@ -79,6 +85,7 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
         }
 
         impl #name {
+            #new
             #validate
             #validate_into
             #drop_above
@@ -87,6 +94,56 @@ pub fn strukt(cx: &Context<'_>, s: &Struct, catch_all: &CatchAll) -> TokenStream
 
         #serialize
         #deserialize
+    }
+}
+
+/// `new`, taking the required members in schema order; the optional ones
+/// start absent and the catch-all empty, so a schema that gains an
+/// optional member does not change it.
+fn constructor(s: &Struct, catch_all: &CatchAll) -> TokenStream {
+    let mut params = Vec::new();
+    let mut inits = Vec::new();
+    for f in &s.fields {
+        let name = ident(&f.ident);
+        match (&f.ty, f.required) {
+            (Ty::String(_), true) => {
+                params.push(quote!(#name: impl Into<String>));
+                inits.push(quote!(#name: #name.into()));
+            }
+            (ty, true) => {
+                let t = super::ty(ty);
+                params.push(quote!(#name: #t));
+                inits.push(quote!(#name));
+            }
+            (_, false) => inits.push(quote!(#name: None)),
+        }
+    }
+    let catch_field = ident(catch_all.field);
+    let doc = if params.is_empty() {
+        format!(" A `{}` with every member absent.", s.name)
+    } else {
+        let names: Vec<String> = s
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| format!("`{}`", f.json))
+            .collect();
+        format!(
+            " A `{}` with its required members ({}); the optional ones absent.",
+            s.name,
+            names.join(", ")
+        )
+    };
+    let allow = (params.len() > 7).then(|| quote!(#[allow(clippy::too_many_arguments)]));
+    quote! {
+        #[doc = #doc]
+        #allow
+        pub fn new(#(#params),*) -> Self {
+            Self {
+                #(#inits,)*
+                #catch_field: Default::default(),
+            }
+        }
     }
 }
 
@@ -296,6 +353,7 @@ pub fn enumeration(e: &Enum) -> TokenStream {
     quote! {
         #doc
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum #name {
             #(
                 #[doc = #variant_docs]
@@ -424,12 +482,42 @@ pub fn union(u: &Union) -> TokenStream {
         Some((last, rest)) => format!("a JSON {} or {last}", rest.join(", ")),
         None => String::new(),
     };
+    let eq = (!u.members.contains(&Primitive::Number)).then(|| quote!(, Eq, Hash));
+    let froms = u.members.iter().map(|member| {
+        let (v, from) = match member {
+            Primitive::Object => ("Object", quote!(super::runtime::Object)),
+            Primitive::String => ("String", quote!(String)),
+            Primitive::Integer => ("Integer", quote!(i64)),
+            Primitive::Number => ("Number", quote!(f64)),
+            Primitive::Boolean => ("Boolean", quote!(bool)),
+        };
+        let v = ident(v);
+        let str_from = (*member == Primitive::String).then(|| {
+            quote! {
+                impl From<&str> for #name {
+                    fn from(value: &str) -> #name {
+                        #name::#v(value.to_owned())
+                    }
+                }
+            }
+        });
+        quote! {
+            impl From<#from> for #name {
+                fn from(value: #from) -> #name {
+                    #name::#v(value)
+                }
+            }
+            #str_from
+        }
+    });
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq)]
+        #[derive(Debug, Clone, PartialEq #eq)]
         pub enum #name {
             #(#variants)*
         }
+
+        #(#froms)*
 
         impl serde::Serialize for #name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

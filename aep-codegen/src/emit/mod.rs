@@ -40,6 +40,34 @@ impl Context<'_> {
         envelope.into_iter().chain(modules).flatten()
     }
 
+    /// Whether a value of the type holds an `f64` anywhere (so the type
+    /// cannot be `Eq` or `Hash`).
+    pub fn holds_float(&self, ty: &Ty) -> bool {
+        self.holds_float_within(ty, &mut Vec::new())
+    }
+
+    fn holds_float_within<'p>(&'p self, ty: &'p Ty, seen: &mut Vec<&'p TypePath>) -> bool {
+        match ty {
+            Ty::Number(_) => true,
+            Ty::Array(item, _) => self.holds_float_within(item, seen),
+            Ty::Named(path) if seen.contains(&path) => false,
+            Ty::Named(path) => {
+                seen.push(path);
+                self.items(path).any(|item| match item {
+                    Item::Struct(s) if s.name == path.name => s
+                        .fields
+                        .iter()
+                        .any(|f| self.holds_float_within(&f.ty, seen)),
+                    Item::Union(u) if u.name == path.name => {
+                        u.members.contains(&crate::ir::Primitive::Number)
+                    }
+                    _ => false,
+                })
+            }
+            _ => false,
+        }
+    }
+
     /// Whether a type is `Copy` (numbers, booleans and string enums).
     pub fn is_copy(&self, ty: &Ty) -> bool {
         match ty {
@@ -146,25 +174,37 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
     modules
 }
 
-/// `mod.rs`: declares the modules and re-exports every public item.
+/// `mod.rs`: declares the modules and re-exports what users name from the
+/// root: the envelope, the registry, the payload structs and the shared
+/// definitions; types nested in a payload are named through its module.
 fn root(ir: &Ir) -> TokenStream {
     let schema_modules: Vec<Ident> = ir.modules.iter().map(|m| ident(&m.name)).collect();
     let exports = ir.modules.iter().map(|m| {
         let module = ident(&m.name);
-        let names = m.items.iter().map(|i| ident(items::name(i)));
+        let payloads: Vec<Ident> = ir
+            .payloads
+            .iter()
+            .filter(|p| p.module == m.name)
+            .map(|p| ident(&p.name))
+            .collect();
+        let names: Vec<Ident> = if payloads.is_empty() {
+            m.items.iter().map(|i| ident(items::name(i))).collect()
+        } else {
+            payloads
+        };
         quote!(pub use #module::{#(#names),*};)
     });
     let envelope_names = ir.envelope.items.iter().map(|i| ident(items::name(i)));
     quote! {
         //! The AEP registry as Rust types.
 
-        mod runtime;
+        pub(crate) mod runtime;
         mod registry;
         mod envelope;
         mod payload;
-        #(mod #schema_modules;)*
+        #(pub mod #schema_modules;)*
 
-        pub use runtime::{integral, Data, Error, Object, Violation, Violations};
+        pub use runtime::{Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use payload::Payload;

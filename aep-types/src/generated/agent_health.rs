@@ -7,12 +7,13 @@
 /// A health report from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.health.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AgentHealth {
     /// Overall health: fully working, working with reduced capability, or not working.
     ///
     /// `status`, required, capture `metadata`.
-    pub status: super::agent_health::AgentHealthStatus,
+    pub status: super::agent_health::Status,
     /// Free-text explanation of the status; redacted.
     ///
     /// `detail`, optional, capture `redacted`.
@@ -21,6 +22,14 @@ pub struct AgentHealth {
     pub extra: super::runtime::Object,
 }
 impl AgentHealth {
+    /// A `AgentHealth` with its required members (`status`); the optional ones absent.
+    pub fn new(status: super::agent_health::Status) -> Self {
+        Self {
+            status,
+            detail: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -97,7 +106,7 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
                 self,
                 mut map: A,
             ) -> Result<AgentHealth, A::Error> {
-                let mut slot_0: Option<super::agent_health::AgentHealthStatus> = None;
+                let mut slot_0: Option<super::agent_health::Status> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -125,7 +134,8 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
 ///
 /// Schema: `types/agent.health.schema.json#/properties/status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AgentHealthStatus {
+#[non_exhaustive]
+pub enum Status {
     /// `"ok"`
     Ok,
     /// `"degraded"`
@@ -133,12 +143,12 @@ pub enum AgentHealthStatus {
     /// `"failing"`
     Failing,
 }
-impl serde::Serialize for AgentHealthStatus {
+impl serde::Serialize for Status {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AgentHealthStatus {
+impl<'de> serde::Deserialize<'de> for Status {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -149,37 +159,33 @@ impl<'de> serde::Deserialize<'de> for AgentHealthStatus {
         )
     }
 }
-impl AgentHealthStatus {
+impl Status {
     /// Every value, in schema order.
-    pub const ALL: [AgentHealthStatus; 3] = [
-        AgentHealthStatus::Ok,
-        AgentHealthStatus::Degraded,
-        AgentHealthStatus::Failing,
-    ];
+    pub const ALL: [Status; 3] = [Status::Ok, Status::Degraded, Status::Failing];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AgentHealthStatus::Ok => "ok",
-            AgentHealthStatus::Degraded => "degraded",
-            AgentHealthStatus::Failing => "failing",
+            Status::Ok => "ok",
+            Status::Degraded => "degraded",
+            Status::Failing => "failing",
         }
     }
 }
-impl std::fmt::Display for AgentHealthStatus {
+impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AgentHealthStatus {
+impl std::str::FromStr for Status {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "ok" => Ok(AgentHealthStatus::Ok),
-            "degraded" => Ok(AgentHealthStatus::Degraded),
-            "failing" => Ok(AgentHealthStatus::Failing),
+            "ok" => Ok(Status::Ok),
+            "degraded" => Ok(Status::Degraded),
+            "failing" => Ok(Status::Failing),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AgentHealthStatus` value",
+                    expected: "`Status` value",
                     value: s.to_owned(),
                 })
             }

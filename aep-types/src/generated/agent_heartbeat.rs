@@ -7,7 +7,8 @@
 /// Periodic liveness signal from the emitter. Agent-scoped.
 ///
 /// Schema: `types/agent.heartbeat.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AgentHeartbeat {
     /// Counter of heartbeats sent.
     ///
@@ -21,6 +22,14 @@ pub struct AgentHeartbeat {
     pub extra: super::runtime::Object,
 }
 impl AgentHeartbeat {
+    /// A `AgentHeartbeat` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            tick: None,
+            interval_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

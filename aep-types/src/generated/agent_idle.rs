@@ -7,7 +7,8 @@
 /// The agent has become idle and is waiting for work. Agent-scoped.
 ///
 /// Schema: `types/agent.idle.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AgentIdle {
     /// How long the agent has been idle, in milliseconds.
     ///
@@ -21,6 +22,14 @@ pub struct AgentIdle {
     pub extra: super::runtime::Object,
 }
 impl AgentIdle {
+    /// A `AgentIdle` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            since_ms: None,
+            reason: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,16 +7,24 @@
 /// The emitter's presence changed. Agent-scoped: no session, run, step or seq.
 ///
 /// Schema: `types/agent.presence.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AgentPresence {
     /// New presence: reachable, gone, or reachable but occupied.
     ///
     /// `state`, required, capture `metadata`.
-    pub state: super::agent_presence::AgentPresenceState,
+    pub state: super::agent_presence::State,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl AgentPresence {
+    /// A `AgentPresence` with its required members (`state`); the optional ones absent.
+    pub fn new(state: super::agent_presence::State) -> Self {
+        Self {
+            state,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -79,7 +87,7 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
                 self,
                 mut map: A,
             ) -> Result<AgentPresence, A::Error> {
-                let mut slot_0: Option<super::agent_presence::AgentPresenceState> = None;
+                let mut slot_0: Option<super::agent_presence::State> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -100,7 +108,8 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
 ///
 /// Schema: `types/agent.presence.schema.json#/properties/state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AgentPresenceState {
+#[non_exhaustive]
+pub enum State {
     /// `"online"`
     Online,
     /// `"offline"`
@@ -108,12 +117,12 @@ pub enum AgentPresenceState {
     /// `"busy"`
     Busy,
 }
-impl serde::Serialize for AgentPresenceState {
+impl serde::Serialize for State {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AgentPresenceState {
+impl<'de> serde::Deserialize<'de> for State {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -124,37 +133,33 @@ impl<'de> serde::Deserialize<'de> for AgentPresenceState {
         )
     }
 }
-impl AgentPresenceState {
+impl State {
     /// Every value, in schema order.
-    pub const ALL: [AgentPresenceState; 3] = [
-        AgentPresenceState::Online,
-        AgentPresenceState::Offline,
-        AgentPresenceState::Busy,
-    ];
+    pub const ALL: [State; 3] = [State::Online, State::Offline, State::Busy];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AgentPresenceState::Online => "online",
-            AgentPresenceState::Offline => "offline",
-            AgentPresenceState::Busy => "busy",
+            State::Online => "online",
+            State::Offline => "offline",
+            State::Busy => "busy",
         }
     }
 }
-impl std::fmt::Display for AgentPresenceState {
+impl std::fmt::Display for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AgentPresenceState {
+impl std::str::FromStr for State {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "online" => Ok(AgentPresenceState::Online),
-            "offline" => Ok(AgentPresenceState::Offline),
-            "busy" => Ok(AgentPresenceState::Busy),
+            "online" => Ok(State::Online),
+            "offline" => Ok(State::Offline),
+            "busy" => Ok(State::Busy),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AgentPresenceState` value",
+                    expected: "`State` value",
                     value: s.to_owned(),
                 })
             }

@@ -7,7 +7,8 @@
 /// An automated or LLM-judge evaluation of some work produced a result (experimental). Member names follow the OpenTelemetry GenAI evaluation attributes.
 ///
 /// Schema: `types/assessment.evaluation.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AssessmentEvaluationRecorded {
     /// Name of the evaluation or metric.
     ///
@@ -33,6 +34,17 @@ pub struct AssessmentEvaluationRecorded {
     pub extra: super::runtime::Object,
 }
 impl AssessmentEvaluationRecorded {
+    /// A `AssessmentEvaluationRecorded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            gen_ai_evaluation_name: None,
+            gen_ai_evaluation_score_value: None,
+            gen_ai_evaluation_score_label: None,
+            gen_ai_evaluation_explanation: None,
+            evaluator: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

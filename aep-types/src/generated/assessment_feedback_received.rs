@@ -7,7 +7,8 @@
 /// A human gave feedback on some work: a rating, a label, a comment or a correction (experimental).
 ///
 /// Schema: `types/assessment.feedback.received.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AssessmentFeedbackReceived {
     /// Numeric rating; the scale is producer-defined.
     ///
@@ -33,6 +34,17 @@ pub struct AssessmentFeedbackReceived {
     pub extra: super::runtime::Object,
 }
 impl AssessmentFeedbackReceived {
+    /// A `AssessmentFeedbackReceived` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            rating: None,
+            label: None,
+            comment: None,
+            correction: None,
+            source: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

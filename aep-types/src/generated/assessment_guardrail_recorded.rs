@@ -7,18 +7,24 @@
 /// A content-safety guardrail or filter has already acted on an input or an output; records its verdict (experimental).
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AssessmentGuardrailRecorded {
     /// The guardrail's decision.
     ///
     /// `guardrail`, optional, capture `metadata`.
-    pub guardrail: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrail,
-    >,
+    pub guardrail: Option<super::assessment_guardrail_recorded::Guardrail>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl AssessmentGuardrailRecorded {
+    /// A `AssessmentGuardrailRecorded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            guardrail: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -102,7 +108,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
                 mut map: A,
             ) -> Result<AssessmentGuardrailRecorded, A::Error> {
                 let mut slot_0: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrail,
+                    super::assessment_guardrail_recorded::Guardrail,
                 > = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -125,34 +131,27 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
 /// The guardrail's decision.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AssessmentGuardrailRecordedGuardrail {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Guardrail {
     /// Whether the checked content was an input or an output.
     ///
     /// `stage`, optional, capture `metadata`.
-    pub stage: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailStage,
-    >,
+    pub stage: Option<super::assessment_guardrail_recorded::GuardrailStage>,
     /// Outcome: let through, let through but flagged, blocked, or altered.
     ///
     /// `verdict`, optional, capture `metadata`.
-    pub verdict: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailVerdict,
-    >,
+    pub verdict: Option<super::assessment_guardrail_recorded::GuardrailVerdict>,
     /// Policy categories the detector scored.
     ///
     /// `categories`, optional, capture `metadata`, items capture `metadata`.
     pub categories: Option<
-        Vec<
-            super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailCategoriesItem,
-        >,
+        Vec<super::assessment_guardrail_recorded::GuardrailCategories>,
     >,
     /// The detector that produced the verdict.
     ///
     /// `detector`, optional, capture `metadata`.
-    pub detector: Option<
-        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailDetector,
-    >,
+    pub detector: Option<super::assessment_guardrail_recorded::GuardrailDetector>,
     /// Free-text reason for the verdict; may quote the content, hence redacted.
     ///
     /// `explanation`, optional, capture `redacted`.
@@ -160,7 +159,18 @@ pub struct AssessmentGuardrailRecordedGuardrail {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl AssessmentGuardrailRecordedGuardrail {
+impl Guardrail {
+    /// A `Guardrail` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            stage: None,
+            verdict: None,
+            categories: None,
+            detector: None,
+            explanation: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -270,7 +280,7 @@ impl AssessmentGuardrailRecordedGuardrail {
         }
     }
 }
-impl serde::Serialize for AssessmentGuardrailRecordedGuardrail {
+impl serde::Serialize for Guardrail {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -301,33 +311,31 @@ impl serde::Serialize for AssessmentGuardrailRecordedGuardrail {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
+impl<'de> serde::Deserialize<'de> for Guardrail {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AssessmentGuardrailRecordedGuardrail;
+            type Value = Guardrail;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `AssessmentGuardrailRecordedGuardrail` object")
+                f.write_str("a `Guardrail` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<AssessmentGuardrailRecordedGuardrail, A::Error> {
+            ) -> Result<Guardrail, A::Error> {
                 let mut slot_0: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailStage,
+                    super::assessment_guardrail_recorded::GuardrailStage,
                 > = None;
                 let mut slot_1: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailVerdict,
+                    super::assessment_guardrail_recorded::GuardrailVerdict,
                 > = None;
                 let mut slot_2: Option<
-                    Vec<
-                        super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailCategoriesItem,
-                    >,
+                    Vec<super::assessment_guardrail_recorded::GuardrailCategories>,
                 > = None;
                 let mut slot_3: Option<
-                    super::assessment_guardrail_recorded::AssessmentGuardrailRecordedGuardrailDetector,
+                    super::assessment_guardrail_recorded::GuardrailDetector,
                 > = None;
                 let mut slot_4: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -349,7 +357,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(AssessmentGuardrailRecordedGuardrail {
+                Ok(Guardrail {
                     stage: slot_0,
                     verdict: slot_1,
                     categories: slot_2,
@@ -366,18 +374,19 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrail {
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/stage`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AssessmentGuardrailRecordedGuardrailStage {
+#[non_exhaustive]
+pub enum GuardrailStage {
     /// `"input"`
     Input,
     /// `"output"`
     Output,
 }
-impl serde::Serialize for AssessmentGuardrailRecordedGuardrailStage {
+impl serde::Serialize for GuardrailStage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailStage {
+impl<'de> serde::Deserialize<'de> for GuardrailStage {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -388,34 +397,31 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailStage 
         )
     }
 }
-impl AssessmentGuardrailRecordedGuardrailStage {
+impl GuardrailStage {
     /// Every value, in schema order.
-    pub const ALL: [AssessmentGuardrailRecordedGuardrailStage; 2] = [
-        AssessmentGuardrailRecordedGuardrailStage::Input,
-        AssessmentGuardrailRecordedGuardrailStage::Output,
-    ];
+    pub const ALL: [GuardrailStage; 2] = [GuardrailStage::Input, GuardrailStage::Output];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AssessmentGuardrailRecordedGuardrailStage::Input => "input",
-            AssessmentGuardrailRecordedGuardrailStage::Output => "output",
+            GuardrailStage::Input => "input",
+            GuardrailStage::Output => "output",
         }
     }
 }
-impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailStage {
+impl std::fmt::Display for GuardrailStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
+impl std::str::FromStr for GuardrailStage {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "input" => Ok(AssessmentGuardrailRecordedGuardrailStage::Input),
-            "output" => Ok(AssessmentGuardrailRecordedGuardrailStage::Output),
+            "input" => Ok(GuardrailStage::Input),
+            "output" => Ok(GuardrailStage::Output),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AssessmentGuardrailRecordedGuardrailStage` value",
+                    expected: "`GuardrailStage` value",
                     value: s.to_owned(),
                 })
             }
@@ -426,7 +432,8 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailStage {
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/verdict`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AssessmentGuardrailRecordedGuardrailVerdict {
+#[non_exhaustive]
+pub enum GuardrailVerdict {
     /// `"allowed"`
     Allowed,
     /// `"flagged"`
@@ -436,12 +443,12 @@ pub enum AssessmentGuardrailRecordedGuardrailVerdict {
     /// `"modified"`
     Modified,
 }
-impl serde::Serialize for AssessmentGuardrailRecordedGuardrailVerdict {
+impl serde::Serialize for GuardrailVerdict {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailVerdict {
+impl<'de> serde::Deserialize<'de> for GuardrailVerdict {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -452,40 +459,40 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailVerdic
         )
     }
 }
-impl AssessmentGuardrailRecordedGuardrailVerdict {
+impl GuardrailVerdict {
     /// Every value, in schema order.
-    pub const ALL: [AssessmentGuardrailRecordedGuardrailVerdict; 4] = [
-        AssessmentGuardrailRecordedGuardrailVerdict::Allowed,
-        AssessmentGuardrailRecordedGuardrailVerdict::Flagged,
-        AssessmentGuardrailRecordedGuardrailVerdict::Blocked,
-        AssessmentGuardrailRecordedGuardrailVerdict::Modified,
+    pub const ALL: [GuardrailVerdict; 4] = [
+        GuardrailVerdict::Allowed,
+        GuardrailVerdict::Flagged,
+        GuardrailVerdict::Blocked,
+        GuardrailVerdict::Modified,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AssessmentGuardrailRecordedGuardrailVerdict::Allowed => "allowed",
-            AssessmentGuardrailRecordedGuardrailVerdict::Flagged => "flagged",
-            AssessmentGuardrailRecordedGuardrailVerdict::Blocked => "blocked",
-            AssessmentGuardrailRecordedGuardrailVerdict::Modified => "modified",
+            GuardrailVerdict::Allowed => "allowed",
+            GuardrailVerdict::Flagged => "flagged",
+            GuardrailVerdict::Blocked => "blocked",
+            GuardrailVerdict::Modified => "modified",
         }
     }
 }
-impl std::fmt::Display for AssessmentGuardrailRecordedGuardrailVerdict {
+impl std::fmt::Display for GuardrailVerdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
+impl std::str::FromStr for GuardrailVerdict {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "allowed" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Allowed),
-            "flagged" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Flagged),
-            "blocked" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Blocked),
-            "modified" => Ok(AssessmentGuardrailRecordedGuardrailVerdict::Modified),
+            "allowed" => Ok(GuardrailVerdict::Allowed),
+            "flagged" => Ok(GuardrailVerdict::Flagged),
+            "blocked" => Ok(GuardrailVerdict::Blocked),
+            "modified" => Ok(GuardrailVerdict::Modified),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AssessmentGuardrailRecordedGuardrailVerdict` value",
+                    expected: "`GuardrailVerdict` value",
                     value: s.to_owned(),
                 })
             }
@@ -495,8 +502,9 @@ impl std::str::FromStr for AssessmentGuardrailRecordedGuardrailVerdict {
 /// One scored category.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/categories/items`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct GuardrailCategories {
     /// Category name (for example violence or pii).
     ///
     /// `name`, optional, capture `metadata`.
@@ -508,7 +516,15 @@ pub struct AssessmentGuardrailRecordedGuardrailCategoriesItem {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
+impl GuardrailCategories {
+    /// A `GuardrailCategories` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            name: None,
+            score: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -555,7 +571,7 @@ impl AssessmentGuardrailRecordedGuardrailCategoriesItem {
         }
     }
 }
-impl serde::Serialize for AssessmentGuardrailRecordedGuardrailCategoriesItem {
+impl serde::Serialize for GuardrailCategories {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "score"])?;
@@ -572,23 +588,20 @@ impl serde::Serialize for AssessmentGuardrailRecordedGuardrailCategoriesItem {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de>
-for AssessmentGuardrailRecordedGuardrailCategoriesItem {
+impl<'de> serde::Deserialize<'de> for GuardrailCategories {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AssessmentGuardrailRecordedGuardrailCategoriesItem;
+            type Value = GuardrailCategories;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(
-                    "a `AssessmentGuardrailRecordedGuardrailCategoriesItem` object",
-                )
+                f.write_str("a `GuardrailCategories` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<AssessmentGuardrailRecordedGuardrailCategoriesItem, A::Error> {
+            ) -> Result<GuardrailCategories, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<f64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -599,7 +612,7 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(AssessmentGuardrailRecordedGuardrailCategoriesItem {
+                Ok(GuardrailCategories {
                     name: slot_0,
                     score: slot_1,
                     extra,
@@ -612,8 +625,9 @@ for AssessmentGuardrailRecordedGuardrailCategoriesItem {
 /// The detector that produced the verdict.
 ///
 /// Schema: `types/assessment.guardrail.recorded.schema.json#/properties/guardrail/properties/detector`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AssessmentGuardrailRecordedGuardrailDetector {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct GuardrailDetector {
     /// Detector name.
     ///
     /// `name`, optional, capture `metadata`.
@@ -625,7 +639,15 @@ pub struct AssessmentGuardrailRecordedGuardrailDetector {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl AssessmentGuardrailRecordedGuardrailDetector {
+impl GuardrailDetector {
+    /// A `GuardrailDetector` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            name: None,
+            version: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -672,7 +694,7 @@ impl AssessmentGuardrailRecordedGuardrailDetector {
         }
     }
 }
-impl serde::Serialize for AssessmentGuardrailRecordedGuardrailDetector {
+impl serde::Serialize for GuardrailDetector {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
@@ -689,20 +711,20 @@ impl serde::Serialize for AssessmentGuardrailRecordedGuardrailDetector {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetector {
+impl<'de> serde::Deserialize<'de> for GuardrailDetector {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AssessmentGuardrailRecordedGuardrailDetector;
+            type Value = GuardrailDetector;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `AssessmentGuardrailRecordedGuardrailDetector` object")
+                f.write_str("a `GuardrailDetector` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<AssessmentGuardrailRecordedGuardrailDetector, A::Error> {
+            ) -> Result<GuardrailDetector, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -715,7 +737,7 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecordedGuardrailDetect
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(AssessmentGuardrailRecordedGuardrailDetector {
+                Ok(GuardrailDetector {
                     name: slot_0,
                     version: slot_1,
                     extra,

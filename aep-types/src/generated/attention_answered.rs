@@ -7,7 +7,8 @@
 /// A response to an attention request was produced; the envelope subject names the request.
 ///
 /// Schema: `types/attention.answered.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AttentionAnswered {
     /// The response given. Required. For form values, gating depends on each field's type (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata).
     ///
@@ -20,11 +21,20 @@ pub struct AttentionAnswered {
     /// How the answer arrived: through a control command or out of band.
     ///
     /// `via`, optional, capture `metadata`.
-    pub via: Option<super::attention_answered::AttentionAnsweredVia>,
+    pub via: Option<super::attention_answered::Via>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl AttentionAnswered {
+    /// A `AttentionAnswered` with its required members (`answer`); the optional ones absent.
+    pub fn new(answer: super::common::Answer) -> Self {
+        Self {
+            answer,
+            by: None,
+            via: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -129,9 +139,7 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
             ) -> Result<AttentionAnswered, A::Error> {
                 let mut slot_0: Option<super::common::Answer> = None;
                 let mut slot_1: Option<String> = None;
-                let mut slot_2: Option<
-                    super::attention_answered::AttentionAnsweredVia,
-                > = None;
+                let mut slot_2: Option<super::attention_answered::Via> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -158,52 +166,50 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
 ///
 /// Schema: `types/attention.answered.schema.json#/properties/via`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttentionAnsweredVia {
+#[non_exhaustive]
+pub enum Via {
     /// `"control"`
     Control,
     /// `"oob"`
     Oob,
 }
-impl serde::Serialize for AttentionAnsweredVia {
+impl serde::Serialize for Via {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AttentionAnsweredVia {
+impl<'de> serde::Deserialize<'de> for Via {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
     }
 }
-impl AttentionAnsweredVia {
+impl Via {
     /// Every value, in schema order.
-    pub const ALL: [AttentionAnsweredVia; 2] = [
-        AttentionAnsweredVia::Control,
-        AttentionAnsweredVia::Oob,
-    ];
+    pub const ALL: [Via; 2] = [Via::Control, Via::Oob];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionAnsweredVia::Control => "control",
-            AttentionAnsweredVia::Oob => "oob",
+            Via::Control => "control",
+            Via::Oob => "oob",
         }
     }
 }
-impl std::fmt::Display for AttentionAnsweredVia {
+impl std::fmt::Display for Via {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AttentionAnsweredVia {
+impl std::str::FromStr for Via {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "control" => Ok(AttentionAnsweredVia::Control),
-            "oob" => Ok(AttentionAnsweredVia::Oob),
+            "control" => Ok(Via::Control),
+            "oob" => Ok(Via::Oob),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionAnsweredVia` value",
+                    expected: "`Via` value",
                     value: s.to_owned(),
                 })
             }

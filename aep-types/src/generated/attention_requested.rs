@@ -8,11 +8,12 @@
 ///
 /// Schema: `types/attention.requested.schema.json#`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct AttentionRequested {
     /// What is being asked for: permission, free input, authentication, a review, a form (structured multi-field input, see fields) or something else.
     ///
     /// `kind`, required, capture `metadata`.
-    pub kind: super::attention_requested::AttentionRequestedKind,
+    pub kind: super::attention_requested::Kind,
     /// The question or message shown to the responder; for kind=form, the form's overall title or message. Metadata by exception: at capture=metadata its content must be synthesised from structural metadata alone, never carrying model-generated text; at redacted or full it may carry the text supplied by the agent or hook, after the redaction pipeline.
     ///
     /// `prompt`, required, capture `metadata`.
@@ -32,9 +33,7 @@ pub struct AttentionRequested {
     /// Channels through which an answer is accepted: a control.attention.respond command, and/or out of band.
     ///
     /// `respond_via`, optional, capture `metadata`.
-    pub respond_via: Option<
-        Vec<super::attention_requested::AttentionRequestedRespondViaItem>,
-    >,
+    pub respond_via: Option<Vec<super::attention_requested::RespondVia>>,
     /// Free-form raw context behind the request (for example the tool input under review); full capture only.
     ///
     /// `context`, optional, capture `full`.
@@ -43,6 +42,22 @@ pub struct AttentionRequested {
     pub extra: super::runtime::Object,
 }
 impl AttentionRequested {
+    /// A `AttentionRequested` with its required members (`kind`, `prompt`); the optional ones absent.
+    pub fn new(
+        kind: super::attention_requested::Kind,
+        prompt: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            prompt: prompt.into(),
+            options: None,
+            fields: None,
+            expires_at: None,
+            respond_via: None,
+            context: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -230,16 +245,12 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
                 self,
                 mut map: A,
             ) -> Result<AttentionRequested, A::Error> {
-                let mut slot_0: Option<
-                    super::attention_requested::AttentionRequestedKind,
-                > = None;
+                let mut slot_0: Option<super::attention_requested::Kind> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<Vec<super::common::Choice>> = None;
                 let mut slot_3: Option<Vec<super::common::FieldSpec>> = None;
                 let mut slot_4: Option<String> = None;
-                let mut slot_5: Option<
-                    Vec<super::attention_requested::AttentionRequestedRespondViaItem>,
-                > = None;
+                let mut slot_5: Option<Vec<super::attention_requested::RespondVia>> = None;
                 let mut slot_6: Option<super::runtime::Object> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -285,7 +296,8 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttentionRequestedKind {
+#[non_exhaustive]
+pub enum Kind {
     /// `"permission"`
     Permission,
     /// `"input"`
@@ -299,12 +311,12 @@ pub enum AttentionRequestedKind {
     /// `"other"`
     Other,
 }
-impl serde::Serialize for AttentionRequestedKind {
+impl serde::Serialize for Kind {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AttentionRequestedKind {
+impl<'de> serde::Deserialize<'de> for Kind {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -315,46 +327,46 @@ impl<'de> serde::Deserialize<'de> for AttentionRequestedKind {
         )
     }
 }
-impl AttentionRequestedKind {
+impl Kind {
     /// Every value, in schema order.
-    pub const ALL: [AttentionRequestedKind; 6] = [
-        AttentionRequestedKind::Permission,
-        AttentionRequestedKind::Input,
-        AttentionRequestedKind::Auth,
-        AttentionRequestedKind::Review,
-        AttentionRequestedKind::Form,
-        AttentionRequestedKind::Other,
+    pub const ALL: [Kind; 6] = [
+        Kind::Permission,
+        Kind::Input,
+        Kind::Auth,
+        Kind::Review,
+        Kind::Form,
+        Kind::Other,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionRequestedKind::Permission => "permission",
-            AttentionRequestedKind::Input => "input",
-            AttentionRequestedKind::Auth => "auth",
-            AttentionRequestedKind::Review => "review",
-            AttentionRequestedKind::Form => "form",
-            AttentionRequestedKind::Other => "other",
+            Kind::Permission => "permission",
+            Kind::Input => "input",
+            Kind::Auth => "auth",
+            Kind::Review => "review",
+            Kind::Form => "form",
+            Kind::Other => "other",
         }
     }
 }
-impl std::fmt::Display for AttentionRequestedKind {
+impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AttentionRequestedKind {
+impl std::str::FromStr for Kind {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "permission" => Ok(AttentionRequestedKind::Permission),
-            "input" => Ok(AttentionRequestedKind::Input),
-            "auth" => Ok(AttentionRequestedKind::Auth),
-            "review" => Ok(AttentionRequestedKind::Review),
-            "form" => Ok(AttentionRequestedKind::Form),
-            "other" => Ok(AttentionRequestedKind::Other),
+            "permission" => Ok(Kind::Permission),
+            "input" => Ok(Kind::Input),
+            "auth" => Ok(Kind::Auth),
+            "review" => Ok(Kind::Review),
+            "form" => Ok(Kind::Form),
+            "other" => Ok(Kind::Other),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionRequestedKind` value",
+                    expected: "`Kind` value",
                     value: s.to_owned(),
                 })
             }
@@ -365,52 +377,50 @@ impl std::str::FromStr for AttentionRequestedKind {
 ///
 /// Schema: `types/attention.requested.schema.json#/properties/respond_via/items`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttentionRequestedRespondViaItem {
+#[non_exhaustive]
+pub enum RespondVia {
     /// `"control"`
     Control,
     /// `"oob"`
     Oob,
 }
-impl serde::Serialize for AttentionRequestedRespondViaItem {
+impl serde::Serialize for RespondVia {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AttentionRequestedRespondViaItem {
+impl<'de> serde::Deserialize<'de> for RespondVia {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
     }
 }
-impl AttentionRequestedRespondViaItem {
+impl RespondVia {
     /// Every value, in schema order.
-    pub const ALL: [AttentionRequestedRespondViaItem; 2] = [
-        AttentionRequestedRespondViaItem::Control,
-        AttentionRequestedRespondViaItem::Oob,
-    ];
+    pub const ALL: [RespondVia; 2] = [RespondVia::Control, RespondVia::Oob];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionRequestedRespondViaItem::Control => "control",
-            AttentionRequestedRespondViaItem::Oob => "oob",
+            RespondVia::Control => "control",
+            RespondVia::Oob => "oob",
         }
     }
 }
-impl std::fmt::Display for AttentionRequestedRespondViaItem {
+impl std::fmt::Display for RespondVia {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AttentionRequestedRespondViaItem {
+impl std::str::FromStr for RespondVia {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "control" => Ok(AttentionRequestedRespondViaItem::Control),
-            "oob" => Ok(AttentionRequestedRespondViaItem::Oob),
+            "control" => Ok(RespondVia::Control),
+            "oob" => Ok(RespondVia::Oob),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionRequestedRespondViaItem` value",
+                    expected: "`RespondVia` value",
                     value: s.to_owned(),
                 })
             }

@@ -7,12 +7,13 @@
 /// The attention request's lifecycle closed without timing out.
 ///
 /// Schema: `types/attention.resolved.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct AttentionResolved {
     /// How it closed: someone answered it, it was settled automatically, or it was dismissed.
     ///
     /// `resolution`, required, capture `metadata`.
-    pub resolution: super::attention_resolved::AttentionResolvedResolution,
+    pub resolution: super::attention_resolved::Resolution,
     /// Milliseconds from the request to its resolution.
     ///
     /// `latency_ms`, optional, capture `metadata`, minimum 0.
@@ -21,6 +22,14 @@ pub struct AttentionResolved {
     pub extra: super::runtime::Object,
 }
 impl AttentionResolved {
+    /// A `AttentionResolved` with its required members (`resolution`); the optional ones absent.
+    pub fn new(resolution: super::attention_resolved::Resolution) -> Self {
+        Self {
+            resolution,
+            latency_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -100,9 +109,7 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
                 self,
                 mut map: A,
             ) -> Result<AttentionResolved, A::Error> {
-                let mut slot_0: Option<
-                    super::attention_resolved::AttentionResolvedResolution,
-                > = None;
+                let mut slot_0: Option<super::attention_resolved::Resolution> = None;
                 let mut slot_1: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -134,7 +141,8 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
 ///
 /// Schema: `types/attention.resolved.schema.json#/properties/resolution`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttentionResolvedResolution {
+#[non_exhaustive]
+pub enum Resolution {
     /// `"answered"`
     Answered,
     /// `"auto"`
@@ -142,12 +150,12 @@ pub enum AttentionResolvedResolution {
     /// `"dismissed"`
     Dismissed,
 }
-impl serde::Serialize for AttentionResolvedResolution {
+impl serde::Serialize for Resolution {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for AttentionResolvedResolution {
+impl<'de> serde::Deserialize<'de> for Resolution {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -158,37 +166,37 @@ impl<'de> serde::Deserialize<'de> for AttentionResolvedResolution {
         )
     }
 }
-impl AttentionResolvedResolution {
+impl Resolution {
     /// Every value, in schema order.
-    pub const ALL: [AttentionResolvedResolution; 3] = [
-        AttentionResolvedResolution::Answered,
-        AttentionResolvedResolution::Auto,
-        AttentionResolvedResolution::Dismissed,
+    pub const ALL: [Resolution; 3] = [
+        Resolution::Answered,
+        Resolution::Auto,
+        Resolution::Dismissed,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            AttentionResolvedResolution::Answered => "answered",
-            AttentionResolvedResolution::Auto => "auto",
-            AttentionResolvedResolution::Dismissed => "dismissed",
+            Resolution::Answered => "answered",
+            Resolution::Auto => "auto",
+            Resolution::Dismissed => "dismissed",
         }
     }
 }
-impl std::fmt::Display for AttentionResolvedResolution {
+impl std::fmt::Display for Resolution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for AttentionResolvedResolution {
+impl std::str::FromStr for Resolution {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "answered" => Ok(AttentionResolvedResolution::Answered),
-            "auto" => Ok(AttentionResolvedResolution::Auto),
-            "dismissed" => Ok(AttentionResolvedResolution::Dismissed),
+            "answered" => Ok(Resolution::Answered),
+            "auto" => Ok(Resolution::Auto),
+            "dismissed" => Ok(Resolution::Dismissed),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`AttentionResolvedResolution` value",
+                    expected: "`Resolution` value",
                     value: s.to_owned(),
                 })
             }

@@ -7,7 +7,8 @@
 /// A router or sink passed the attention request on to a recipient. Written by consumers, so it carries session but no seq.
 ///
 /// Schema: `types/attention.routed.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AttentionRouted {
     /// Recipient the request was delivered to (a person, team or endpoint identifier).
     ///
@@ -21,6 +22,14 @@ pub struct AttentionRouted {
     pub extra: super::runtime::Object,
 }
 impl AttentionRouted {
+    /// A `AttentionRouted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            to: None,
+            via: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

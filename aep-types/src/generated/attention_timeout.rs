@@ -7,7 +7,8 @@
 /// The attention request expired without an answer; terminal for the request.
 ///
 /// Schema: `types/attention.timeout.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct AttentionTimeout {
     /// Milliseconds the request waited before expiring.
     ///
@@ -17,6 +18,13 @@ pub struct AttentionTimeout {
     pub extra: super::runtime::Object,
 }
 impl AttentionTimeout {
+    /// A `AttentionTimeout` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            after_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -5,7 +5,8 @@
 /// Names the tool an invocation concerns and, when available, the specific call.
 ///
 /// Schema: `common.schema.json#/$defs/tool_ref`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolRef {
     /// Tool name as the runtime exposes it (built-in, plugin or MCP tool).
     ///
@@ -19,6 +20,14 @@ pub struct ToolRef {
     pub extra: super::runtime::Object,
 }
 impl ToolRef {
+    /// A `ToolRef` with its required members (`name`); the optional ones absent.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            call_id: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -116,7 +125,8 @@ impl<'de> serde::Deserialize<'de> for ToolRef {
 /// What went wrong: a structural error class and a human-readable message.
 ///
 /// Schema: `common.schema.json#/$defs/error_info`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ErrorInfo {
     /// Error class or kind (for example an exception type name); structural, safe at metadata.
     ///
@@ -130,6 +140,14 @@ pub struct ErrorInfo {
     pub extra: super::runtime::Object,
 }
 impl ErrorInfo {
+    /// A `ErrorInfo` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            type_: None,
+            message: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -237,6 +255,7 @@ impl<'de> serde::Deserialize<'de> for ErrorInfo {
 ///
 /// Schema: `common.schema.json#/$defs/cost`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Cost {
     /// Currency of all amounts in this object, e.g. an ISO 4217 code such as USD.
     ///
@@ -266,6 +285,18 @@ pub struct Cost {
     pub extra: super::runtime::Object,
 }
 impl Cost {
+    /// A `Cost` with its required members (`currency`); the optional ones absent.
+    pub fn new(currency: impl Into<String>) -> Self {
+        Self {
+            currency: currency.into(),
+            total: None,
+            prompt: None,
+            completion: None,
+            cache: None,
+            reasoning: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -469,7 +500,8 @@ impl<'de> serde::Deserialize<'de> for Cost {
 /// A reply to an attention request: a picked option, free text and/or form values. attention.answered reports it; control.attention.respond delivers it to the agent.
 ///
 /// Schema: `common.schema.json#/$defs/answer`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct Answer {
     /// Id of the entry picked from the request's options.
     ///
@@ -487,6 +519,15 @@ pub struct Answer {
     pub extra: super::runtime::Object,
 }
 impl Answer {
+    /// A `Answer` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            option: None,
+            text: None,
+            values: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -610,7 +651,8 @@ impl<'de> serde::Deserialize<'de> for Answer {
 /// One entry of a closed set of answers: an option of attention.requested or a choice of a select field_spec.
 ///
 /// Schema: `common.schema.json#/$defs/choice`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Choice {
     /// Stable identifier of the entry; this is what an answer returns when the entry is picked.
     ///
@@ -624,6 +666,14 @@ pub struct Choice {
     pub extra: super::runtime::Object,
 }
 impl Choice {
+    /// A `Choice` with its required members (`id`, `label`); the optional ones absent.
+    pub fn new(id: impl Into<String>, label: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            label: label.into(),
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -714,7 +764,8 @@ impl<'de> serde::Deserialize<'de> for Choice {
 /// One document of a retrieval or rerank result, with its score and its content at two capture tiers.
 ///
 /// Schema: `common.schema.json#/$defs/retrieved_document`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct RetrievedDocument {
     /// Identifier of the document (or chunk) in its corpus.
     ///
@@ -740,6 +791,17 @@ pub struct RetrievedDocument {
     pub extra: super::runtime::Object,
 }
 impl RetrievedDocument {
+    /// A `RetrievedDocument` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            id: None,
+            score: None,
+            content_redacted: None,
+            content: None,
+            metadata: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -902,7 +964,8 @@ impl<'de> serde::Deserialize<'de> for RetrievedDocument {
 /// Points at another agent's session, run and agent identifiers so its event stream can be joined; every member is optional.
 ///
 /// Schema: `common.schema.json#/$defs/session_ref`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionRef {
     /// Session id of the referenced agent.
     ///
@@ -920,6 +983,15 @@ pub struct SessionRef {
     pub extra: super::runtime::Object,
 }
 impl SessionRef {
+    /// A `SessionRef` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            session: None,
+            run: None,
+            agent: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -1037,7 +1109,8 @@ impl<'de> serde::Deserialize<'de> for SessionRef {
 /// A plan item: a stable id and a readable title.
 ///
 /// Schema: `common.schema.json#/$defs/task_ref`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct TaskRef {
     /// Identifier of the plan item, the same in its planned and completed events.
     ///
@@ -1051,6 +1124,14 @@ pub struct TaskRef {
     pub extra: super::runtime::Object,
 }
 impl TaskRef {
+    /// A `TaskRef` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            id: None,
+            title: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -1158,6 +1239,7 @@ impl<'de> serde::Deserialize<'de> for TaskRef {
 ///
 /// Schema: `common.schema.json#/$defs/field_spec`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct FieldSpec {
     /// Field identifier, unique within the form; the key of the field's entry in answer.values.
     ///
@@ -1199,6 +1281,25 @@ pub struct FieldSpec {
     pub extra: super::runtime::Object,
 }
 impl FieldSpec {
+    /// A `FieldSpec` with its required members (`id`, `type`, `label`); the optional ones absent.
+    pub fn new(
+        id: impl Into<String>,
+        type_: super::common::FieldSpecType,
+        label: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            type_,
+            label: label.into(),
+            required: None,
+            multi: None,
+            other: None,
+            choices: None,
+            min: None,
+            max: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -1430,6 +1531,7 @@ impl<'de> serde::Deserialize<'de> for FieldSpec {
 ///
 /// Schema: `common.schema.json#/$defs/field_spec/properties/type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FieldSpecType {
     /// `"string"`
     String,

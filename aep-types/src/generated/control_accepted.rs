@@ -7,12 +7,17 @@
 /// Acknowledgement that the target will attempt a command (experimental control profile). The envelope cause holds the command's event id. No payload members are defined.
 ///
 /// Schema: `types/control.accepted.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ControlAccepted {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl ControlAccepted {
+    /// A `ControlAccepted` with every member absent.
+    pub fn new() -> Self {
+        Self { extra: Default::default() }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,7 +7,8 @@
 /// Command delivering an answer to a pending attention request (experimental control profile). The command event's subject is the id of the attention.requested event being answered. Like every command it carries session but no seq; the target acknowledges with control.accepted or control.rejected.
 ///
 /// Schema: `types/control.attention.respond.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ControlAttentionRespond {
     /// The answer to deliver, the same object attention.answered later reports, under the same type-dependent gating of values (string and other free-text entries need redacted; numbers, booleans and closed choices stay at metadata). Required.
     ///
@@ -17,6 +18,13 @@ pub struct ControlAttentionRespond {
     pub extra: super::runtime::Object,
 }
 impl ControlAttentionRespond {
+    /// A `ControlAttentionRespond` with its required members (`answer`); the optional ones absent.
+    pub fn new(answer: super::common::Answer) -> Self {
+        Self {
+            answer,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

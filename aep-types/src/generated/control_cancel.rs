@@ -7,12 +7,13 @@
 /// Command asking the target to cancel a run or the whole session (experimental control profile).
 ///
 /// Schema: `types/control.cancel.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ControlCancel {
     /// What to cancel: the current run or the entire session.
     ///
     /// `scope`, required, capture `metadata`.
-    pub scope: super::control_cancel::ControlCancelScope,
+    pub scope: super::control_cancel::Scope,
     /// Free-text reason for the request; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
@@ -21,6 +22,14 @@ pub struct ControlCancel {
     pub extra: super::runtime::Object,
 }
 impl ControlCancel {
+    /// A `ControlCancel` with its required members (`scope`); the optional ones absent.
+    pub fn new(scope: super::control_cancel::Scope) -> Self {
+        Self {
+            scope,
+            reason: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -97,7 +106,7 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
                 self,
                 mut map: A,
             ) -> Result<ControlCancel, A::Error> {
-                let mut slot_0: Option<super::control_cancel::ControlCancelScope> = None;
+                let mut slot_0: Option<super::control_cancel::Scope> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -123,52 +132,50 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
 ///
 /// Schema: `types/control.cancel.schema.json#/properties/scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ControlCancelScope {
+#[non_exhaustive]
+pub enum Scope {
     /// `"run"`
     Run,
     /// `"session"`
     Session,
 }
-impl serde::Serialize for ControlCancelScope {
+impl serde::Serialize for Scope {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for ControlCancelScope {
+impl<'de> serde::Deserialize<'de> for Scope {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         super::runtime::enum_value(deserializer, &["run", "session"], |s| s.parse().ok())
     }
 }
-impl ControlCancelScope {
+impl Scope {
     /// Every value, in schema order.
-    pub const ALL: [ControlCancelScope; 2] = [
-        ControlCancelScope::Run,
-        ControlCancelScope::Session,
-    ];
+    pub const ALL: [Scope; 2] = [Scope::Run, Scope::Session];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            ControlCancelScope::Run => "run",
-            ControlCancelScope::Session => "session",
+            Scope::Run => "run",
+            Scope::Session => "session",
         }
     }
 }
-impl std::fmt::Display for ControlCancelScope {
+impl std::fmt::Display for Scope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for ControlCancelScope {
+impl std::str::FromStr for Scope {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "run" => Ok(ControlCancelScope::Run),
-            "session" => Ok(ControlCancelScope::Session),
+            "run" => Ok(Scope::Run),
+            "session" => Ok(Scope::Session),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`ControlCancelScope` value",
+                    expected: "`Scope` value",
                     value: s.to_owned(),
                 })
             }

@@ -7,7 +7,8 @@
 /// Negative acknowledgement: the target will not attempt a command (experimental control profile). The envelope cause holds the command's event id.
 ///
 /// Schema: `types/control.rejected.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ControlRejected {
     /// Why the command is refused: the target does not support it, the sender is not authorised, the target is busy, the target declines, or the command is malformed (invalid, also used for a form answer that fails the values rules). A sender that gives up waiting may synthesise a timeout locally, but timeout never appears on the wire.
     ///
@@ -21,6 +22,14 @@ pub struct ControlRejected {
     pub extra: super::runtime::Object,
 }
 impl ControlRejected {
+    /// A `ControlRejected` with its required members (`reason`); the optional ones absent.
+    pub fn new(reason: super::registry::NackReason) -> Self {
+        Self {
+            reason,
+            detail: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,12 +7,17 @@
 /// Command asking a paused target to resume (experimental control profile). No payload members are defined.
 ///
 /// Schema: `types/control.resume.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ControlResume {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl ControlResume {
+    /// A `ControlResume` with every member absent.
+    pub fn new() -> Self {
+        Self { extra: Default::default() }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,7 +7,8 @@
 /// The agent started a subagent (delegate) to work on its behalf.
 ///
 /// Schema: `types/delegation.subagent.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct DelegationSubagentStarted {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.
     ///
@@ -25,6 +26,15 @@ pub struct DelegationSubagentStarted {
     pub extra: super::runtime::Object,
 }
 impl DelegationSubagentStarted {
+    /// A `DelegationSubagentStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            child: None,
+            agent_type: None,
+            role: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

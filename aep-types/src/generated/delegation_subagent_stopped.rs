@@ -7,7 +7,8 @@
 /// A subagent started by this agent stopped.
 ///
 /// Schema: `types/delegation.subagent.stopped.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct DelegationSubagentStopped {
     /// Identifiers of the subagent's own session, run and agent, so its stream can be linked to the parent's.
     ///
@@ -29,6 +30,16 @@ pub struct DelegationSubagentStopped {
     pub extra: super::runtime::Object,
 }
 impl DelegationSubagentStopped {
+    /// A `DelegationSubagentStopped` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            child: None,
+            agent_type: None,
+            status: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -11,7 +11,8 @@ use std::sync::LazyLock;
 /// Rule: when `type` starts with `agent.`, `session`, `run`, `step`, `seq` must be absent; otherwise when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed, `session` must be present, and `seq` must be absent; otherwise `session`, `seq` must be present.
 ///
 /// Schema: `aep-event.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Event {
     /// Protocol version the event conforms to; always the string "0.1" here.
     ///
@@ -423,6 +424,7 @@ impl<'de> serde::Deserialize<'de> for Event {
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventAep {
     /// `"0.1"`
     V01,
@@ -471,7 +473,7 @@ impl std::str::FromStr for EventAep {
 /// The value of an extension attribute.
 ///
 /// Schema: `aep-event.schema.json#/additionalProperties`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ExtensionValue {
     /// A string.
     String(String),
@@ -479,6 +481,26 @@ pub enum ExtensionValue {
     Integer(i64),
     /// A boolean.
     Boolean(bool),
+}
+impl From<String> for ExtensionValue {
+    fn from(value: String) -> ExtensionValue {
+        ExtensionValue::String(value)
+    }
+}
+impl From<&str> for ExtensionValue {
+    fn from(value: &str) -> ExtensionValue {
+        ExtensionValue::String(value.to_owned())
+    }
+}
+impl From<i64> for ExtensionValue {
+    fn from(value: i64) -> ExtensionValue {
+        ExtensionValue::Integer(value)
+    }
+}
+impl From<bool> for ExtensionValue {
+    fn from(value: bool) -> ExtensionValue {
+        ExtensionValue::Boolean(value)
+    }
 }
 impl serde::Serialize for ExtensionValue {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -7,7 +7,8 @@
 /// A fault that is not already reported by a tool or run terminal event.
 ///
 /// Schema: `types/error.raised.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ErrorRaised {
     /// The fault's class and message.
     ///
@@ -25,6 +26,15 @@ pub struct ErrorRaised {
     pub extra: super::runtime::Object,
 }
 impl ErrorRaised {
+    /// A `ErrorRaised` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            error: None,
+            code: None,
+            fatal: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

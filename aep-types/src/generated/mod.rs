@@ -2,56 +2,56 @@
 // Do not edit: change the schemas (or the generator) and run `cargo xtask codegen`.
 
 //! The AEP registry as Rust types.
-mod runtime;
+pub(crate) mod runtime;
 mod registry;
 mod envelope;
 mod payload;
-mod common;
-mod session_started;
-mod session_ended;
-mod run_started;
-mod run_finished;
-mod run_failed;
-mod run_cancelled;
-mod tool_requested;
-mod tool_completed;
-mod tool_failed;
-mod tool_denied;
-mod attention_requested;
-mod attention_answered;
-mod attention_resolved;
-mod attention_timeout;
-mod session_compacted;
-mod run_step_started;
-mod run_step_finished;
-mod progress_status;
-mod progress_task_planned;
-mod progress_task_completed;
-mod progress_artifact_produced;
-mod delegation_subagent_started;
-mod delegation_subagent_stopped;
-mod attention_routed;
-mod agent_presence;
-mod agent_idle;
-mod agent_health;
-mod agent_heartbeat;
-mod error_raised;
-mod state_snapshot;
-mod state_delta;
-mod resource_retrieval_requested;
-mod resource_retrieval_returned;
-mod resource_retrieval_reranked;
-mod resource_citation_recorded;
-mod assessment_evaluation_recorded;
-mod assessment_feedback_received;
-mod assessment_guardrail_recorded;
-mod control_attention_respond;
-mod control_cancel;
-mod control_pause;
-mod control_resume;
-mod control_accepted;
-mod control_rejected;
-pub use runtime::{integral, Data, Error, Object, Violation, Violations};
+pub mod common;
+pub mod session_started;
+pub mod session_ended;
+pub mod run_started;
+pub mod run_finished;
+pub mod run_failed;
+pub mod run_cancelled;
+pub mod tool_requested;
+pub mod tool_completed;
+pub mod tool_failed;
+pub mod tool_denied;
+pub mod attention_requested;
+pub mod attention_answered;
+pub mod attention_resolved;
+pub mod attention_timeout;
+pub mod session_compacted;
+pub mod run_step_started;
+pub mod run_step_finished;
+pub mod progress_status;
+pub mod progress_task_planned;
+pub mod progress_task_completed;
+pub mod progress_artifact_produced;
+pub mod delegation_subagent_started;
+pub mod delegation_subagent_stopped;
+pub mod attention_routed;
+pub mod agent_presence;
+pub mod agent_idle;
+pub mod agent_health;
+pub mod agent_heartbeat;
+pub mod error_raised;
+pub mod state_snapshot;
+pub mod state_delta;
+pub mod resource_retrieval_requested;
+pub mod resource_retrieval_returned;
+pub mod resource_retrieval_reranked;
+pub mod resource_citation_recorded;
+pub mod assessment_evaluation_recorded;
+pub mod assessment_feedback_received;
+pub mod assessment_guardrail_recorded;
+pub mod control_attention_respond;
+pub mod control_cancel;
+pub mod control_pause;
+pub mod control_resume;
+pub mod control_accepted;
+pub mod control_rejected;
+pub use runtime::{Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,
@@ -61,23 +61,19 @@ pub use common::{
     ToolRef, ErrorInfo, Cost, Answer, Choice, RetrievedDocument, SessionRef, TaskRef,
     FieldSpec, FieldSpecType,
 };
-pub use session_started::{SessionStarted, SessionStartedParent, SessionStartedClient};
-pub use session_ended::{SessionEnded, SessionEndedReason};
-pub use run_started::{RunStarted, RunStartedTrigger};
+pub use session_started::SessionStarted;
+pub use session_ended::SessionEnded;
+pub use run_started::RunStarted;
 pub use run_finished::RunFinished;
 pub use run_failed::RunFailed;
-pub use run_cancelled::{RunCancelled, RunCancelledBy};
+pub use run_cancelled::RunCancelled;
 pub use tool_requested::ToolRequested;
-pub use tool_completed::{
-    ToolCompleted, ToolCompletedResultRedacted, ToolCompletedResult,
-};
+pub use tool_completed::ToolCompleted;
 pub use tool_failed::ToolFailed;
-pub use tool_denied::{ToolDenied, ToolDeniedBy};
-pub use attention_requested::{
-    AttentionRequested, AttentionRequestedKind, AttentionRequestedRespondViaItem,
-};
-pub use attention_answered::{AttentionAnswered, AttentionAnsweredVia};
-pub use attention_resolved::{AttentionResolved, AttentionResolvedResolution};
+pub use tool_denied::ToolDenied;
+pub use attention_requested::AttentionRequested;
+pub use attention_answered::AttentionAnswered;
+pub use attention_resolved::AttentionResolved;
 pub use attention_timeout::AttentionTimeout;
 pub use session_compacted::SessionCompacted;
 pub use run_step_started::RunStepStarted;
@@ -85,15 +81,13 @@ pub use run_step_finished::RunStepFinished;
 pub use progress_status::ProgressStatus;
 pub use progress_task_planned::ProgressTaskPlanned;
 pub use progress_task_completed::ProgressTaskCompleted;
-pub use progress_artifact_produced::{
-    ProgressArtifactProduced, ProgressArtifactProducedArtifact,
-};
+pub use progress_artifact_produced::ProgressArtifactProduced;
 pub use delegation_subagent_started::DelegationSubagentStarted;
 pub use delegation_subagent_stopped::DelegationSubagentStopped;
 pub use attention_routed::AttentionRouted;
-pub use agent_presence::{AgentPresence, AgentPresenceState};
+pub use agent_presence::AgentPresence;
 pub use agent_idle::AgentIdle;
-pub use agent_health::{AgentHealth, AgentHealthStatus};
+pub use agent_health::AgentHealth;
 pub use agent_heartbeat::AgentHeartbeat;
 pub use error_raised::ErrorRaised;
 pub use state_snapshot::StateSnapshot;
@@ -101,25 +95,12 @@ pub use state_delta::StateDelta;
 pub use resource_retrieval_requested::ResourceRetrievalRequested;
 pub use resource_retrieval_returned::ResourceRetrievalReturned;
 pub use resource_retrieval_reranked::ResourceRetrievalReranked;
-pub use resource_citation_recorded::{
-    ResourceCitationRecorded, ResourceCitationRecordedCitationsItem,
-    ResourceCitationRecordedCitationsItemSource,
-    ResourceCitationRecordedCitationsItemOffset,
-    ResourceCitationRecordedCitationsItemOffsetChar,
-    ResourceCitationRecordedCitationsItemOffsetPage,
-    ResourceCitationRecordedCitationsItemOffsetBlock,
-};
+pub use resource_citation_recorded::ResourceCitationRecorded;
 pub use assessment_evaluation_recorded::AssessmentEvaluationRecorded;
 pub use assessment_feedback_received::AssessmentFeedbackReceived;
-pub use assessment_guardrail_recorded::{
-    AssessmentGuardrailRecorded, AssessmentGuardrailRecordedGuardrail,
-    AssessmentGuardrailRecordedGuardrailStage,
-    AssessmentGuardrailRecordedGuardrailVerdict,
-    AssessmentGuardrailRecordedGuardrailCategoriesItem,
-    AssessmentGuardrailRecordedGuardrailDetector,
-};
+pub use assessment_guardrail_recorded::AssessmentGuardrailRecorded;
 pub use control_attention_respond::ControlAttentionRespond;
-pub use control_cancel::{ControlCancel, ControlCancelScope};
+pub use control_cancel::ControlCancel;
 pub use control_pause::ControlPause;
 pub use control_resume::ControlResume;
 pub use control_accepted::ControlAccepted;

@@ -7,18 +7,24 @@
 /// The run produced an output artifact (a file, document, image and so on).
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ProgressArtifactProduced {
     /// Description of the artifact.
     ///
     /// `artifact`, optional, capture `metadata`.
-    pub artifact: Option<
-        super::progress_artifact_produced::ProgressArtifactProducedArtifact,
-    >,
+    pub artifact: Option<super::progress_artifact_produced::Artifact>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl ProgressArtifactProduced {
+    /// A `ProgressArtifactProduced` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            artifact: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -101,9 +107,7 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
                 self,
                 mut map: A,
             ) -> Result<ProgressArtifactProduced, A::Error> {
-                let mut slot_0: Option<
-                    super::progress_artifact_produced::ProgressArtifactProducedArtifact,
-                > = None;
+                let mut slot_0: Option<super::progress_artifact_produced::Artifact> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -125,8 +129,9 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
 /// Description of the artifact.
 ///
 /// Schema: `types/progress.artifact.produced.schema.json#/properties/artifact`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProgressArtifactProducedArtifact {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Artifact {
     /// Identifier of the artifact.
     ///
     /// `id`, optional, capture `metadata`.
@@ -150,7 +155,18 @@ pub struct ProgressArtifactProducedArtifact {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ProgressArtifactProducedArtifact {
+impl Artifact {
+    /// A `Artifact` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            id: None,
+            name: None,
+            mime: None,
+            bytes: None,
+            uri: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -222,7 +238,7 @@ impl ProgressArtifactProducedArtifact {
         }
     }
 }
-impl serde::Serialize for ProgressArtifactProducedArtifact {
+impl serde::Serialize for Artifact {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -250,20 +266,20 @@ impl serde::Serialize for ProgressArtifactProducedArtifact {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
+impl<'de> serde::Deserialize<'de> for Artifact {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ProgressArtifactProducedArtifact;
+            type Value = Artifact;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ProgressArtifactProducedArtifact` object")
+                f.write_str("a `Artifact` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ProgressArtifactProducedArtifact, A::Error> {
+            ) -> Result<Artifact, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
@@ -286,7 +302,7 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProducedArtifact {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ProgressArtifactProducedArtifact {
+                Ok(Artifact {
                     id: slot_0,
                     name: slot_1,
                     mime: slot_2,

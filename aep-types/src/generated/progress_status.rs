@@ -7,7 +7,8 @@
 /// Free-form progress update for the current run.
 ///
 /// Schema: `types/progress.status.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ProgressStatus {
     /// Progress text for humans; may be model text, hence redacted.
     ///
@@ -25,6 +26,15 @@ pub struct ProgressStatus {
     pub extra: super::runtime::Object,
 }
 impl ProgressStatus {
+    /// A `ProgressStatus` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            message: None,
+            phase: None,
+            percent: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

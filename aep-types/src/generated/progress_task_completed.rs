@@ -7,7 +7,8 @@
 /// An item of the agent's plan was completed.
 ///
 /// Schema: `types/progress.task.completed.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ProgressTaskCompleted {
     /// The completed plan item.
     ///
@@ -21,6 +22,14 @@ pub struct ProgressTaskCompleted {
     pub extra: super::runtime::Object,
 }
 impl ProgressTaskCompleted {
+    /// A `ProgressTaskCompleted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            task: None,
+            status: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,7 +7,8 @@
 /// An item was added to the agent's plan.
 ///
 /// Schema: `types/progress.task.planned.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ProgressTaskPlanned {
     /// The new plan item.
     ///
@@ -21,6 +22,14 @@ pub struct ProgressTaskPlanned {
     pub extra: super::runtime::Object,
 }
 impl ProgressTaskPlanned {
+    /// A `ProgressTaskPlanned` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            task: None,
+            parent: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

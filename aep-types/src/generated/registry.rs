@@ -8,6 +8,7 @@ pub const AEP_VERSION: &str = "0.1";
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RegisteredType {
     /// `"session.started"`
     SessionStarted,
@@ -355,6 +356,7 @@ impl std::str::FromStr for RegisteredType {
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Status {
     /// `"mandatory"`
     Mandatory,
@@ -416,6 +418,7 @@ impl std::str::FromStr for Status {
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Scope {
     /// `"session"`
     Session,
@@ -776,6 +779,7 @@ pub const MANDATORY: [RegisteredType; 14] = [
 ///
 /// Schema: `registry/categories.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Category {
     /// `"agent"`
     Agent,
@@ -911,6 +915,7 @@ impl std::str::FromStr for Category {
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CategoryScope {
     /// `"session"`
     Session,
@@ -1022,6 +1027,7 @@ impl Category {
 ///
 /// Schema: `registry/severity.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Severity {
     /// `"debug"`
     Debug,
@@ -1166,6 +1172,7 @@ impl Severity {
 ///
 /// Schema: `registry/capture.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Capture {
     /// `"none"`
     None,
@@ -1263,6 +1270,7 @@ impl Default for Capture {
 ///
 /// Schema: `registry/nack-reasons.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum NackReason {
     /// `"unsupported"`
     Unsupported,

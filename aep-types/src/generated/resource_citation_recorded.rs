@@ -7,14 +7,13 @@
 /// The citations of a produced answer: which claims cite which spans of which sources (experimental).
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ResourceCitationRecorded {
     /// One entry per citation.
     ///
     /// `citations`, optional, capture `metadata`, items capture `metadata`.
-    pub citations: Option<
-        Vec<super::resource_citation_recorded::ResourceCitationRecordedCitationsItem>,
-    >,
+    pub citations: Option<Vec<super::resource_citation_recorded::Citations>>,
     /// Number of citations.
     ///
     /// `count`, optional, capture `metadata`, minimum 0.
@@ -23,6 +22,14 @@ pub struct ResourceCitationRecorded {
     pub extra: super::runtime::Object,
 }
 impl ResourceCitationRecorded {
+    /// A `ResourceCitationRecorded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            citations: None,
+            count: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -128,9 +135,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                 mut map: A,
             ) -> Result<ResourceCitationRecorded, A::Error> {
                 let mut slot_0: Option<
-                    Vec<
-                        super::resource_citation_recorded::ResourceCitationRecordedCitationsItem,
-                    >,
+                    Vec<super::resource_citation_recorded::Citations>,
                 > = None;
                 let mut slot_1: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -162,14 +167,13 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
 /// A single citation: the source, the cited text and where in the source it sits.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceCitationRecordedCitationsItem {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Citations {
     /// The cited source.
     ///
     /// `source`, optional, capture `metadata`.
-    pub source: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemSource,
-    >,
+    pub source: Option<super::resource_citation_recorded::CitationsSource>,
     /// The cited passage after redaction.
     ///
     /// `cited_text_redacted`, optional, capture `redacted`.
@@ -181,9 +185,7 @@ pub struct ResourceCitationRecordedCitationsItem {
     /// Position of the cited passage in the source, by character range, page range or content-block range.
     ///
     /// `offset`, optional, capture `metadata`.
-    pub offset: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffset,
-    >,
+    pub offset: Option<super::resource_citation_recorded::CitationsOffset>,
     /// Position of the cited document in the list of documents given to the model.
     ///
     /// `document_index`, optional, capture `metadata`, minimum 0.
@@ -191,7 +193,18 @@ pub struct ResourceCitationRecordedCitationsItem {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ResourceCitationRecordedCitationsItem {
+impl Citations {
+    /// A `Citations` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            source: None,
+            cited_text_redacted: None,
+            cited_text: None,
+            offset: None,
+            document_index: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -295,7 +308,7 @@ impl ResourceCitationRecordedCitationsItem {
         }
     }
 }
-impl serde::Serialize for ResourceCitationRecordedCitationsItem {
+impl serde::Serialize for Citations {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -326,27 +339,27 @@ impl serde::Serialize for ResourceCitationRecordedCitationsItem {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
+impl<'de> serde::Deserialize<'de> for Citations {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItem;
+            type Value = Citations;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItem` object")
+                f.write_str("a `Citations` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItem, A::Error> {
+            ) -> Result<Citations, A::Error> {
                 let mut slot_0: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemSource,
+                    super::resource_citation_recorded::CitationsSource,
                 > = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffset,
+                    super::resource_citation_recorded::CitationsOffset,
                 > = None;
                 let mut slot_4: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -378,7 +391,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItem {
+                Ok(Citations {
                     source: slot_0,
                     cited_text_redacted: slot_1,
                     cited_text: slot_2,
@@ -394,8 +407,9 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItem {
 /// The cited source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/source`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceCitationRecordedCitationsItemSource {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsSource {
     /// Identifier of the source document.
     ///
     /// `id`, optional, capture `metadata`.
@@ -411,7 +425,16 @@ pub struct ResourceCitationRecordedCitationsItemSource {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ResourceCitationRecordedCitationsItemSource {
+impl CitationsSource {
+    /// A `CitationsSource` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            id: None,
+            uri: None,
+            title: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -469,7 +492,7 @@ impl ResourceCitationRecordedCitationsItemSource {
         }
     }
 }
-impl serde::Serialize for ResourceCitationRecordedCitationsItemSource {
+impl serde::Serialize for CitationsSource {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -491,20 +514,20 @@ impl serde::Serialize for ResourceCitationRecordedCitationsItemSource {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSource {
+impl<'de> serde::Deserialize<'de> for CitationsSource {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemSource;
+            type Value = CitationsSource;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemSource` object")
+                f.write_str("a `CitationsSource` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemSource, A::Error> {
+            ) -> Result<CitationsSource, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
@@ -517,7 +540,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemSource {
+                Ok(CitationsSource {
                     id: slot_0,
                     uri: slot_1,
                     title: slot_2,
@@ -531,30 +554,34 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemSourc
 /// Position of the cited passage in the source, by character range, page range or content-block range.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceCitationRecordedCitationsItemOffset {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffset {
     /// Character range within the source text.
     ///
     /// `char`, optional, capture `metadata`.
-    pub char: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetChar,
-    >,
+    pub char: Option<super::resource_citation_recorded::CitationsOffsetChar>,
     /// Range within a page of a paged source.
     ///
     /// `page`, optional, capture `metadata`.
-    pub page: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetPage,
-    >,
+    pub page: Option<super::resource_citation_recorded::CitationsOffsetPage>,
     /// Range within a content block of a block-structured source.
     ///
     /// `block`, optional, capture `metadata`.
-    pub block: Option<
-        super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetBlock,
-    >,
+    pub block: Option<super::resource_citation_recorded::CitationsOffsetBlock>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ResourceCitationRecordedCitationsItemOffset {
+impl CitationsOffset {
+    /// A `CitationsOffset` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            char: None,
+            page: None,
+            block: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -649,7 +676,7 @@ impl ResourceCitationRecordedCitationsItemOffset {
         }
     }
 }
-impl serde::Serialize for ResourceCitationRecordedCitationsItemOffset {
+impl serde::Serialize for CitationsOffset {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -671,28 +698,28 @@ impl serde::Serialize for ResourceCitationRecordedCitationsItemOffset {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffset {
+impl<'de> serde::Deserialize<'de> for CitationsOffset {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffset;
+            type Value = CitationsOffset;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemOffset` object")
+                f.write_str("a `CitationsOffset` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffset, A::Error> {
+            ) -> Result<CitationsOffset, A::Error> {
                 let mut slot_0: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetChar,
+                    super::resource_citation_recorded::CitationsOffsetChar,
                 > = None;
                 let mut slot_1: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetPage,
+                    super::resource_citation_recorded::CitationsOffsetPage,
                 > = None;
                 let mut slot_2: Option<
-                    super::resource_citation_recorded::ResourceCitationRecordedCitationsItemOffsetBlock,
+                    super::resource_citation_recorded::CitationsOffsetBlock,
                 > = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -703,7 +730,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffset {
+                Ok(CitationsOffset {
                     char: slot_0,
                     page: slot_1,
                     block: slot_2,
@@ -717,8 +744,9 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Character range within the source text.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/char`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceCitationRecordedCitationsItemOffsetChar {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffsetChar {
     /// First character of the range.
     ///
     /// `start`, optional, capture `metadata`.
@@ -730,7 +758,15 @@ pub struct ResourceCitationRecordedCitationsItemOffsetChar {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ResourceCitationRecordedCitationsItemOffsetChar {
+impl CitationsOffsetChar {
+    /// A `CitationsOffsetChar` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            start: None,
+            end: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -777,7 +813,7 @@ impl ResourceCitationRecordedCitationsItemOffsetChar {
         }
     }
 }
-impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetChar {
+impl serde::Serialize for CitationsOffsetChar {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["start", "end"])?;
@@ -794,20 +830,20 @@ impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetChar {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetChar {
+impl<'de> serde::Deserialize<'de> for CitationsOffsetChar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffsetChar;
+            type Value = CitationsOffsetChar;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemOffsetChar` object")
+                f.write_str("a `CitationsOffsetChar` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffsetChar, A::Error> {
+            ) -> Result<CitationsOffsetChar, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -830,7 +866,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffsetChar {
+                Ok(CitationsOffsetChar {
                     start: slot_0,
                     end: slot_1,
                     extra,
@@ -843,8 +879,9 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Range within a page of a paged source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/page`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceCitationRecordedCitationsItemOffsetPage {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffsetPage {
     /// Page number.
     ///
     /// `page`, optional, capture `metadata`.
@@ -860,7 +897,16 @@ pub struct ResourceCitationRecordedCitationsItemOffsetPage {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ResourceCitationRecordedCitationsItemOffsetPage {
+impl CitationsOffsetPage {
+    /// A `CitationsOffsetPage` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            page: None,
+            start: None,
+            end: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -914,7 +960,7 @@ impl ResourceCitationRecordedCitationsItemOffsetPage {
         }
     }
 }
-impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetPage {
+impl serde::Serialize for CitationsOffsetPage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -936,20 +982,20 @@ impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetPage {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetPage {
+impl<'de> serde::Deserialize<'de> for CitationsOffsetPage {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffsetPage;
+            type Value = CitationsOffsetPage;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `ResourceCitationRecordedCitationsItemOffsetPage` object")
+                f.write_str("a `CitationsOffsetPage` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffsetPage, A::Error> {
+            ) -> Result<CitationsOffsetPage, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut slot_2: Option<i64> = None;
@@ -980,7 +1026,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffsetPage {
+                Ok(CitationsOffsetPage {
                     page: slot_0,
                     start: slot_1,
                     end: slot_2,
@@ -994,8 +1040,9 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
 /// Range within a content block of a block-structured source.
 ///
 /// Schema: `types/resource.citation.recorded.schema.json#/properties/citations/items/properties/offset/properties/block`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct CitationsOffsetBlock {
     /// Content block index.
     ///
     /// `block`, optional, capture `metadata`.
@@ -1011,7 +1058,16 @@ pub struct ResourceCitationRecordedCitationsItemOffsetBlock {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl ResourceCitationRecordedCitationsItemOffsetBlock {
+impl CitationsOffsetBlock {
+    /// A `CitationsOffsetBlock` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            block: None,
+            start: None,
+            end: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -1065,7 +1121,7 @@ impl ResourceCitationRecordedCitationsItemOffsetBlock {
         }
     }
 }
-impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetBlock {
+impl serde::Serialize for CitationsOffsetBlock {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -1087,22 +1143,20 @@ impl serde::Serialize for ResourceCitationRecordedCitationsItemOffsetBlock {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffsetBlock {
+impl<'de> serde::Deserialize<'de> for CitationsOffsetBlock {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResourceCitationRecordedCitationsItemOffsetBlock;
+            type Value = CitationsOffsetBlock;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(
-                    "a `ResourceCitationRecordedCitationsItemOffsetBlock` object",
-                )
+                f.write_str("a `CitationsOffsetBlock` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<ResourceCitationRecordedCitationsItemOffsetBlock, A::Error> {
+            ) -> Result<CitationsOffsetBlock, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut slot_2: Option<i64> = None;
@@ -1133,7 +1187,7 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecordedCitationsItemOffse
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(ResourceCitationRecordedCitationsItemOffsetBlock {
+                Ok(CitationsOffsetBlock {
                     block: slot_0,
                     start: slot_1,
                     end: slot_2,

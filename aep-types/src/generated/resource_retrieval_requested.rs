@@ -7,7 +7,8 @@
 /// A retrieval against an external corpus is about to run (experimental).
 ///
 /// Schema: `types/resource.retrieval.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ResourceRetrievalRequested {
     /// The query text; redacted.
     ///
@@ -29,6 +30,16 @@ pub struct ResourceRetrievalRequested {
     pub extra: super::runtime::Object,
 }
 impl ResourceRetrievalRequested {
+    /// A `ResourceRetrievalRequested` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            query: None,
+            query_digest: None,
+            corpus: None,
+            top_k: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

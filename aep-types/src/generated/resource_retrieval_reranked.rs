@@ -7,7 +7,8 @@
 /// A reranker scored and reordered retrieved documents (experimental).
 ///
 /// Schema: `types/resource.retrieval.reranked.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ResourceRetrievalReranked {
     /// The query the documents were reranked against; redacted.
     ///
@@ -45,6 +46,20 @@ pub struct ResourceRetrievalReranked {
     pub extra: super::runtime::Object,
 }
 impl ResourceRetrievalReranked {
+    /// A `ResourceRetrievalReranked` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            query: None,
+            query_digest: None,
+            model: None,
+            top_k: None,
+            input_documents: None,
+            output_documents: None,
+            count: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,7 +7,8 @@
 /// A retrieval returned documents, with their provenance (experimental).
 ///
 /// Schema: `types/resource.retrieval.returned.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ResourceRetrievalReturned {
     /// The documents the retrieval produced.
     ///
@@ -29,6 +30,16 @@ pub struct ResourceRetrievalReturned {
     pub extra: super::runtime::Object,
 }
 impl ResourceRetrievalReturned {
+    /// A `ResourceRetrievalReturned` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            documents: None,
+            count: None,
+            corpus: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

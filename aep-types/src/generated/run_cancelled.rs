@@ -7,12 +7,13 @@
 /// The run was cancelled before completing. A cancellation is not a failure.
 ///
 /// Schema: `types/run.cancelled.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct RunCancelled {
     /// Who or what cancelled: the user, a control command, a policy, or shutdown of the host.
     ///
     /// `by`, optional, capture `metadata`.
-    pub by: Option<super::run_cancelled::RunCancelledBy>,
+    pub by: Option<super::run_cancelled::By>,
     /// Free-text explanation of the cancellation; redacted.
     ///
     /// `reason`, optional, capture `redacted`.
@@ -25,6 +26,15 @@ pub struct RunCancelled {
     pub extra: super::runtime::Object,
 }
 impl RunCancelled {
+    /// A `RunCancelled` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            by: None,
+            reason: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -118,7 +128,7 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                 self,
                 mut map: A,
             ) -> Result<RunCancelled, A::Error> {
-                let mut slot_0: Option<super::run_cancelled::RunCancelledBy> = None;
+                let mut slot_0: Option<super::run_cancelled::By> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -153,7 +163,8 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
 ///
 /// Schema: `types/run.cancelled.schema.json#/properties/by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RunCancelledBy {
+#[non_exhaustive]
+pub enum By {
     /// `"user"`
     User,
     /// `"control"`
@@ -163,12 +174,12 @@ pub enum RunCancelledBy {
     /// `"shutdown"`
     Shutdown,
 }
-impl serde::Serialize for RunCancelledBy {
+impl serde::Serialize for By {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for RunCancelledBy {
+impl<'de> serde::Deserialize<'de> for By {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -179,40 +190,35 @@ impl<'de> serde::Deserialize<'de> for RunCancelledBy {
         )
     }
 }
-impl RunCancelledBy {
+impl By {
     /// Every value, in schema order.
-    pub const ALL: [RunCancelledBy; 4] = [
-        RunCancelledBy::User,
-        RunCancelledBy::Control,
-        RunCancelledBy::Policy,
-        RunCancelledBy::Shutdown,
-    ];
+    pub const ALL: [By; 4] = [By::User, By::Control, By::Policy, By::Shutdown];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            RunCancelledBy::User => "user",
-            RunCancelledBy::Control => "control",
-            RunCancelledBy::Policy => "policy",
-            RunCancelledBy::Shutdown => "shutdown",
+            By::User => "user",
+            By::Control => "control",
+            By::Policy => "policy",
+            By::Shutdown => "shutdown",
         }
     }
 }
-impl std::fmt::Display for RunCancelledBy {
+impl std::fmt::Display for By {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for RunCancelledBy {
+impl std::str::FromStr for By {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "user" => Ok(RunCancelledBy::User),
-            "control" => Ok(RunCancelledBy::Control),
-            "policy" => Ok(RunCancelledBy::Policy),
-            "shutdown" => Ok(RunCancelledBy::Shutdown),
+            "user" => Ok(By::User),
+            "control" => Ok(By::Control),
+            "policy" => Ok(By::Policy),
+            "shutdown" => Ok(By::Shutdown),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`RunCancelledBy` value",
+                    expected: "`By` value",
                     value: s.to_owned(),
                 })
             }

@@ -7,7 +7,8 @@
 /// The run ended in failure, rejection included.
 ///
 /// Schema: `types/run.failed.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct RunFailed {
     /// Structural failure reason (a short code, not prose). Required.
     ///
@@ -25,6 +26,15 @@ pub struct RunFailed {
     pub extra: super::runtime::Object,
 }
 impl RunFailed {
+    /// A `RunFailed` with its required members (`reason`); the optional ones absent.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            error: None,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,7 +7,8 @@
 /// The run ended successfully; carries its duration, an optional summary and the total usage and cost.
 ///
 /// Schema: `types/run.finished.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct RunFinished {
     /// Run duration in milliseconds.
     ///
@@ -33,6 +34,17 @@ pub struct RunFinished {
     pub extra: super::runtime::Object,
 }
 impl RunFinished {
+    /// A `RunFinished` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            duration_ms: None,
+            summary: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            cost: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

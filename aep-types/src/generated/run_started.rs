@@ -7,12 +7,13 @@
 /// An activation (run) began inside the session: what triggered it and, optionally, its input and any usage already incurred.
 ///
 /// Schema: `types/run.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct RunStarted {
     /// What started the run: a user, a schedule, another agent, a control command, or resumption of earlier work.
     ///
     /// `trigger`, optional, capture `metadata`.
-    pub trigger: Option<super::run_started::RunStartedTrigger>,
+    pub trigger: Option<super::run_started::Trigger>,
     /// The input that started the run; user or model text, hence redacted.
     ///
     /// `prompt`, optional, capture `redacted`.
@@ -33,6 +34,17 @@ pub struct RunStarted {
     pub extra: super::runtime::Object,
 }
 impl RunStarted {
+    /// A `RunStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            trigger: None,
+            prompt: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            cost: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -170,7 +182,7 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                 self,
                 mut map: A,
             ) -> Result<RunStarted, A::Error> {
-                let mut slot_0: Option<super::run_started::RunStartedTrigger> = None;
+                let mut slot_0: Option<super::run_started::Trigger> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<u64> = None;
                 let mut slot_3: Option<u64> = None;
@@ -219,7 +231,8 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
 ///
 /// Schema: `types/run.started.schema.json#/properties/trigger`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RunStartedTrigger {
+#[non_exhaustive]
+pub enum Trigger {
     /// `"user"`
     User,
     /// `"schedule"`
@@ -231,12 +244,12 @@ pub enum RunStartedTrigger {
     /// `"resume"`
     Resume,
 }
-impl serde::Serialize for RunStartedTrigger {
+impl serde::Serialize for Trigger {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for RunStartedTrigger {
+impl<'de> serde::Deserialize<'de> for Trigger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -247,43 +260,43 @@ impl<'de> serde::Deserialize<'de> for RunStartedTrigger {
         )
     }
 }
-impl RunStartedTrigger {
+impl Trigger {
     /// Every value, in schema order.
-    pub const ALL: [RunStartedTrigger; 5] = [
-        RunStartedTrigger::User,
-        RunStartedTrigger::Schedule,
-        RunStartedTrigger::Agent,
-        RunStartedTrigger::Control,
-        RunStartedTrigger::Resume,
+    pub const ALL: [Trigger; 5] = [
+        Trigger::User,
+        Trigger::Schedule,
+        Trigger::Agent,
+        Trigger::Control,
+        Trigger::Resume,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            RunStartedTrigger::User => "user",
-            RunStartedTrigger::Schedule => "schedule",
-            RunStartedTrigger::Agent => "agent",
-            RunStartedTrigger::Control => "control",
-            RunStartedTrigger::Resume => "resume",
+            Trigger::User => "user",
+            Trigger::Schedule => "schedule",
+            Trigger::Agent => "agent",
+            Trigger::Control => "control",
+            Trigger::Resume => "resume",
         }
     }
 }
-impl std::fmt::Display for RunStartedTrigger {
+impl std::fmt::Display for Trigger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for RunStartedTrigger {
+impl std::str::FromStr for Trigger {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "user" => Ok(RunStartedTrigger::User),
-            "schedule" => Ok(RunStartedTrigger::Schedule),
-            "agent" => Ok(RunStartedTrigger::Agent),
-            "control" => Ok(RunStartedTrigger::Control),
-            "resume" => Ok(RunStartedTrigger::Resume),
+            "user" => Ok(Trigger::User),
+            "schedule" => Ok(Trigger::Schedule),
+            "agent" => Ok(Trigger::Agent),
+            "control" => Ok(Trigger::Control),
+            "resume" => Ok(Trigger::Resume),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`RunStartedTrigger` value",
+                    expected: "`Trigger` value",
                     value: s.to_owned(),
                 })
             }

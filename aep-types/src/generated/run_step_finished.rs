@@ -7,7 +7,8 @@
 /// A phase inside the run ended.
 ///
 /// Schema: `types/run.step.finished.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct RunStepFinished {
     /// Structural outcome of the step (for example ok or error).
     ///
@@ -17,6 +18,13 @@ pub struct RunStepFinished {
     pub extra: super::runtime::Object,
 }
 impl RunStepFinished {
+    /// A `RunStepFinished` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            status: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

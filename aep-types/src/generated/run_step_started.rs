@@ -7,7 +7,8 @@
 /// A phase inside the run began; the envelope's step attribute of following events names it.
 ///
 /// Schema: `types/run.step.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct RunStepStarted {
     /// Readable name of the step; may be model text, hence redacted.
     ///
@@ -21,6 +22,14 @@ pub struct RunStepStarted {
     pub extra: super::runtime::Object,
 }
 impl RunStepStarted {
+    /// A `RunStepStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            name: None,
+            initial_num_steps: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

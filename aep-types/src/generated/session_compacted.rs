@@ -7,7 +7,8 @@
 /// The session's context was compacted; emitted once, when compaction has finished.
 ///
 /// Schema: `types/session.compacted.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionCompacted {
     /// What started the compaction (for example automatic on a context limit, or manual).
     ///
@@ -37,6 +38,18 @@ pub struct SessionCompacted {
     pub extra: super::runtime::Object,
 }
 impl SessionCompacted {
+    /// A `SessionCompacted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            trigger: None,
+            strategy: None,
+            estimated_token_count: None,
+            forgotten: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

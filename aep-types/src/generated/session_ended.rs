@@ -7,12 +7,13 @@
 /// Terminal event of a session: why it ended, how long it lasted and how many runs it held.
 ///
 /// Schema: `types/session.ended.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionEnded {
     /// Why the session ended: normal completion, an error, a timeout, being killed, or being replaced by compaction.
     ///
     /// `reason`, optional, capture `metadata`.
-    pub reason: Option<super::session_ended::SessionEndedReason>,
+    pub reason: Option<super::session_ended::Reason>,
     /// Session lifetime in milliseconds.
     ///
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
@@ -25,6 +26,15 @@ pub struct SessionEnded {
     pub extra: super::runtime::Object,
 }
 impl SessionEnded {
+    /// A `SessionEnded` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            reason: None,
+            duration_ms: None,
+            runs: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -114,7 +124,7 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                 self,
                 mut map: A,
             ) -> Result<SessionEnded, A::Error> {
-                let mut slot_0: Option<super::session_ended::SessionEndedReason> = None;
+                let mut slot_0: Option<super::session_ended::Reason> = None;
                 let mut slot_1: Option<u64> = None;
                 let mut slot_2: Option<u64> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -155,7 +165,8 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
 ///
 /// Schema: `types/session.ended.schema.json#/properties/reason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SessionEndedReason {
+#[non_exhaustive]
+pub enum Reason {
     /// `"normal"`
     Normal,
     /// `"error"`
@@ -167,12 +178,12 @@ pub enum SessionEndedReason {
     /// `"compaction"`
     Compaction,
 }
-impl serde::Serialize for SessionEndedReason {
+impl serde::Serialize for Reason {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for SessionEndedReason {
+impl<'de> serde::Deserialize<'de> for Reason {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -183,43 +194,43 @@ impl<'de> serde::Deserialize<'de> for SessionEndedReason {
         )
     }
 }
-impl SessionEndedReason {
+impl Reason {
     /// Every value, in schema order.
-    pub const ALL: [SessionEndedReason; 5] = [
-        SessionEndedReason::Normal,
-        SessionEndedReason::Error,
-        SessionEndedReason::Timeout,
-        SessionEndedReason::Killed,
-        SessionEndedReason::Compaction,
+    pub const ALL: [Reason; 5] = [
+        Reason::Normal,
+        Reason::Error,
+        Reason::Timeout,
+        Reason::Killed,
+        Reason::Compaction,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            SessionEndedReason::Normal => "normal",
-            SessionEndedReason::Error => "error",
-            SessionEndedReason::Timeout => "timeout",
-            SessionEndedReason::Killed => "killed",
-            SessionEndedReason::Compaction => "compaction",
+            Reason::Normal => "normal",
+            Reason::Error => "error",
+            Reason::Timeout => "timeout",
+            Reason::Killed => "killed",
+            Reason::Compaction => "compaction",
         }
     }
 }
-impl std::fmt::Display for SessionEndedReason {
+impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for SessionEndedReason {
+impl std::str::FromStr for Reason {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "normal" => Ok(SessionEndedReason::Normal),
-            "error" => Ok(SessionEndedReason::Error),
-            "timeout" => Ok(SessionEndedReason::Timeout),
-            "killed" => Ok(SessionEndedReason::Killed),
-            "compaction" => Ok(SessionEndedReason::Compaction),
+            "normal" => Ok(Reason::Normal),
+            "error" => Ok(Reason::Error),
+            "timeout" => Ok(Reason::Timeout),
+            "killed" => Ok(Reason::Killed),
+            "compaction" => Ok(Reason::Compaction),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`SessionEndedReason` value",
+                    expected: "`Reason` value",
                     value: s.to_owned(),
                 })
             }

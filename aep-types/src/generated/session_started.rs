@@ -7,7 +7,8 @@
 /// A session has begun. Records where it came from (lineage), which client hosts it and which model was requested.
 ///
 /// Schema: `types/session.started.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct SessionStarted {
     /// Readable name or title of the session; may contain user text, hence redacted.
     ///
@@ -16,11 +17,11 @@ pub struct SessionStarted {
     /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
     ///
     /// `parent`, optional, capture `metadata`.
-    pub parent: Option<super::session_started::SessionStartedParent>,
+    pub parent: Option<super::session_started::Parent>,
     /// The client software the session runs in.
     ///
     /// `client`, optional, capture `metadata`.
-    pub client: Option<super::session_started::SessionStartedClient>,
+    pub client: Option<super::session_started::Client>,
     /// Model requested for the session (OpenTelemetry GenAI attribute name).
     ///
     /// `gen_ai.request.model`, optional, capture `metadata`.
@@ -33,6 +34,17 @@ pub struct SessionStarted {
     pub extra: super::runtime::Object,
 }
 impl SessionStarted {
+    /// A `SessionStarted` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            label: None,
+            parent: None,
+            client: None,
+            gen_ai_request_model: None,
+            cwd: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -178,8 +190,8 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
                 mut map: A,
             ) -> Result<SessionStarted, A::Error> {
                 let mut slot_0: Option<String> = None;
-                let mut slot_1: Option<super::session_started::SessionStartedParent> = None;
-                let mut slot_2: Option<super::session_started::SessionStartedClient> = None;
+                let mut slot_1: Option<super::session_started::Parent> = None;
+                let mut slot_2: Option<super::session_started::Client> = None;
                 let mut slot_3: Option<String> = None;
                 let mut slot_4: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -219,8 +231,9 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
 /// Lineage: the session this one was started from, optionally narrowed to a run and agent. session is required.
 ///
 /// Schema: `types/session.started.schema.json#/properties/parent`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionStartedParent {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Parent {
     /// Id of the parent session.
     ///
     /// `session`, required, capture `metadata`.
@@ -236,7 +249,16 @@ pub struct SessionStartedParent {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl SessionStartedParent {
+impl Parent {
+    /// A `Parent` with its required members (`session`); the optional ones absent.
+    pub fn new(session: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            run: None,
+            agent: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -284,7 +306,7 @@ impl SessionStartedParent {
         }
     }
 }
-impl serde::Serialize for SessionStartedParent {
+impl serde::Serialize for Parent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<
@@ -307,20 +329,20 @@ impl serde::Serialize for SessionStartedParent {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for SessionStartedParent {
+impl<'de> serde::Deserialize<'de> for Parent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = SessionStartedParent;
+            type Value = Parent;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `SessionStartedParent` object")
+                f.write_str("a `Parent` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<SessionStartedParent, A::Error> {
+            ) -> Result<Parent, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
@@ -335,7 +357,7 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(SessionStartedParent {
+                Ok(Parent {
                     session: super::runtime::required(slot_0, "session")?,
                     run: slot_1,
                     agent: slot_2,
@@ -349,8 +371,9 @@ impl<'de> serde::Deserialize<'de> for SessionStartedParent {
 /// The client software the session runs in.
 ///
 /// Schema: `types/session.started.schema.json#/properties/client`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionStartedClient {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Client {
     /// Client product name.
     ///
     /// `name`, required, capture `metadata`.
@@ -362,7 +385,15 @@ pub struct SessionStartedClient {
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl SessionStartedClient {
+impl Client {
+    /// A `Client` with its required members (`name`); the optional ones absent.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -403,7 +434,7 @@ impl SessionStartedClient {
         }
     }
 }
-impl serde::Serialize for SessionStartedClient {
+impl serde::Serialize for Client {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
@@ -421,20 +452,20 @@ impl serde::Serialize for SessionStartedClient {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for SessionStartedClient {
+impl<'de> serde::Deserialize<'de> for Client {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = SessionStartedClient;
+            type Value = Client;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `SessionStartedClient` object")
+                f.write_str("a `Client` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<SessionStartedClient, A::Error> {
+            ) -> Result<Client, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
@@ -447,7 +478,7 @@ impl<'de> serde::Deserialize<'de> for SessionStartedClient {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(SessionStartedClient {
+                Ok(Client {
                     name: super::runtime::required(slot_0, "name")?,
                     version: slot_1,
                     extra,

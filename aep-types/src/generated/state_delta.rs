@@ -7,7 +7,8 @@
 /// A change to agent-owned state, expressed as a JSON Patch.
 ///
 /// Schema: `types/state.delta.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct StateDelta {
     /// JSON Patch (RFC 6902) operations to apply; redacted.
     ///
@@ -25,6 +26,15 @@ pub struct StateDelta {
     pub extra: super::runtime::Object,
 }
 impl StateDelta {
+    /// A `StateDelta` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            delta: None,
+            key: None,
+            rev: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

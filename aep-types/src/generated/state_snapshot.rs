@@ -7,7 +7,8 @@
 /// A complete image of some agent-owned state.
 ///
 /// Schema: `types/state.snapshot.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct StateSnapshot {
     /// The state value itself, free-form; redacted.
     ///
@@ -25,6 +26,15 @@ pub struct StateSnapshot {
     pub extra: super::runtime::Object,
 }
 impl StateSnapshot {
+    /// A `StateSnapshot` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            state: None,
+            key: None,
+            rev: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

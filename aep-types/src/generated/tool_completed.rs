@@ -8,6 +8,7 @@
 ///
 /// Schema: `types/tool.completed.schema.json#`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolCompleted {
     /// The tool and call this event is about.
     ///
@@ -28,7 +29,7 @@ pub struct ToolCompleted {
     /// The result after redaction, as an object or a string.
     ///
     /// `result_redacted`, optional, capture `redacted`.
-    pub result_redacted: Option<super::tool_completed::ToolCompletedResultRedacted>,
+    pub result_redacted: Option<super::tool_completed::ResultRedacted>,
     /// The result exactly as the tool returned it, as an object or a string.
     ///
     /// `result`, optional, capture `full`.
@@ -49,6 +50,21 @@ pub struct ToolCompleted {
     pub extra: super::runtime::Object,
 }
 impl ToolCompleted {
+    /// A `ToolCompleted` with its required members (`tool`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef) -> Self {
+        Self {
+            tool,
+            duration_ms: None,
+            status: None,
+            result_digest: None,
+            result_redacted: None,
+            result: None,
+            gen_ai_usage_input_tokens: None,
+            gen_ai_usage_output_tokens: None,
+            cost: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -249,9 +265,7 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                 let mut slot_1: Option<u64> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<String> = None;
-                let mut slot_4: Option<
-                    super::tool_completed::ToolCompletedResultRedacted,
-                > = None;
+                let mut slot_4: Option<super::tool_completed::ResultRedacted> = None;
                 let mut slot_5: Option<super::tool_completed::ToolCompletedResult> = None;
                 let mut slot_6: Option<u64> = None;
                 let mut slot_7: Option<u64> = None;
@@ -321,55 +335,70 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
 /// The result after redaction, as an object or a string.
 ///
 /// Schema: `types/tool.completed.schema.json#/properties/result_redacted`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolCompletedResultRedacted {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ResultRedacted {
     /// A JSON object.
     Object(super::runtime::Object),
     /// A string.
     String(String),
 }
-impl serde::Serialize for ToolCompletedResultRedacted {
+impl From<super::runtime::Object> for ResultRedacted {
+    fn from(value: super::runtime::Object) -> ResultRedacted {
+        ResultRedacted::Object(value)
+    }
+}
+impl From<String> for ResultRedacted {
+    fn from(value: String) -> ResultRedacted {
+        ResultRedacted::String(value)
+    }
+}
+impl From<&str> for ResultRedacted {
+    fn from(value: &str) -> ResultRedacted {
+        ResultRedacted::String(value.to_owned())
+    }
+}
+impl serde::Serialize for ResultRedacted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            ToolCompletedResultRedacted::Object(value) => {
+            ResultRedacted::Object(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            ToolCompletedResultRedacted::String(value) => {
+            ResultRedacted::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
-impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
+impl<'de> serde::Deserialize<'de> for ResultRedacted {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ToolCompletedResultRedacted;
+            type Value = ResultRedacted;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> Result<ToolCompletedResultRedacted, A::Error> {
+            ) -> Result<ResultRedacted, A::Error> {
                 serde::Deserialize::deserialize(
                         serde::de::value::MapAccessDeserializer::new(map),
                     )
-                    .map(ToolCompletedResultRedacted::Object)
+                    .map(ResultRedacted::Object)
             }
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<ToolCompletedResultRedacted, E> {
-                Ok(ToolCompletedResultRedacted::String(v.to_owned()))
+            ) -> Result<ResultRedacted, E> {
+                Ok(ResultRedacted::String(v.to_owned()))
             }
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<ToolCompletedResultRedacted, E> {
-                Ok(ToolCompletedResultRedacted::String(v))
+            ) -> Result<ResultRedacted, E> {
+                Ok(ResultRedacted::String(v))
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -378,12 +407,27 @@ impl<'de> serde::Deserialize<'de> for ToolCompletedResultRedacted {
 /// The result exactly as the tool returned it, as an object or a string.
 ///
 /// Schema: `types/tool.completed.schema.json#/properties/result`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ToolCompletedResult {
     /// A JSON object.
     Object(super::runtime::Object),
     /// A string.
     String(String),
+}
+impl From<super::runtime::Object> for ToolCompletedResult {
+    fn from(value: super::runtime::Object) -> ToolCompletedResult {
+        ToolCompletedResult::Object(value)
+    }
+}
+impl From<String> for ToolCompletedResult {
+    fn from(value: String) -> ToolCompletedResult {
+        ToolCompletedResult::String(value)
+    }
+}
+impl From<&str> for ToolCompletedResult {
+    fn from(value: &str) -> ToolCompletedResult {
+        ToolCompletedResult::String(value.to_owned())
+    }
 }
 impl serde::Serialize for ToolCompletedResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -7,7 +7,8 @@
 /// A tool invocation was blocked before it ran, without involving a human (a human decision goes through attention.* instead).
 ///
 /// Schema: `types/tool.denied.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolDenied {
     /// The tool and call this event is about.
     ///
@@ -16,7 +17,7 @@ pub struct ToolDenied {
     /// What blocked the call: a policy, a user's standing setting, or the runtime itself.
     ///
     /// `by`, required, capture `metadata`.
-    pub by: super::tool_denied::ToolDeniedBy,
+    pub by: super::tool_denied::By,
     /// Identifier of the rule that matched.
     ///
     /// `rule`, optional, capture `metadata`.
@@ -25,6 +26,15 @@ pub struct ToolDenied {
     pub extra: super::runtime::Object,
 }
 impl ToolDenied {
+    /// A `ToolDenied` with its required members (`tool`, `by`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef, by: super::tool_denied::By) -> Self {
+        Self {
+            tool,
+            by,
+            rule: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -123,7 +133,7 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
                 mut map: A,
             ) -> Result<ToolDenied, A::Error> {
                 let mut slot_0: Option<super::common::ToolRef> = None;
-                let mut slot_1: Option<super::tool_denied::ToolDeniedBy> = None;
+                let mut slot_1: Option<super::tool_denied::By> = None;
                 let mut slot_2: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -149,7 +159,8 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
 ///
 /// Schema: `types/tool.denied.schema.json#/properties/by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolDeniedBy {
+#[non_exhaustive]
+pub enum By {
     /// `"policy"`
     Policy,
     /// `"user_setting"`
@@ -157,12 +168,12 @@ pub enum ToolDeniedBy {
     /// `"runtime"`
     Runtime,
 }
-impl serde::Serialize for ToolDeniedBy {
+impl serde::Serialize for By {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for ToolDeniedBy {
+impl<'de> serde::Deserialize<'de> for By {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -173,37 +184,33 @@ impl<'de> serde::Deserialize<'de> for ToolDeniedBy {
         )
     }
 }
-impl ToolDeniedBy {
+impl By {
     /// Every value, in schema order.
-    pub const ALL: [ToolDeniedBy; 3] = [
-        ToolDeniedBy::Policy,
-        ToolDeniedBy::UserSetting,
-        ToolDeniedBy::Runtime,
-    ];
+    pub const ALL: [By; 3] = [By::Policy, By::UserSetting, By::Runtime];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            ToolDeniedBy::Policy => "policy",
-            ToolDeniedBy::UserSetting => "user_setting",
-            ToolDeniedBy::Runtime => "runtime",
+            By::Policy => "policy",
+            By::UserSetting => "user_setting",
+            By::Runtime => "runtime",
         }
     }
 }
-impl std::fmt::Display for ToolDeniedBy {
+impl std::fmt::Display for By {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for ToolDeniedBy {
+impl std::str::FromStr for By {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "policy" => Ok(ToolDeniedBy::Policy),
-            "user_setting" => Ok(ToolDeniedBy::UserSetting),
-            "runtime" => Ok(ToolDeniedBy::Runtime),
+            "policy" => Ok(By::Policy),
+            "user_setting" => Ok(By::UserSetting),
+            "runtime" => Ok(By::Runtime),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`ToolDeniedBy` value",
+                    expected: "`By` value",
                     value: s.to_owned(),
                 })
             }

@@ -7,7 +7,8 @@
 /// A tool invocation ran and raised an error.
 ///
 /// Schema: `types/tool.failed.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolFailed {
     /// The tool and call this event is about.
     ///
@@ -25,6 +26,15 @@ pub struct ToolFailed {
     pub extra: super::runtime::Object,
 }
 impl ToolFailed {
+    /// A `ToolFailed` with its required members (`tool`, `error`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef, error: super::common::ErrorInfo) -> Self {
+        Self {
+            tool,
+            error,
+            duration_ms: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

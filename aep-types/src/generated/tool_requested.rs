@@ -7,7 +7,8 @@
 /// A tool invocation is about to run. Its arguments come at three capture tiers: a digest, a redacted copy and the raw arguments.
 ///
 /// Schema: `types/tool.requested.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ToolRequested {
     /// The tool and call this event is about.
     ///
@@ -29,6 +30,16 @@ pub struct ToolRequested {
     pub extra: super::runtime::Object,
 }
 impl ToolRequested {
+    /// A `ToolRequested` with its required members (`tool`); the optional ones absent.
+    pub fn new(tool: super::common::ToolRef) -> Self {
+        Self {
+            tool,
+            args_digest: None,
+            args_redacted: None,
+            args: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

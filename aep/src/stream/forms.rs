@@ -9,7 +9,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use aep_types::{AttentionRequestedKind, Capture, Event, FieldSpecType, Object, Payload};
+use aep_types::attention_requested::Kind as RequestKind;
+use aep_types::{Capture, Event, FieldSpec, FieldSpecType, Object, Payload};
 
 use crate::fingerprint::{self, KeyMap};
 
@@ -18,6 +19,30 @@ use crate::fingerprint::{self, KeyMap};
 struct Field {
     id: String,
     kind: Kind,
+}
+
+impl Field {
+    fn of(spec: &FieldSpec) -> Field {
+        let kind = match spec.type_ {
+            FieldSpecType::String => Kind::Text,
+            FieldSpecType::Select => Kind::Select {
+                other: spec.other == Some(true),
+                choices: spec
+                    .choices
+                    .iter()
+                    .flatten()
+                    .map(|c| c.id.clone())
+                    .collect(),
+            },
+            // Numbers, booleans, and field types this version does not
+            // know: nothing to check.
+            _ => Kind::Structural,
+        };
+        Field {
+            id: spec.id.clone(),
+            kind,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -73,23 +98,8 @@ impl Forms {
         match event.type_.as_str() {
             "attention.requested" => {
                 if let Ok(Payload::AttentionRequested(request)) = event.payload() {
-                    if request.kind == AttentionRequestedKind::Form {
-                        let fields = request.fields.iter().flatten().map(|f| Field {
-                            id: f.id.clone(),
-                            kind: match f.type_ {
-                                FieldSpecType::String => Kind::Text,
-                                FieldSpecType::Number | FieldSpecType::Boolean => Kind::Structural,
-                                FieldSpecType::Select => Kind::Select {
-                                    other: f.other == Some(true),
-                                    choices: f
-                                        .choices
-                                        .iter()
-                                        .flatten()
-                                        .map(|c| c.id.clone())
-                                        .collect(),
-                                },
-                            },
-                        });
+                    if request.kind == RequestKind::Form {
+                        let fields = request.fields.iter().flatten().map(Field::of);
                         self.pending
                             .insert(fingerprint::key(session, &event.id), fields.collect());
                     }

@@ -1,7 +1,8 @@
-//! A payload cannot be built without a required member (`tool`).
+//! A payload cannot be built without a required member (`tool`): its
+//! constructor takes it.
 
-use aep_types::{Object, ToolRequested};
+use aep_types::ToolRequested;
 
 fn main() {
-    let _payload = ToolRequested { args_digest: None, args_redacted: None, args: None, extra: Object::new() };
+    let _payload = ToolRequested::new();
 }

@@ -2,10 +2,11 @@
 //! are the generator's naming rules at work (this file would not compile
 //! otherwise), and every instance round-trips to the same JSON value.
 
-use aep_oddities::{
-    Event, OddNamesOddValues, OddShapesAnythingScalar, OddShapesIntegerOrNumber,
-    OddShapesNumberOrBoolean, OddShapesObjectOrString, OddShapesStringOrInteger, Payload, Severity,
+use aep_oddities::odd_names::OddValues;
+use aep_oddities::odd_shapes::{
+    AnythingScalar, IntegerOrNumber, NumberOrBoolean, ObjectOrString, StringOrInteger,
 };
+use aep_oddities::{Event, Payload, Severity};
 use serde_json::{json, Value};
 
 fn event(event_type: &str, data: Value) -> Value {
@@ -51,7 +52,7 @@ fn names_that_are_not_identifiers() {
     assert_eq!(p.private.as_deref(), Some("p"));
     assert_eq!(p.dollar.as_deref(), Some("d"));
     assert_eq!(p.mixed_case_name.as_deref(), Some("m"));
-    assert_eq!(p.odd_values, Some(OddNamesOddValues::Empty));
+    assert_eq!(p.odd_values, Some(OddValues::Empty));
     assert_eq!(p.local.map(|l| l.fn_), Some("f".to_owned()));
     assert_eq!(p.extra["unknown member"], json!([1, {"x": null}]));
 }
@@ -59,15 +60,15 @@ fn names_that_are_not_identifiers() {
 #[test]
 fn enum_values_that_are_not_identifiers() {
     let expected = [
-        ("", OddNamesOddValues::Empty),
-        ("2xx", OddNamesOddValues::V2xx),
-        ("self", OddNamesOddValues::Self_),
-        ("match", OddNamesOddValues::Match),
-        ("a.b", OddNamesOddValues::AB),
-        ("Upper", OddNamesOddValues::Upper),
-        ("snake_case", OddNamesOddValues::SnakeCase),
-        ("err", OddNamesOddValues::Err),
-        ("ok", OddNamesOddValues::Ok),
+        ("", OddValues::Empty),
+        ("2xx", OddValues::V2xx),
+        ("self", OddValues::Self_),
+        ("match", OddValues::Match),
+        ("a.b", OddValues::AB),
+        ("Upper", OddValues::Upper),
+        ("snake_case", OddValues::SnakeCase),
+        ("err", OddValues::Err),
+        ("ok", OddValues::Ok),
     ];
     for (json, variant) in expected {
         let value = event(
@@ -81,7 +82,7 @@ fn enum_values_that_are_not_identifiers() {
         assert_eq!(variant.as_str(), json);
         assert_eq!(json.parse(), Ok(variant));
     }
-    assert_eq!(OddNamesOddValues::ALL.len(), expected.len());
+    assert_eq!(OddValues::ALL.len(), expected.len());
 }
 
 #[test]
@@ -132,24 +133,12 @@ fn every_primitive_type_list() {
     };
     assert!(matches!(
         p.object_or_string,
-        Some(OddShapesObjectOrString::Object(_))
+        Some(ObjectOrString::Object(_))
     ));
-    assert_eq!(
-        p.string_or_integer,
-        Some(OddShapesStringOrInteger::Integer(7))
-    );
-    assert_eq!(
-        p.integer_or_number,
-        Some(OddShapesIntegerOrNumber::Number(7.5))
-    );
-    assert_eq!(
-        p.number_or_boolean,
-        Some(OddShapesNumberOrBoolean::Number(7.0))
-    );
-    assert_eq!(
-        p.anything_scalar,
-        Some(OddShapesAnythingScalar::Boolean(false))
-    );
+    assert_eq!(p.string_or_integer, Some(StringOrInteger::Integer(7)));
+    assert_eq!(p.integer_or_number, Some(IntegerOrNumber::Number(7.5)));
+    assert_eq!(p.number_or_boolean, Some(NumberOrBoolean::Number(7.0)));
+    assert_eq!(p.anything_scalar, Some(AnythingScalar::Boolean(false)));
 
     for (member, json, wrong) in [
         ("object_or_string", json!("s"), json!(1)),

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 /// The smallest envelope the generator accepts, for a registry of legal but unusual schemas.
 ///
 /// Schema: `aep-event.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Event {
     /// The version.
     ///
@@ -131,6 +132,7 @@ impl<'de> serde::Deserialize<'de> for Event {
 ///
 /// Schema: `aep-event.schema.json#/properties/aep`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventAep {
     /// `"9.9"`
     V99,
@@ -179,7 +181,8 @@ impl std::str::FromStr for EventAep {
 /// An object attribute, validated like payload objects.
 ///
 /// Schema: `aep-event.schema.json#/properties/trace`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct EventTrace {
     /// `tid`, optional, capture `some`, pattern `^[0-9a-f]{4}$`.
     pub tid: Option<String>,
@@ -187,6 +190,13 @@ pub struct EventTrace {
     pub extra: super::runtime::Object,
 }
 impl EventTrace {
+    /// A `EventTrace` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            tid: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -282,12 +292,27 @@ impl<'de> serde::Deserialize<'de> for EventTrace {
 /// The value of an extension attribute.
 ///
 /// Schema: `aep-event.schema.json#/additionalProperties`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ExtensionValue {
     /// A string.
     String(String),
     /// A boolean.
     Boolean(bool),
+}
+impl From<String> for ExtensionValue {
+    fn from(value: String) -> ExtensionValue {
+        ExtensionValue::String(value)
+    }
+}
+impl From<&str> for ExtensionValue {
+    fn from(value: &str) -> ExtensionValue {
+        ExtensionValue::String(value.to_owned())
+    }
+}
+impl From<bool> for ExtensionValue {
+    fn from(value: bool) -> ExtensionValue {
+        ExtensionValue::Boolean(value)
+    }
 }
 impl serde::Serialize for ExtensionValue {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -5,7 +5,8 @@
 /// Names that are not Rust identifiers
 ///
 /// Schema: `types/odd.names.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct OddNames {
     /// `type`, required, capture `none`.
     pub type_: String,
@@ -28,15 +29,34 @@ pub struct OddNames {
     /// `Mixed-Case.Name`, optional, capture `some`.
     pub mixed_case_name: Option<String>,
     /// `odd values`, optional, capture `all`.
-    pub odd_values: Option<super::odd_names::OddNamesOddValues>,
+    pub odd_values: Option<super::odd_names::OddValues>,
     /// `fixed`, optional, capture `some`.
-    pub fixed: Option<super::odd_names::OddNamesFixed>,
+    pub fixed: Option<super::odd_names::Fixed>,
     /// `local`, optional, capture `some`.
     pub local: Option<super::odd_names::LocalThing>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl OddNames {
+    /// A `OddNames` with its required members (`type`, `self`); the optional ones absent.
+    pub fn new(type_: impl Into<String>, self_: bool) -> Self {
+        Self {
+            type_: type_.into(),
+            self_,
+            match_: None,
+            gen_ai_usage_input_tokens: None,
+            content_type: None,
+            with_space: None,
+            _2fa: None,
+            private: None,
+            dollar: None,
+            mixed_case_name: None,
+            odd_values: None,
+            fixed: None,
+            local: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -264,8 +284,8 @@ impl<'de> serde::Deserialize<'de> for OddNames {
                 let mut slot_7: Option<String> = None;
                 let mut slot_8: Option<String> = None;
                 let mut slot_9: Option<String> = None;
-                let mut slot_10: Option<super::odd_names::OddNamesOddValues> = None;
-                let mut slot_11: Option<super::odd_names::OddNamesFixed> = None;
+                let mut slot_10: Option<super::odd_names::OddValues> = None;
+                let mut slot_11: Option<super::odd_names::Fixed> = None;
                 let mut slot_12: Option<super::odd_names::LocalThing> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -337,7 +357,8 @@ impl<'de> serde::Deserialize<'de> for OddNames {
 }
 /// Schema: `types/odd.names.schema.json#/properties/odd values`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OddNamesOddValues {
+#[non_exhaustive]
+pub enum OddValues {
     /// `""`
     Empty,
     /// `"2xx"`
@@ -357,12 +378,12 @@ pub enum OddNamesOddValues {
     /// `"ok"`
     Ok,
 }
-impl serde::Serialize for OddNamesOddValues {
+impl serde::Serialize for OddValues {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for OddNamesOddValues {
+impl<'de> serde::Deserialize<'de> for OddValues {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -373,55 +394,55 @@ impl<'de> serde::Deserialize<'de> for OddNamesOddValues {
         )
     }
 }
-impl OddNamesOddValues {
+impl OddValues {
     /// Every value, in schema order.
-    pub const ALL: [OddNamesOddValues; 9] = [
-        OddNamesOddValues::Empty,
-        OddNamesOddValues::V2xx,
-        OddNamesOddValues::Self_,
-        OddNamesOddValues::Match,
-        OddNamesOddValues::AB,
-        OddNamesOddValues::Upper,
-        OddNamesOddValues::SnakeCase,
-        OddNamesOddValues::Err,
-        OddNamesOddValues::Ok,
+    pub const ALL: [OddValues; 9] = [
+        OddValues::Empty,
+        OddValues::V2xx,
+        OddValues::Self_,
+        OddValues::Match,
+        OddValues::AB,
+        OddValues::Upper,
+        OddValues::SnakeCase,
+        OddValues::Err,
+        OddValues::Ok,
     ];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddNamesOddValues::Empty => "",
-            OddNamesOddValues::V2xx => "2xx",
-            OddNamesOddValues::Self_ => "self",
-            OddNamesOddValues::Match => "match",
-            OddNamesOddValues::AB => "a.b",
-            OddNamesOddValues::Upper => "Upper",
-            OddNamesOddValues::SnakeCase => "snake_case",
-            OddNamesOddValues::Err => "err",
-            OddNamesOddValues::Ok => "ok",
+            OddValues::Empty => "",
+            OddValues::V2xx => "2xx",
+            OddValues::Self_ => "self",
+            OddValues::Match => "match",
+            OddValues::AB => "a.b",
+            OddValues::Upper => "Upper",
+            OddValues::SnakeCase => "snake_case",
+            OddValues::Err => "err",
+            OddValues::Ok => "ok",
         }
     }
 }
-impl std::fmt::Display for OddNamesOddValues {
+impl std::fmt::Display for OddValues {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for OddNamesOddValues {
+impl std::str::FromStr for OddValues {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "" => Ok(OddNamesOddValues::Empty),
-            "2xx" => Ok(OddNamesOddValues::V2xx),
-            "self" => Ok(OddNamesOddValues::Self_),
-            "match" => Ok(OddNamesOddValues::Match),
-            "a.b" => Ok(OddNamesOddValues::AB),
-            "Upper" => Ok(OddNamesOddValues::Upper),
-            "snake_case" => Ok(OddNamesOddValues::SnakeCase),
-            "err" => Ok(OddNamesOddValues::Err),
-            "ok" => Ok(OddNamesOddValues::Ok),
+            "" => Ok(OddValues::Empty),
+            "2xx" => Ok(OddValues::V2xx),
+            "self" => Ok(OddValues::Self_),
+            "match" => Ok(OddValues::Match),
+            "a.b" => Ok(OddValues::AB),
+            "Upper" => Ok(OddValues::Upper),
+            "snake_case" => Ok(OddValues::SnakeCase),
+            "err" => Ok(OddValues::Err),
+            "ok" => Ok(OddValues::Ok),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddNamesOddValues` value",
+                    expected: "`OddValues` value",
                     value: s.to_owned(),
                 })
             }
@@ -430,45 +451,46 @@ impl std::str::FromStr for OddNamesOddValues {
 }
 /// Schema: `types/odd.names.schema.json#/properties/fixed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OddNamesFixed {
+#[non_exhaustive]
+pub enum Fixed {
     /// `"exactly this"`
     ExactlyThis,
 }
-impl serde::Serialize for OddNamesFixed {
+impl serde::Serialize for Fixed {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for OddNamesFixed {
+impl<'de> serde::Deserialize<'de> for Fixed {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         super::runtime::enum_value(deserializer, &["exactly this"], |s| s.parse().ok())
     }
 }
-impl OddNamesFixed {
+impl Fixed {
     /// Every value, in schema order.
-    pub const ALL: [OddNamesFixed; 1] = [OddNamesFixed::ExactlyThis];
+    pub const ALL: [Fixed; 1] = [Fixed::ExactlyThis];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddNamesFixed::ExactlyThis => "exactly this",
+            Fixed::ExactlyThis => "exactly this",
         }
     }
 }
-impl std::fmt::Display for OddNamesFixed {
+impl std::fmt::Display for Fixed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for OddNamesFixed {
+impl std::str::FromStr for Fixed {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "exactly this" => Ok(OddNamesFixed::ExactlyThis),
+            "exactly this" => Ok(Fixed::ExactlyThis),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddNamesFixed` value",
+                    expected: "`Fixed` value",
                     value: s.to_owned(),
                 })
             }
@@ -476,7 +498,8 @@ impl std::str::FromStr for OddNamesFixed {
     }
 }
 /// Schema: `types/odd.names.schema.json#/$defs/local-thing`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct LocalThing {
     /// `fn`, required, capture `some`.
     pub fn_: String,
@@ -484,6 +507,13 @@ pub struct LocalThing {
     pub extra: super::runtime::Object,
 }
 impl LocalThing {
+    /// A `LocalThing` with its required members (`fn`); the optional ones absent.
+    pub fn new(fn_: impl Into<String>) -> Self {
+        Self {
+            fn_: fn_.into(),
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).

@@ -7,12 +7,13 @@
 /// Rule: when `kind` is "fancy", `fancy_only` must be present.
 ///
 /// Schema: `types/odd.shapes.schema.json#`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct OddShapes {
     /// `deep`, optional, capture `some`.
-    pub deep: Option<super::odd_shapes::OddShapesDeep>,
+    pub deep: Option<super::odd_shapes::Deep>,
     /// `grid`, optional, capture `some`.
-    pub grid: Option<Vec<Vec<super::odd_shapes::OddShapesGridItemItem>>>,
+    pub grid: Option<Vec<Vec<super::odd_shapes::Grid>>>,
     /// `numbers`, optional, capture `some`.
     pub numbers: Option<Vec<f64>>,
     /// `matrix`, optional, capture `some`.
@@ -20,25 +21,44 @@ pub struct OddShapes {
     /// `free`, optional, capture `some`.
     pub free: Option<Vec<super::runtime::Object>>,
     /// `object_or_string`, optional, capture `some`.
-    pub object_or_string: Option<super::odd_shapes::OddShapesObjectOrString>,
+    pub object_or_string: Option<super::odd_shapes::ObjectOrString>,
     /// `string_or_integer`, optional, capture `some`.
-    pub string_or_integer: Option<super::odd_shapes::OddShapesStringOrInteger>,
+    pub string_or_integer: Option<super::odd_shapes::StringOrInteger>,
     /// `integer_or_number`, optional, capture `some`.
-    pub integer_or_number: Option<super::odd_shapes::OddShapesIntegerOrNumber>,
+    pub integer_or_number: Option<super::odd_shapes::IntegerOrNumber>,
     /// `number_or_boolean`, optional, capture `some`.
-    pub number_or_boolean: Option<super::odd_shapes::OddShapesNumberOrBoolean>,
+    pub number_or_boolean: Option<super::odd_shapes::NumberOrBoolean>,
     /// `anything_scalar`, optional, capture `some`.
-    pub anything_scalar: Option<super::odd_shapes::OddShapesAnythingScalar>,
+    pub anything_scalar: Option<super::odd_shapes::AnythingScalar>,
     /// `tags`, optional, capture `some`.
-    pub tags: Option<Vec<super::odd_shapes::OddShapesTagsItem>>,
+    pub tags: Option<Vec<super::odd_shapes::Tags>>,
     /// `kind`, optional, capture `some`.
-    pub kind: Option<super::odd_shapes::OddShapesKind>,
+    pub kind: Option<super::odd_shapes::Kind>,
     /// `fancy_only`, optional, capture `some`.
     pub fancy_only: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
 impl OddShapes {
+    /// A `OddShapes` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            deep: None,
+            grid: None,
+            numbers: None,
+            matrix: None,
+            free: None,
+            object_or_string: None,
+            string_or_integer: None,
+            integer_or_number: None,
+            number_or_boolean: None,
+            anything_scalar: None,
+            tags: None,
+            kind: None,
+            fancy_only: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -312,20 +332,18 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
                 self,
                 mut map: A,
             ) -> Result<OddShapes, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeep> = None;
-                let mut slot_1: Option<
-                    Vec<Vec<super::odd_shapes::OddShapesGridItemItem>>,
-                > = None;
+                let mut slot_0: Option<super::odd_shapes::Deep> = None;
+                let mut slot_1: Option<Vec<Vec<super::odd_shapes::Grid>>> = None;
                 let mut slot_2: Option<Vec<f64>> = None;
                 let mut slot_3: Option<Vec<Vec<f64>>> = None;
                 let mut slot_4: Option<Vec<super::runtime::Object>> = None;
-                let mut slot_5: Option<super::odd_shapes::OddShapesObjectOrString> = None;
-                let mut slot_6: Option<super::odd_shapes::OddShapesStringOrInteger> = None;
-                let mut slot_7: Option<super::odd_shapes::OddShapesIntegerOrNumber> = None;
-                let mut slot_8: Option<super::odd_shapes::OddShapesNumberOrBoolean> = None;
-                let mut slot_9: Option<super::odd_shapes::OddShapesAnythingScalar> = None;
-                let mut slot_10: Option<Vec<super::odd_shapes::OddShapesTagsItem>> = None;
-                let mut slot_11: Option<super::odd_shapes::OddShapesKind> = None;
+                let mut slot_5: Option<super::odd_shapes::ObjectOrString> = None;
+                let mut slot_6: Option<super::odd_shapes::StringOrInteger> = None;
+                let mut slot_7: Option<super::odd_shapes::IntegerOrNumber> = None;
+                let mut slot_8: Option<super::odd_shapes::NumberOrBoolean> = None;
+                let mut slot_9: Option<super::odd_shapes::AnythingScalar> = None;
+                let mut slot_10: Option<Vec<super::odd_shapes::Tags>> = None;
+                let mut slot_11: Option<super::odd_shapes::Kind> = None;
                 let mut slot_12: Option<String> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -404,14 +422,22 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OddShapesDeep {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Deep {
     /// `a`, optional, capture `some`.
-    pub a: Option<super::odd_shapes::OddShapesDeepA>,
+    pub a: Option<super::odd_shapes::DeepA>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl OddShapesDeep {
+impl Deep {
+    /// A `Deep` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            a: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -466,7 +492,7 @@ impl OddShapesDeep {
         }
     }
 }
-impl serde::Serialize for OddShapesDeep {
+impl serde::Serialize for Deep {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["a"])?;
@@ -480,21 +506,21 @@ impl serde::Serialize for OddShapesDeep {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesDeep {
+impl<'de> serde::Deserialize<'de> for Deep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeep;
+            type Value = Deep;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeep` object")
+                f.write_str("a `Deep` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeep, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepA> = None;
+            ) -> Result<Deep, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepA> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -502,21 +528,29 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeep {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeep { a: slot_0, extra })
+                Ok(Deep { a: slot_0, extra })
             }
         }
         deserializer.deserialize_map(Visitor)
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OddShapesDeepA {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepA {
     /// `b`, optional, capture `some`.
-    pub b: Option<super::odd_shapes::OddShapesDeepAB>,
+    pub b: Option<super::odd_shapes::DeepAB>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl OddShapesDeepA {
+impl DeepA {
+    /// A `DeepA` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            b: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -571,7 +605,7 @@ impl OddShapesDeepA {
         }
     }
 }
-impl serde::Serialize for OddShapesDeepA {
+impl serde::Serialize for DeepA {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["b"])?;
@@ -585,21 +619,21 @@ impl serde::Serialize for OddShapesDeepA {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
+impl<'de> serde::Deserialize<'de> for DeepA {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepA;
+            type Value = DeepA;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepA` object")
+                f.write_str("a `DeepA` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepA, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepAB> = None;
+            ) -> Result<DeepA, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepAB> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -607,21 +641,29 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepA {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepA { b: slot_0, extra })
+                Ok(DeepA { b: slot_0, extra })
             }
         }
         deserializer.deserialize_map(Visitor)
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OddShapesDeepAB {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepAB {
     /// `c`, optional, capture `some`.
-    pub c: Option<super::odd_shapes::OddShapesDeepABC>,
+    pub c: Option<super::odd_shapes::DeepABC>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl OddShapesDeepAB {
+impl DeepAB {
+    /// A `DeepAB` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            c: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -676,7 +718,7 @@ impl OddShapesDeepAB {
         }
     }
 }
-impl serde::Serialize for OddShapesDeepAB {
+impl serde::Serialize for DeepAB {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["c"])?;
@@ -690,21 +732,21 @@ impl serde::Serialize for OddShapesDeepAB {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
+impl<'de> serde::Deserialize<'de> for DeepAB {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepAB;
+            type Value = DeepAB;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepAB` object")
+                f.write_str("a `DeepAB` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepAB, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepABC> = None;
+            ) -> Result<DeepAB, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepABC> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -712,24 +754,29 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepAB {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepAB {
-                    c: slot_0,
-                    extra,
-                })
+                Ok(DeepAB { c: slot_0, extra })
             }
         }
         deserializer.deserialize_map(Visitor)
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OddShapesDeepABC {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepABC {
     /// `d`, optional, capture `some`.
-    pub d: Option<super::odd_shapes::OddShapesDeepABCD>,
+    pub d: Option<super::odd_shapes::DeepABCD>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl OddShapesDeepABC {
+impl DeepABC {
+    /// A `DeepABC` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            d: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -784,7 +831,7 @@ impl OddShapesDeepABC {
         }
     }
 }
-impl serde::Serialize for OddShapesDeepABC {
+impl serde::Serialize for DeepABC {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["d"])?;
@@ -798,21 +845,21 @@ impl serde::Serialize for OddShapesDeepABC {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
+impl<'de> serde::Deserialize<'de> for DeepABC {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepABC;
+            type Value = DeepABC;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepABC` object")
+                f.write_str("a `DeepABC` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepABC, A::Error> {
-                let mut slot_0: Option<super::odd_shapes::OddShapesDeepABCD> = None;
+            ) -> Result<DeepABC, A::Error> {
+                let mut slot_0: Option<super::odd_shapes::DeepABCD> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
                     match key.as_str() {
@@ -820,24 +867,29 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABC {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepABC {
-                    d: slot_0,
-                    extra,
-                })
+                Ok(DeepABC { d: slot_0, extra })
             }
         }
         deserializer.deserialize_map(Visitor)
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/deep/properties/a/properties/b/properties/c/properties/d`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OddShapesDeepABCD {
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DeepABCD {
     /// `leaf`, optional, capture `some`.
     pub leaf: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl OddShapesDeepABCD {
+impl DeepABCD {
+    /// A `DeepABCD` with every member absent.
+    pub fn new() -> Self {
+        Self {
+            leaf: None,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -877,7 +929,7 @@ impl OddShapesDeepABCD {
         }
     }
 }
-impl serde::Serialize for OddShapesDeepABCD {
+impl serde::Serialize for DeepABCD {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["leaf"])?;
@@ -891,20 +943,20 @@ impl serde::Serialize for OddShapesDeepABCD {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
+impl<'de> serde::Deserialize<'de> for DeepABCD {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesDeepABCD;
+            type Value = DeepABCD;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesDeepABCD` object")
+                f.write_str("a `DeepABCD` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesDeepABCD, A::Error> {
+            ) -> Result<DeepABCD, A::Error> {
                 let mut slot_0: Option<f64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -913,10 +965,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesDeepABCD {
-                    leaf: slot_0,
-                    extra,
-                })
+                Ok(DeepABCD { leaf: slot_0, extra })
             }
         }
         deserializer.deserialize_map(Visitor)
@@ -924,13 +973,21 @@ impl<'de> serde::Deserialize<'de> for OddShapesDeepABCD {
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/grid/items/items`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OddShapesGridItemItem {
+#[non_exhaustive]
+pub struct Grid {
     /// `x`, required, capture `some`.
     pub x: f64,
     /// Members the schema does not describe, kept as they came (payloads are open).
     pub extra: super::runtime::Object,
 }
-impl OddShapesGridItemItem {
+impl Grid {
+    /// A `Grid` with its required members (`x`); the optional ones absent.
+    pub fn new(x: f64) -> Self {
+        Self {
+            x,
+            extra: Default::default(),
+        }
+    }
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
@@ -964,7 +1021,7 @@ impl OddShapesGridItemItem {
         }
     }
 }
-impl serde::Serialize for OddShapesGridItemItem {
+impl serde::Serialize for Grid {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["x"])?;
@@ -979,20 +1036,20 @@ impl serde::Serialize for OddShapesGridItemItem {
         map.end()
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
+impl<'de> serde::Deserialize<'de> for Grid {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesGridItemItem;
+            type Value = Grid;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a `OddShapesGridItemItem` object")
+                f.write_str("a `Grid` object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<OddShapesGridItemItem, A::Error> {
+            ) -> Result<Grid, A::Error> {
                 let mut slot_0: Option<f64> = None;
                 let mut extra = <super::runtime::Object>::default();
                 while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
@@ -1001,7 +1058,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
                         _ => super::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
-                Ok(OddShapesGridItemItem {
+                Ok(Grid {
                     x: super::runtime::required(slot_0, "x")?,
                     extra,
                 })
@@ -1011,114 +1068,144 @@ impl<'de> serde::Deserialize<'de> for OddShapesGridItemItem {
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/object_or_string`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesObjectOrString {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ObjectOrString {
     /// A JSON object.
     Object(super::runtime::Object),
     /// A string.
     String(String),
 }
-impl serde::Serialize for OddShapesObjectOrString {
+impl From<super::runtime::Object> for ObjectOrString {
+    fn from(value: super::runtime::Object) -> ObjectOrString {
+        ObjectOrString::Object(value)
+    }
+}
+impl From<String> for ObjectOrString {
+    fn from(value: String) -> ObjectOrString {
+        ObjectOrString::String(value)
+    }
+}
+impl From<&str> for ObjectOrString {
+    fn from(value: &str) -> ObjectOrString {
+        ObjectOrString::String(value.to_owned())
+    }
+}
+impl serde::Serialize for ObjectOrString {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesObjectOrString::Object(value) => {
+            ObjectOrString::Object(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesObjectOrString::String(value) => {
+            ObjectOrString::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesObjectOrString {
+impl<'de> serde::Deserialize<'de> for ObjectOrString {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesObjectOrString;
+            type Value = ObjectOrString;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object or string")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> Result<OddShapesObjectOrString, A::Error> {
+            ) -> Result<ObjectOrString, A::Error> {
                 serde::Deserialize::deserialize(
                         serde::de::value::MapAccessDeserializer::new(map),
                     )
-                    .map(OddShapesObjectOrString::Object)
+                    .map(ObjectOrString::Object)
             }
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<OddShapesObjectOrString, E> {
-                Ok(OddShapesObjectOrString::String(v.to_owned()))
+            ) -> Result<ObjectOrString, E> {
+                Ok(ObjectOrString::String(v.to_owned()))
             }
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<OddShapesObjectOrString, E> {
-                Ok(OddShapesObjectOrString::String(v))
+            ) -> Result<ObjectOrString, E> {
+                Ok(ObjectOrString::String(v))
             }
         }
         deserializer.deserialize_any(Visitor)
     }
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/string_or_integer`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesStringOrInteger {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StringOrInteger {
     /// A string.
     String(String),
     /// An integer.
     Integer(i64),
 }
-impl serde::Serialize for OddShapesStringOrInteger {
+impl From<String> for StringOrInteger {
+    fn from(value: String) -> StringOrInteger {
+        StringOrInteger::String(value)
+    }
+}
+impl From<&str> for StringOrInteger {
+    fn from(value: &str) -> StringOrInteger {
+        StringOrInteger::String(value.to_owned())
+    }
+}
+impl From<i64> for StringOrInteger {
+    fn from(value: i64) -> StringOrInteger {
+        StringOrInteger::Integer(value)
+    }
+}
+impl serde::Serialize for StringOrInteger {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesStringOrInteger::String(value) => {
+            StringOrInteger::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesStringOrInteger::Integer(value) => {
+            StringOrInteger::Integer(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
+impl<'de> serde::Deserialize<'de> for StringOrInteger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesStringOrInteger;
+            type Value = StringOrInteger;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string or integer")
             }
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<OddShapesStringOrInteger, E> {
-                Ok(OddShapesStringOrInteger::String(v.to_owned()))
+            ) -> Result<StringOrInteger, E> {
+                Ok(StringOrInteger::String(v.to_owned()))
             }
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<OddShapesStringOrInteger, E> {
-                Ok(OddShapesStringOrInteger::String(v))
+            ) -> Result<StringOrInteger, E> {
+                Ok(StringOrInteger::String(v))
             }
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesStringOrInteger, E> {
-                Ok(OddShapesStringOrInteger::Integer(v))
+            ) -> Result<StringOrInteger, E> {
+                Ok(StringOrInteger::Integer(v))
             }
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesStringOrInteger, E> {
+            ) -> Result<StringOrInteger, E> {
                 i64::try_from(v)
-                    .map(OddShapesStringOrInteger::Integer)
+                    .map(StringOrInteger::Integer)
                     .map_err(|_| E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &self,
@@ -1130,46 +1217,56 @@ impl<'de> serde::Deserialize<'de> for OddShapesStringOrInteger {
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/integer_or_number`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesIntegerOrNumber {
+pub enum IntegerOrNumber {
     /// An integer.
     Integer(i64),
     /// A number.
     Number(f64),
 }
-impl serde::Serialize for OddShapesIntegerOrNumber {
+impl From<i64> for IntegerOrNumber {
+    fn from(value: i64) -> IntegerOrNumber {
+        IntegerOrNumber::Integer(value)
+    }
+}
+impl From<f64> for IntegerOrNumber {
+    fn from(value: f64) -> IntegerOrNumber {
+        IntegerOrNumber::Number(value)
+    }
+}
+impl serde::Serialize for IntegerOrNumber {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesIntegerOrNumber::Integer(value) => {
+            IntegerOrNumber::Integer(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesIntegerOrNumber::Number(value) => {
+            IntegerOrNumber::Number(value) => {
                 super::runtime::Numbers::write(value, serializer)
             }
         }
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
+impl<'de> serde::Deserialize<'de> for IntegerOrNumber {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesIntegerOrNumber;
+            type Value = IntegerOrNumber;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON integer or number")
             }
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesIntegerOrNumber, E> {
-                Ok(OddShapesIntegerOrNumber::Integer(v))
+            ) -> Result<IntegerOrNumber, E> {
+                Ok(IntegerOrNumber::Integer(v))
             }
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesIntegerOrNumber, E> {
+            ) -> Result<IntegerOrNumber, E> {
                 i64::try_from(v)
-                    .map(OddShapesIntegerOrNumber::Integer)
+                    .map(IntegerOrNumber::Integer)
                     .map_err(|_| E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &self,
@@ -1178,8 +1275,8 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
-            ) -> Result<OddShapesIntegerOrNumber, E> {
-                Ok(OddShapesIntegerOrNumber::Number(v))
+            ) -> Result<IntegerOrNumber, E> {
+                Ok(IntegerOrNumber::Number(v))
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -1187,57 +1284,67 @@ impl<'de> serde::Deserialize<'de> for OddShapesIntegerOrNumber {
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/number_or_boolean`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesNumberOrBoolean {
+pub enum NumberOrBoolean {
     /// A number.
     Number(f64),
     /// A boolean.
     Boolean(bool),
 }
-impl serde::Serialize for OddShapesNumberOrBoolean {
+impl From<f64> for NumberOrBoolean {
+    fn from(value: f64) -> NumberOrBoolean {
+        NumberOrBoolean::Number(value)
+    }
+}
+impl From<bool> for NumberOrBoolean {
+    fn from(value: bool) -> NumberOrBoolean {
+        NumberOrBoolean::Boolean(value)
+    }
+}
+impl serde::Serialize for NumberOrBoolean {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesNumberOrBoolean::Number(value) => {
+            NumberOrBoolean::Number(value) => {
                 super::runtime::Numbers::write(value, serializer)
             }
-            OddShapesNumberOrBoolean::Boolean(value) => {
+            NumberOrBoolean::Boolean(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
+impl<'de> serde::Deserialize<'de> for NumberOrBoolean {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesNumberOrBoolean;
+            type Value = NumberOrBoolean;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON number or boolean")
             }
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Number(v))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Number(v))
             }
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Number(v as f64))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Number(v as f64))
             }
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Number(v as f64))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Number(v as f64))
             }
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
-            ) -> Result<OddShapesNumberOrBoolean, E> {
-                Ok(OddShapesNumberOrBoolean::Boolean(v))
+            ) -> Result<NumberOrBoolean, E> {
+                Ok(NumberOrBoolean::Boolean(v))
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -1245,7 +1352,7 @@ impl<'de> serde::Deserialize<'de> for OddShapesNumberOrBoolean {
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/anything_scalar`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OddShapesAnythingScalar {
+pub enum AnythingScalar {
     /// A string.
     String(String),
     /// An integer.
@@ -1257,61 +1364,91 @@ pub enum OddShapesAnythingScalar {
     /// A JSON object.
     Object(super::runtime::Object),
 }
-impl serde::Serialize for OddShapesAnythingScalar {
+impl From<String> for AnythingScalar {
+    fn from(value: String) -> AnythingScalar {
+        AnythingScalar::String(value)
+    }
+}
+impl From<&str> for AnythingScalar {
+    fn from(value: &str) -> AnythingScalar {
+        AnythingScalar::String(value.to_owned())
+    }
+}
+impl From<i64> for AnythingScalar {
+    fn from(value: i64) -> AnythingScalar {
+        AnythingScalar::Integer(value)
+    }
+}
+impl From<f64> for AnythingScalar {
+    fn from(value: f64) -> AnythingScalar {
+        AnythingScalar::Number(value)
+    }
+}
+impl From<bool> for AnythingScalar {
+    fn from(value: bool) -> AnythingScalar {
+        AnythingScalar::Boolean(value)
+    }
+}
+impl From<super::runtime::Object> for AnythingScalar {
+    fn from(value: super::runtime::Object) -> AnythingScalar {
+        AnythingScalar::Object(value)
+    }
+}
+impl serde::Serialize for AnythingScalar {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            OddShapesAnythingScalar::String(value) => {
+            AnythingScalar::String(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesAnythingScalar::Integer(value) => {
+            AnythingScalar::Integer(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesAnythingScalar::Number(value) => {
+            AnythingScalar::Number(value) => {
                 super::runtime::Numbers::write(value, serializer)
             }
-            OddShapesAnythingScalar::Boolean(value) => {
+            AnythingScalar::Boolean(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
-            OddShapesAnythingScalar::Object(value) => {
+            AnythingScalar::Object(value) => {
                 serde::Serialize::serialize(value, serializer)
             }
         }
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
+impl<'de> serde::Deserialize<'de> for AnythingScalar {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = OddShapesAnythingScalar;
+            type Value = AnythingScalar;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON string, integer, number, boolean or object")
             }
             fn visit_str<E: serde::de::Error>(
                 self,
                 v: &str,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::String(v.to_owned()))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::String(v.to_owned()))
             }
             fn visit_string<E: serde::de::Error>(
                 self,
                 v: String,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::String(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::String(v))
             }
             fn visit_i64<E: serde::de::Error>(
                 self,
                 v: i64,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::Integer(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::Integer(v))
             }
             fn visit_u64<E: serde::de::Error>(
                 self,
                 v: u64,
-            ) -> Result<OddShapesAnythingScalar, E> {
+            ) -> Result<AnythingScalar, E> {
                 i64::try_from(v)
-                    .map(OddShapesAnythingScalar::Integer)
+                    .map(AnythingScalar::Integer)
                     .map_err(|_| E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &self,
@@ -1320,23 +1457,23 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
             fn visit_f64<E: serde::de::Error>(
                 self,
                 v: f64,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::Number(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::Number(v))
             }
             fn visit_bool<E: serde::de::Error>(
                 self,
                 v: bool,
-            ) -> Result<OddShapesAnythingScalar, E> {
-                Ok(OddShapesAnythingScalar::Boolean(v))
+            ) -> Result<AnythingScalar, E> {
+                Ok(AnythingScalar::Boolean(v))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> Result<OddShapesAnythingScalar, A::Error> {
+            ) -> Result<AnythingScalar, A::Error> {
                 serde::Deserialize::deserialize(
                         serde::de::value::MapAccessDeserializer::new(map),
                     )
-                    .map(OddShapesAnythingScalar::Object)
+                    .map(AnythingScalar::Object)
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -1344,49 +1481,50 @@ impl<'de> serde::Deserialize<'de> for OddShapesAnythingScalar {
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/tags/items`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OddShapesTagsItem {
+#[non_exhaustive]
+pub enum Tags {
     /// `"x"`
     X,
     /// `"y"`
     Y,
 }
-impl serde::Serialize for OddShapesTagsItem {
+impl serde::Serialize for Tags {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesTagsItem {
+impl<'de> serde::Deserialize<'de> for Tags {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         super::runtime::enum_value(deserializer, &["x", "y"], |s| s.parse().ok())
     }
 }
-impl OddShapesTagsItem {
+impl Tags {
     /// Every value, in schema order.
-    pub const ALL: [OddShapesTagsItem; 2] = [OddShapesTagsItem::X, OddShapesTagsItem::Y];
+    pub const ALL: [Tags; 2] = [Tags::X, Tags::Y];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddShapesTagsItem::X => "x",
-            OddShapesTagsItem::Y => "y",
+            Tags::X => "x",
+            Tags::Y => "y",
         }
     }
 }
-impl std::fmt::Display for OddShapesTagsItem {
+impl std::fmt::Display for Tags {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for OddShapesTagsItem {
+impl std::str::FromStr for Tags {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "x" => Ok(OddShapesTagsItem::X),
-            "y" => Ok(OddShapesTagsItem::Y),
+            "x" => Ok(Tags::X),
+            "y" => Ok(Tags::Y),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddShapesTagsItem` value",
+                    expected: "`Tags` value",
                     value: s.to_owned(),
                 })
             }
@@ -1395,49 +1533,50 @@ impl std::str::FromStr for OddShapesTagsItem {
 }
 /// Schema: `types/odd.shapes.schema.json#/properties/kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OddShapesKind {
+#[non_exhaustive]
+pub enum Kind {
     /// `"plain"`
     Plain,
     /// `"fancy"`
     Fancy,
 }
-impl serde::Serialize for OddShapesKind {
+impl serde::Serialize for Kind {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for OddShapesKind {
+impl<'de> serde::Deserialize<'de> for Kind {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
         super::runtime::enum_value(deserializer, &["plain", "fancy"], |s| s.parse().ok())
     }
 }
-impl OddShapesKind {
+impl Kind {
     /// Every value, in schema order.
-    pub const ALL: [OddShapesKind; 2] = [OddShapesKind::Plain, OddShapesKind::Fancy];
+    pub const ALL: [Kind; 2] = [Kind::Plain, Kind::Fancy];
     /// The value as it is written on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
-            OddShapesKind::Plain => "plain",
-            OddShapesKind::Fancy => "fancy",
+            Kind::Plain => "plain",
+            Kind::Fancy => "fancy",
         }
     }
 }
-impl std::fmt::Display for OddShapesKind {
+impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-impl std::str::FromStr for OddShapesKind {
+impl std::str::FromStr for Kind {
     type Err = super::runtime::Error;
     fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
         match s {
-            "plain" => Ok(OddShapesKind::Plain),
-            "fancy" => Ok(OddShapesKind::Fancy),
+            "plain" => Ok(Kind::Plain),
+            "fancy" => Ok(Kind::Fancy),
             _ => {
                 Err(super::runtime::Error::UnknownValue {
-                    expected: "`OddShapesKind` value",
+                    expected: "`Kind` value",
                     value: s.to_owned(),
                 })
             }

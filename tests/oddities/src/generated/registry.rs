@@ -8,6 +8,7 @@ pub const AEP_VERSION: &str = "9.9";
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RegisteredType {
     /// `"odd.names"`
     OddNames,
@@ -73,6 +74,7 @@ impl std::str::FromStr for RegisteredType {
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Status {
     /// `"mandatory"`
     Mandatory,
@@ -134,6 +136,7 @@ impl std::str::FromStr for Status {
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Scope {
     /// `"session"`
     Session,
@@ -231,6 +234,7 @@ pub const MANDATORY: [RegisteredType; 1] = [RegisteredType::OddNames];
 ///
 /// Schema: `registry/categories.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Category {
     /// `"odd"`
     Odd,
@@ -280,6 +284,7 @@ impl std::str::FromStr for Category {
 ///
 /// Schema: `registry/types.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CategoryScope {
     /// `"session"`
     Session,
@@ -363,6 +368,7 @@ impl Category {
 ///
 /// Schema: `registry/severity.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Severity {
     /// `"low"`
     Low,
@@ -464,6 +470,7 @@ impl Severity {
 ///
 /// Schema: `registry/capture.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Capture {
     /// `"none"`
     None,
@@ -551,6 +558,7 @@ impl Default for Capture {
 ///
 /// Schema: `registry/nack-reasons.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum NackReason {
     /// `"no"`
     No,
