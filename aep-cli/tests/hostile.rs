@@ -74,6 +74,10 @@ fn a_huge_line_is_not_held_in_memory() {
         stdout.starts_with("<stdin>:1: error[line-too-long]: "),
         "{stdout}"
     );
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "aep validate: 1 file, 1 line, 0 events: 1 error, 0 warnings\n"
+    );
     assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
 }
 
@@ -301,6 +305,7 @@ fn progress_shows_on_a_terminal() {
         "no bar in {screen:?}"
     );
     assert!(screen.contains("MiB"), "{screen:?}");
+    assert!(!screen.contains("panicked"), "{screen:?}");
     assert!(
         screen.contains(&format!("{lines} lines, {lines} events: 0 errors")),
         "{screen:?}"
