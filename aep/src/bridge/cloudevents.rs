@@ -18,6 +18,17 @@
 //! foreign CloudEvent, out of the bridge's scope:
 //! [`InverseError::ForeignType`].
 //!
+//! Two edges the tables leave open, and what the bridge does there:
+//!
+//! - An AEP extension attribute named like an attribute the bridge writes
+//!   (`specversion`, `datacontenttype`, a B4 name such as `aepsequence`)
+//!   would be overwritten or misread on the way back, so [`forward`]
+//!   refuses the event ([`ForwardError::ReservedName`]).
+//! - CloudEvents types `Integer` as 32-bit; AEP's `seq` and `epoch` are
+//!   unbounded and B4 has no encoding step, so a larger value travels as
+//!   the JSON integer it is (losslessly), and [`CloudEvent::check`] names
+//!   it for consumers with a strict 32-bit type.
+//!
 //! ```
 //! use aep::bridge::cloudevents::{forward, inverse, CloudEvent};
 //! use aep::Event;

@@ -4,8 +4,9 @@
 //!
 //! The SDK holds `time` as a UTC `DateTime`, so the instant survives the
 //! trip through it but not always its spelling: an AEP `time` comes back
-//! in UTC with `Z` and 0, 3, 6 or 9 fraction digits (`.31Z` comes back as
-//! `.310Z`, `+02:00` as the UTC instant). Every other attribute and `data`
+//! in UTC with `Z` and milliseconds, or 6 or 9 fraction digits when the
+//! instant needs them (`.31Z` comes back as `.310Z`, `00Z` as `00.000Z`,
+//! `+02:00` as the UTC instant). Every other attribute and `data`
 //! come back as they went (`data` as the same JSON value; the SDK does not
 //! keep its text).
 //!
@@ -23,6 +24,8 @@
 //! ```
 
 use std::fmt;
+
+use cloudevents::AttributesReader;
 
 use super::{forward, inverse, CloudEvent, ForwardError, Inbound, InverseError};
 use crate::Event;
@@ -64,6 +67,17 @@ pub fn to_sdk(event: &Event) -> Result<cloudevents::Event, SdkError> {
 /// The AEP event of an SDK `Event`: [`inverse`], from the SDK's type.
 pub fn from_sdk(event: &cloudevents::Event) -> Result<Inbound, SdkError> {
     let json = serde_json::to_string(event).map_err(|e| SdkError::Sdk(e.to_string()))?;
-    let ce: CloudEvent = serde_json::from_str(&json).map_err(|e| SdkError::Sdk(e.to_string()))?;
+    let mut ce: CloudEvent =
+        serde_json::from_str(&json).map_err(|e| SdkError::Sdk(e.to_string()))?;
+    // Milliseconds, the form most emitters write (JavaScript's
+    // `toISOString`), and more digits only when the instant needs them.
+    ce.time = event.time().map(|time| {
+        let format = if time.timestamp_subsec_nanos() % 1_000_000 == 0 {
+            chrono::SecondsFormat::Millis
+        } else {
+            chrono::SecondsFormat::AutoSi
+        };
+        time.to_rfc3339_opts(format, true)
+    });
     inverse(&ce).map_err(SdkError::Inverse)
 }
