@@ -24,6 +24,12 @@
 //!   included, `capture` as down-levelled), and `unmapped.data`, the
 //!   surviving payload, omitted when empty.
 //!
+//! The record never invents a value: without a `subject`, `process` has
+//! no `name` and a later lifecycle event's `finding_info` no `uid`; without
+//! a surviving `tool.call_id`, `process` has no `uid` (§4.3's documented
+//! edge); the device `hostname` is the authority as written (a port or
+//! user info included).
+//!
 //! ```
 //! use aep::bridge::ocsf::{project, Options};
 //!

@@ -19,7 +19,10 @@
 //!
 //! An event at `capture: none` (declared, or down-levelled to it)
 //! exports the envelope-derived attributes only: no `body`, nothing
-//! hoisted.
+//! hoisted. Absent attributes give no `aep.*` attribute; an absent
+//! `severity` exports as `info`, the protocol default. The table has no
+//! row for extension attributes, so they are not exported (the CloudEvents
+//! bridge is the lossless one).
 //!
 //! [`LogRecord`] serializes as the log record data model's JSON object,
 //! attributes as a flat map. With the `otlp-proto` cargo feature,
