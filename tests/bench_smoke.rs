@@ -25,7 +25,11 @@ fn the_benchmark_runs_on_a_tiny_corpus() {
             "validate",
             "down_level",
             "encode",
-            "encode_value"
+            "encode_value",
+            "ce_forward",
+            "ce_inverse",
+            "otlp",
+            "ocsf"
         ]
     );
     assert!(report

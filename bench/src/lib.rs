@@ -3,6 +3,7 @@
 //! `aep-types`, against serde_json baselines measured in the same run.
 
 pub mod alloc;
+mod bridge;
 pub mod corpus;
 
 use std::hint::black_box;
@@ -191,6 +192,7 @@ pub fn run(options: &Options) -> Report {
             }),
         },
     ];
+    measurements.extend(bridge::measurements(&events));
     let times = medians(passes, &mut measurements);
     let timings: Vec<(&'static str, &'static str, Duration)> = measurements
         .iter()
