@@ -98,6 +98,9 @@ const CE_RESERVED: [&str; 2] = ["specversion", "datacontenttype"];
 
 /// A CloudEvent in the JSON format, structured mode.
 ///
+/// An attribute whose value is JSON `null` reads as absent, as the JSON
+/// format says.
+///
 /// Decode it with `serde_json::from_str`, `from_slice` or `from_reader`
 /// (`data` is kept as raw JSON text, which `serde_json::from_value` cannot
 /// give); encode it with `serde_json::to_string` or `to_writer`.
@@ -582,6 +585,7 @@ impl<'de> serde::de::Visitor<'de> for Visitor {
                 }
                 match map.next_value::<Value>()? {
                     Value::String(s) => strings[slot] = Some(s),
+                    Value::Null => {}
                     other => {
                         return Err(A::Error::custom(format_args!(
                             "attribute `{key}` must be a string, not {other}"
@@ -592,13 +596,16 @@ impl<'de> serde::de::Visitor<'de> for Visitor {
                 if data.is_some() {
                     return Err(duplicate());
                 }
-                data = Some(map.next_value()?);
+                let raw: Box<RawValue> = map.next_value()?;
+                data = (raw.get() != "null").then_some(raw);
             } else {
                 if extensions.contains_key(&key) {
                     return Err(duplicate());
                 }
                 let value = map.next_value::<Value>()?;
-                extensions.insert(key, value);
+                if !value.is_null() {
+                    extensions.insert(key, value);
+                }
             }
         }
         let [specversion, id, source, type_, datacontenttype, subject, time, data_base64] = strings;
