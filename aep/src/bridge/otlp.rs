@@ -229,7 +229,13 @@ impl TraceContext {
 /// The log record of `event` (§3.2), after down-levelling it to
 /// `options.max_capture` (§3.3).
 pub fn to_log_record(event: &Event, options: &Options) -> Result<LogRecord, OtlpError> {
-    let event = event.down_level(options.max_capture);
+    let ceilinged;
+    let event = if event.capture_or_default() > options.max_capture {
+        ceilinged = event.down_level(options.max_capture);
+        &ceilinged
+    } else {
+        event
+    };
     let time_unix_nano = super::time::unix_nanos(&event.time)
         .and_then(|nanos| u64::try_from(nanos).ok())
         .ok_or_else(|| OtlpError::Time(event.time.clone()))?;
