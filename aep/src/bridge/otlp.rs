@@ -26,8 +26,8 @@
 //!
 //! [`LogRecord`] serializes as the log record data model's JSON object,
 //! attributes as a flat map. With the `otlp-proto` cargo feature,
-//! [`LogRecord::to_proto`] gives the OTLP wire form
-//! (`opentelemetry-proto`'s `LogRecord`) and [`LogRecord::resource_proto`]
+//! `LogRecord::to_proto` (module `proto`) gives the OTLP wire form
+//! (`opentelemetry-proto`'s `LogRecord`) and `LogRecord::resource_proto`
 //! its resource.
 //!
 //! ```
