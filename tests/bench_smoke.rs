@@ -26,7 +26,11 @@ fn the_benchmark_runs_on_a_tiny_corpus() {
             "stream",
             "down_level",
             "encode",
-            "encode_value"
+            "encode_value",
+            "ce_forward",
+            "ce_inverse",
+            "otlp",
+            "ocsf"
         ]
     );
     assert!(report

@@ -48,6 +48,7 @@ struct Cli {
 enum Command {
     Validate(cmd::validate::Args),
     Project(cmd::project::Args),
+    Convert(cmd::convert::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
     let status = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Project(args) => cmd::project::run(args),
+        Command::Convert(args) => cmd::convert::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -18,6 +18,7 @@
 pub use aep_types;
 pub use aep_types::*;
 
+pub mod bridge;
 mod fingerprint;
 pub mod projection;
 pub mod stream;

@@ -5,6 +5,7 @@
 //! same run.
 
 pub mod alloc;
+mod bridge;
 pub mod corpus;
 
 use std::hint::black_box;
@@ -240,6 +241,7 @@ pub fn run(options: &Options) -> Report {
         // A row for an invalid stream would time the error path.
         measurements.retain(|m| m.name != "stream");
     }
+    measurements.extend(bridge::measurements(&events));
     let times = medians(passes, &mut measurements);
     let timings: Vec<(&'static str, &'static str, Duration)> = measurements
         .iter()
