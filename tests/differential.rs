@@ -656,6 +656,9 @@ fn poisoned_payload(
         AgentHeartbeat,
         AgentIdle,
         AgentPresence,
+        AssessmentEvaluationRecorded,
+        AssessmentFeedbackReceived,
+        AssessmentGuardrailRecorded,
         AttentionAnswered,
         AttentionRequested,
         AttentionResolved,
@@ -675,6 +678,7 @@ fn poisoned_payload(
         ProgressTaskCompleted,
         ProgressTaskPlanned,
         ResourceCitationRecorded,
+        ResourceRetrievalRequested,
         ResourceRetrievalReranked,
         ResourceRetrievalReturned,
         RunCancelled,
@@ -709,6 +713,17 @@ fn non_finite_numbers_never_encode_to_an_invalid_event() {
         let (Some(event_type), Some(data)) = (event["type"].as_str(), event.get("data")) else {
             continue;
         };
+        // Off the path nothing is poisoned: every typed payload decodes.
+        let untyped = matches!(
+            aep_types::Data::from_json(&data.to_string())
+                .map(|d| Payload::from_data(event_type, Some(&d))),
+            Ok(Ok(Payload::Untyped(_)))
+        );
+        if !untyped && poisoned_payload(event_type, data, &[json!("-")], 0.0).is_none() {
+            problems.push(format!(
+                "{event_type}: not decoded through the poisoning deserializer"
+            ));
+        }
         let mut all = Vec::new();
         paths(data, &mut Vec::new(), &mut all);
         let target = |path: &[Value]| -> bool {

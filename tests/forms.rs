@@ -478,3 +478,15 @@ fn gating_cases() {
     }
     report.finish("form-gating.json");
 }
+
+#[test]
+fn a_non_finite_answer_does_not_serialize() {
+    for n in [f64::NAN, f64::INFINITY] {
+        let error = serde_json::to_string(&FormValue::Number(n)).expect_err("no JSON form");
+        assert!(error.to_string().contains("not a JSON number"), "{error}");
+    }
+    assert_eq!(
+        serde_json::to_string(&FormValue::Number(2.5)).expect("finite"),
+        "2.5"
+    );
+}

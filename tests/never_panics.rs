@@ -19,10 +19,22 @@ fn corpus() -> Vec<String> {
 
 /// Everything a consumer does with one line; panics propagate.
 fn consume(bytes: &[u8]) -> bool {
+    let located = Event::from_slice(bytes);
     let Ok(event) = serde_json::from_slice::<Event>(bytes) else {
+        let error = located.expect_err("from_slice refuses what serde_json refuses");
+        assert!(
+            error.pointer().is_some(),
+            "an envelope error has a place: {error}"
+        );
         return false;
     };
-    let _ = event.payload();
+    assert_eq!(located.as_ref().ok(), Some(&event), "from_slice agrees");
+    if let Ok(payload) = event.payload() {
+        // What decoded encodes, and reads back the same.
+        let data = payload.to_data().expect("a decoded payload encodes");
+        let again = aep_types::Payload::from_data(&event.type_, Some(&data));
+        assert_eq!(again.as_ref().ok(), Some(&payload), "payload round trip");
+    }
     let _ = event.validate();
     for ceiling in Capture::ALL {
         let forwarded = event.down_level(ceiling);

@@ -91,7 +91,9 @@ impl FormValue {
         }
     }
 
-    /// The JSON `answer.values` carries for this answer.
+    /// The JSON `answer.values` carries for this answer. A non-finite
+    /// number has no JSON form and gives `null`; serializing a
+    /// `FormValue` refuses it instead.
     pub fn to_json(&self) -> Value {
         match self {
             FormValue::Text(text) | FormValue::Choice(text) => Value::String(text.clone()),
@@ -113,8 +115,15 @@ impl FormValue {
 }
 
 impl Serialize for FormValue {
+    /// Refuses a non-finite number, which JSON cannot write (`to_json`
+    /// would give `null`, which no `number` field accepts).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        match self {
+            FormValue::Number(n) if !n.is_finite() => Err(serde::ser::Error::custom(format_args!(
+                "`{n}` is not a JSON number"
+            ))),
+            _ => self.to_json().serialize(serializer),
+        }
     }
 }
 

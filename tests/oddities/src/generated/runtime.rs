@@ -170,7 +170,7 @@ impl<'de> Deserialize<'de> for Data {
 /// Decodes `text` (an event's `data`) as `T`, naming the place of a
 /// failure by its JSON Pointer from the event root.
 pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Error> {
-    locate("/data", text.as_bytes())
+    locate("/data", text)
         .map_err(|(pointer, error)| {
             let text = error.to_string();
             let position = format!(
@@ -187,7 +187,11 @@ pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Er
 /// Decodes `bytes` (a whole event) as `T`, naming the place of a failure
 /// by its JSON Pointer.
 pub fn decode_event<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    locate("", bytes)
+    let located = match std::str::from_utf8(bytes) {
+        Ok(text) => locate("", text),
+        Err(_) => serde_json::from_slice(bytes).map_err(|e| (String::new(), e)),
+    };
+    located
         .map_err(|(pointer, error)| {
             let text = error.to_string();
             let message = match error.line() {
@@ -209,17 +213,17 @@ pub fn decode_event<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
         })
 }
 
-/// Decodes `bytes` as `T`; on failure, decodes again tracking the path, so
+/// Decodes `text` as `T`; on failure, decodes again tracking the path, so
 /// the error can say where (failures are rare, so the common case pays
 /// nothing for it). The pointer starts with `prefix`.
 fn locate<T: DeserializeOwned>(
     prefix: &str,
-    bytes: &[u8],
+    text: &str,
 ) -> Result<T, (String, serde_json::Error)> {
-    if let Ok(value) = serde_json::from_slice(bytes) {
+    if let Ok(value) = serde_json::from_str(text) {
         return Ok(value);
     }
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
     let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
         Ok(value) => {
             return deserializer.end().map(|()| value).map_err(|e| (prefix.to_owned(), e));
