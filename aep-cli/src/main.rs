@@ -48,6 +48,7 @@ struct Cli {
 enum Command {
     Validate(cmd::validate::Args),
     Project(cmd::project::Args),
+    Respond(cmd::respond::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
     let status = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Project(args) => cmd::project::run(args),
+        Command::Respond(args) => return cmd::respond::run(args),
     };
     ExitCode::from(status.code())
 }

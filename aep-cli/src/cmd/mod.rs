@@ -2,6 +2,7 @@
 //! that returns the exit [`Status`].
 
 pub mod project;
+pub mod respond;
 pub mod validate;
 
 /// How a command ended: the process exit status.
