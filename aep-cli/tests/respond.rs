@@ -399,7 +399,7 @@ fn without_a_terminal_an_answer_flag_is_needed() {
 #[test]
 fn the_request_and_its_answer_validate_as_one_stream() {
     let request = form_request();
-    let file = capture(&[request.clone()]);
+    let file = capture(std::slice::from_ref(&request));
     let output = respond(
         &["--values", "{\"name\":\"n\",\"more\":[\"a\",\"x\"]}"],
         &file,
