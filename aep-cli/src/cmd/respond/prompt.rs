@@ -146,6 +146,7 @@ fn ask_string(field: &FieldSpec, label: &str) -> Result<Option<Value>, Error> {
     };
     let text = Text::new(label)
         .with_help_message(help)
+        .with_formatter(&skipped_if_empty)
         .with_validator(move |text: &str| {
             let value = (!text.is_empty()).then(|| Value::String(text.to_owned()));
             verdict(&check, value)
@@ -169,6 +170,7 @@ fn ask_number(field: &FieldSpec, label: &str) -> Result<Option<Value>, Error> {
     let check = field.clone();
     let text = Text::new(label)
         .with_help_message(&help)
+        .with_formatter(&skipped_if_empty)
         .with_validator(move |text: &str| match parse_number(text) {
             Ok(value) => verdict(&check, value),
             Err(message) => Ok(Validation::Invalid(message.into())),
@@ -221,6 +223,10 @@ fn ask_multi(field: &FieldSpec, label: &str) -> Result<Option<Value>, Error> {
     };
     let picked = MultiSelect::new(label, entries)
         .with_help_message(help)
+        .with_formatter(&|picked| {
+            let labels: Vec<String> = picked.iter().map(|o| o.value.to_string()).collect();
+            skipped_if_empty(&labels.join(", "))
+        })
         .with_validator(
             move |picked: &[ListOption<&Entry>]| -> Result<Validation, CustomUserError> {
                 Ok(if required && picked.is_empty() {
@@ -258,6 +264,15 @@ fn ask_other(field: &FieldSpec) -> Result<String, Error> {
             })
         })
         .prompt()?)
+}
+
+/// How an answered input is shown: an empty one as skipped.
+fn skipped_if_empty(text: &str) -> String {
+    if text.trim().is_empty() {
+        "(skipped)".to_owned()
+    } else {
+        text.to_owned()
+    }
 }
 
 /// The emitter's rule on one field's answer, as an input's verdict.
