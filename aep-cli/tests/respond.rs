@@ -419,3 +419,22 @@ fn the_request_and_its_answer_validate_as_one_stream() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_request_answered_only_out_of_band_draws_a_warning() {
+    let mut request = input_request();
+    request["data"]["respond_via"] = json!(["oob"]);
+    let file = capture(&[request.clone()]);
+    let output = respond(&["--text", "x"], &file);
+    written(&output);
+    assert!(
+        stderr(&output).contains("only out of band"),
+        "{}",
+        stderr(&output)
+    );
+    request["data"]["respond_via"] = json!(["oob", "control"]);
+    let file = capture(&[request]);
+    let output = respond(&["--text", "x"], &file);
+    written(&output);
+    assert_eq!(stderr(&output), "");
+}

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use aep::projection::project;
-use aep::{AttentionRequested, Event, Payload};
+use aep::{AttentionRequested, AttentionRequestedRespondViaItem, Event, Payload};
 
 use crate::diag;
 use crate::input::{self, parse_bytes};
@@ -197,6 +197,16 @@ fn respond(args: &Args) -> Result<(), Stop> {
     }
     let name = input::display_name(&args.file);
     let request = pick(args, &name)?;
+    let via = request.payload.respond_via.as_deref();
+    if args.emit == Emit::Respond
+        && via.is_some_and(|via| !via.contains(&AttentionRequestedRespondViaItem::Control))
+    {
+        diag!(
+            "aep respond: warning: the request `{}` takes answers only out of band (respond_via), \
+             so the emitter may refuse the command",
+            request.event.id
+        );
+    }
     let answer = match reply {
         Some(reply) => reply.check(&request.payload).map_err(Stop::Refused)?,
         None => match prompt::ask(&request.payload) {
