@@ -248,33 +248,30 @@ fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
                 && s.pending.iter().any(|p| p.id == event.id)
         })
     };
-    let mut requests = events
-        .iter()
-        .rev()
-        .filter(|e| e.type_ == "attention.requested");
+    // Newest first: the last request still pending wins.
+    let requests = || {
+        events
+            .iter()
+            .rev()
+            .filter(|e| e.type_ == "attention.requested")
+    };
     let chosen = match &args.id {
-        Some(id) => {
-            let found = requests
-                .clone()
-                .find(|e| &e.id == id && is_pending(e))
-                .or_else(|| requests.find(|e| &e.id == id));
-            match found {
-                Some(event) if is_pending(event) => event,
-                Some(_) => {
-                    return Err(Stop::Refused(format!(
-                        "{name}: the request `{id}` is no longer pending (it was resolved or timed out)"
-                    )))
-                }
-                None => {
-                    return Err(Stop::Refused(format!(
-                        "{name}: no attention.requested has the id `{id}`"
-                    )))
-                }
-            }
-        }
-        None => requests
+        None => requests()
             .find(|e| is_pending(e))
             .ok_or_else(|| Stop::Refused(format!("{name}: no attention request is pending")))?,
+        Some(id) => {
+            let mut named = requests().filter(|e| &e.id == id).peekable();
+            if named.peek().is_none() {
+                return Err(Stop::Refused(format!(
+                    "{name}: no attention.requested has the id `{id}`"
+                )));
+            }
+            named.find(|e| is_pending(e)).ok_or_else(|| {
+                Stop::Refused(format!(
+                    "{name}: the request `{id}` is no longer pending (it was resolved or timed out)"
+                ))
+            })?
+        }
     };
     if let Err(violations) = chosen.validate() {
         return Err(Stop::Refused(format!(

@@ -81,16 +81,30 @@ pub fn ask(request: &AttentionRequested) -> Result<Answer, Error> {
     }
 }
 
-/// Asks every field, then re-asks those the form's check refuses.
+/// Asks every field, then re-asks those the form's check refuses, each
+/// after its refusal.
 fn ask_form(fields: &[FieldSpec]) -> Result<Object, Error> {
+    fill_form(fields, |field, refusal| {
+        if let Some(refusal) = refusal {
+            eprintln!("✗ {refusal}");
+        }
+        ask_field(field)
+    })
+}
+
+/// The form loop, with the asking of one field (given the refusal of its
+/// last answer, if any) left to `ask`: every field in order, then
+/// `form::validate_values` on the whole answer, and again only the fields
+/// it refuses (in the form's order), until it accepts.
+fn fill_form(
+    fields: &[FieldSpec],
+    mut ask: impl FnMut(&FieldSpec, Option<&str>) -> Result<Option<Value>, Error>,
+) -> Result<Object, Error> {
     let mut values = Object::new();
     let mut to_ask: Vec<(&FieldSpec, Option<String>)> = fields.iter().map(|f| (f, None)).collect();
     loop {
         for (field, refusal) in &to_ask {
-            if let Some(refusal) = refusal {
-                eprintln!("✗ {refusal}");
-            }
-            match ask_field(field)? {
+            match ask(field, refusal.as_deref())? {
                 Some(value) => values.insert(field.id.clone(), value),
                 None => values.remove(&field.id),
             };
@@ -100,14 +114,21 @@ fn ask_form(fields: &[FieldSpec]) -> Result<Object, Error> {
         };
         to_ask.clear();
         for error in errors.0 {
-            match fields.iter().find(|f| f.id == error.field) {
-                Some(field) => to_ask.push((field, Some(error.to_string()))),
+            let Some(field) = fields.iter().find(|f| f.id == error.field) else {
                 // A key no field has cannot come from the prompts; drop it.
-                None => {
-                    values.remove(&error.field);
+                values.remove(&error.field);
+                continue;
+            };
+            match to_ask.iter_mut().find(|(f, _)| f.id == field.id) {
+                Some((_, Some(refusal))) => {
+                    refusal.push_str("; ");
+                    refusal.push_str(&error.to_string());
                 }
+                _ => to_ask.push((field, Some(error.to_string()))),
             }
         }
+        // Again in the form's order, whatever the order of the refusals.
+        to_ask.sort_by_key(|(field, _)| fields.iter().position(|f| f.id == field.id));
     }
 }
 
@@ -336,6 +357,57 @@ impl fmt::Display for Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn field(spec: Value) -> FieldSpec {
+        serde_json::from_value(spec).expect("a field_spec")
+    }
+
+    #[test]
+    fn a_refused_field_is_asked_again_with_its_refusal() {
+        let fields = [
+            field(serde_json::json!({"id": "n", "type": "number", "label": "N", "min": 1})),
+            field(serde_json::json!({"id": "s", "type": "string", "label": "S", "required": true})),
+        ];
+        // The first answers: n below its min, s skipped although required.
+        let mut answers = vec![
+            Some(Value::from(0)),
+            None,
+            Some(Value::from(3)),
+            Some(Value::from("x")),
+        ]
+        .into_iter();
+        let mut asked = Vec::new();
+        let values = fill_form(&fields, |field, refusal| {
+            asked.push((field.id.clone(), refusal.map(str::to_owned)));
+            Ok(answers.next().expect("no more asks than answers"))
+        })
+        .expect("the form is filled");
+        assert_eq!(
+            asked,
+            [
+                ("n".to_owned(), None),
+                ("s".to_owned(), None),
+                (
+                    "n".to_owned(),
+                    Some("field `n`: 0 is outside [1, ∞)".to_owned())
+                ),
+                (
+                    "s".to_owned(),
+                    Some("field `s`: required, but not answered".to_owned())
+                ),
+            ]
+        );
+        assert_eq!(Value::Object(values), serde_json::json!({"n": 3, "s": "x"}));
+    }
+
+    #[test]
+    fn a_cancelled_field_ends_the_form() {
+        let fields = [field(
+            serde_json::json!({"id": "s", "type": "string", "label": "S"}),
+        )];
+        let result = fill_form(&fields, |_, _| Err(Error::Cancelled));
+        assert!(matches!(result, Err(Error::Cancelled)));
+    }
 
     #[test]
     fn numbers_are_parsed_as_the_wire_writes_them() {
