@@ -438,3 +438,37 @@ fn a_request_answered_only_out_of_band_draws_a_warning() {
     written(&output);
     assert_eq!(stderr(&output), "");
 }
+
+#[test]
+fn a_request_that_breaks_its_schema_is_not_answered() {
+    // A select field without its choices breaks the field_spec schema.
+    let broken = event(
+        "req-broken",
+        "attention.requested",
+        2,
+        json!({"kind": "form", "prompt": "Pick", "fields": [
+            {"id": "x", "type": "select", "label": "X"}]}),
+    );
+    let file = capture(&[broken]);
+    refused(
+        &respond(&["--values", "{}"], &file),
+        &["`req-broken`", "cannot be answered", "choices"],
+    );
+}
+
+#[test]
+fn the_capture_may_come_on_standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aep"))
+        .args(["respond", "--option", "allow", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run aep");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{}", permission_request()).unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait");
+    let (event, _) = written(&output);
+    assert_eq!(event.subject.as_deref(), Some("req-perm"));
+}
