@@ -259,3 +259,30 @@ fn esc_cancels_and_writes_nothing() {
     assert_eq!(code, 130);
     assert_eq!(written, "");
 }
+
+#[test]
+fn a_required_select_with_nothing_to_pick_exits_1() {
+    let mut t = Terminal::start(&request(json!({
+        "kind": "form", "prompt": "Pick",
+        "fields": [
+            {"id": "empty", "type": "select", "label": "Empty", "choices": []},
+            {"id": "none", "type": "select", "label": "None", "required": true, "choices": []},
+        ]
+    })));
+    t.see("field `none` offers no choices to pick and takes no free text");
+    let (code, written) = t.finish();
+    assert_eq!(code, 1);
+    assert_eq!(written, "");
+}
+
+#[test]
+fn a_request_with_an_empty_option_list_takes_free_text() {
+    let mut t = Terminal::start(&request(
+        json!({"kind": "input", "prompt": "Anything?", "options": []}),
+    ));
+    t.answer("Anything? (input)", "yes\r");
+    let (code, written) = t.finish();
+    assert_eq!(code, 0, "{written}");
+    let (_, json) = event(&written);
+    assert_eq!(json["data"], json!({"answer": {"text": "yes"}}));
+}

@@ -213,6 +213,7 @@ fn respond(args: &Args) -> Result<(), Stop> {
             Ok(answer) => answer,
             Err(prompt::Error::Cancelled) => return Err(Stop::Cancelled),
             Err(prompt::Error::Terminal(message)) => return Err(Stop::Failure(message)),
+            Err(prompt::Error::Unanswerable(message)) => return Err(Stop::Refused(message)),
         },
     };
     let sender = Sender {

@@ -27,6 +27,9 @@ pub enum Error {
     Cancelled,
     /// The terminal failed.
     Terminal(String),
+    /// The request cannot be answered at a prompt (a required select
+    /// with nothing to pick).
+    Unanswerable(String),
 }
 
 impl From<InquireError> for Error {
@@ -55,7 +58,7 @@ pub fn ask(request: &AttentionRequested) -> Result<Answer, Error> {
     }
     let title = format!("{} ({})", request.prompt, request.kind);
     match &request.options {
-        Some(options) => {
+        Some(options) if !options.is_empty() => {
             let entries = options.iter().map(Entry::choice).collect();
             let picked = Select::new(&title, entries)
                 .with_help_message("↑↓ to move, enter to answer, Ctrl-C or Esc to cancel")
@@ -65,7 +68,7 @@ pub fn ask(request: &AttentionRequested) -> Result<Answer, Error> {
                 _ => Err(Error::Terminal("no option picked".into())),
             }
         }
-        None => {
+        _ => {
             let text = Text::new(&title)
                 .with_help_message("free text; Ctrl-C or Esc to cancel")
                 .with_validator(|text: &str| {
@@ -218,6 +221,13 @@ fn ask_select(field: &FieldSpec, label: &str) -> Result<Option<Value>, Error> {
     if field.other == Some(true) {
         entries.push(Entry::Other);
     }
+    if entries.is_empty() {
+        return if is_required(field) {
+            Err(nothing_to_pick(field))
+        } else {
+            Ok(None)
+        };
+    }
     if !is_required(field) {
         entries.push(Entry::Skip);
     }
@@ -237,6 +247,13 @@ fn ask_multi(field: &FieldSpec, label: &str) -> Result<Option<Value>, Error> {
         entries.push(Entry::Other);
     }
     let required = is_required(field);
+    if entries.is_empty() {
+        return if required {
+            Err(nothing_to_pick(field))
+        } else {
+            Ok(None)
+        };
+    }
     let help = if required {
         "↑↓ to move, space to pick, enter when done (at least one)"
     } else {
@@ -270,6 +287,14 @@ fn ask_multi(field: &FieldSpec, label: &str) -> Result<Option<Value>, Error> {
         }
     }
     Ok(Some(Value::Array(ids)))
+}
+
+/// A select with no choices and no `other` cannot be answered at a prompt.
+fn nothing_to_pick(field: &FieldSpec) -> Error {
+    Error::Unanswerable(format!(
+        "field `{}` offers no choices to pick and takes no free text",
+        field.id
+    ))
 }
 
 /// The free text behind an "Other…" entry.
