@@ -43,7 +43,8 @@ answer (or the \"Skip\" entry). Requests of other kinds are answered from
 their `options`, or with free text when they have none. Every answer is
 checked with the emitter's rule before it is written; an answer it refuses
 is shown next to its field and asked again. Ctrl-C or Esc cancels: nothing
-is written, the exit status is 130.
+is written, the exit status is 130. The prompts are drawn without colours
+when NO_COLOR is set.
 
 Non-interactively, --values (a form's `answer.values` as a JSON object),
 --option (an option id) or --text (free text) answer without prompting,
