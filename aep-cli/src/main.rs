@@ -49,6 +49,7 @@ enum Command {
     Validate(cmd::validate::Args),
     Project(cmd::project::Args),
     Convert(cmd::convert::Args),
+    Respond(cmd::respond::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Project(args) => cmd::project::run(args),
         Command::Convert(args) => cmd::convert::run(args),
+        Command::Respond(args) => return cmd::respond::run(args),
     };
     ExitCode::from(status.code())
 }

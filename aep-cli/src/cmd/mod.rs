@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod project;
+pub mod respond;
 pub mod validate;
 
 /// How a command ended: the process exit status.

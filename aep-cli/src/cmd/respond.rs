@@ -1,0 +1,310 @@
+//! `aep respond`: answer a pending attention request, at the terminal or
+//! from flags, and print the answer as one event.
+//!
+//! The command reads a capture, picks the `attention.requested` to answer
+//! (by `--id`, else the last one the state projection still holds
+//! pending), takes the answer ([`prompt`] asks a person; [`answer`] reads
+//! `--values`, `--option` or `--text`), checks it with the emitter's rule
+//! (`aep::form::validate_values` for forms), and writes one
+//! `control.attention.respond` command (AEP-0004 §2, §6) or, with
+//! `--emit answered`, the emitter's `attention.answered` echo ([`event`]).
+
+mod answer;
+mod event;
+mod prompt;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aep::attention_requested::RespondVia;
+use aep::projection::project;
+use aep::{AttentionRequested, Event, Payload};
+
+use crate::diag;
+use crate::input::{self, parse_bytes};
+use event::{Emit, Sender};
+
+const LONG_ABOUT: &str = "\
+Answers a pending attention request of an AEP capture and prints the answer
+as one AEP event (one JSON line) on standard output, ready for whatever
+transport carries commands to the agent.
+
+The request is the `attention.requested` with --id, or else the last request
+the state projection of the capture still holds pending (not yet resolved or
+timed out).
+
+Interactively (no answer flag, standard input and standard error terminals)
+the request is shown and answered field by field: a text input for a
+`string` field, a number input (within `min`/`max`) for `number`, yes/no for
+`boolean`, a choice list for `select` (several choices with `multi`), and an
+\"Other…\" entry for free text where the field has `other: true`. Required
+fields say so and cannot be skipped; optional ones are skipped with an empty
+answer (or the \"Skip\" entry). Requests of other kinds are answered from
+their `options`, or with free text when they have none. Every answer is
+checked with the emitter's rule before it is written; an answer it refuses
+is shown next to its field and asked again. Ctrl-C or Esc cancels: nothing
+is written, the exit status is 130. The prompts are drawn without colours
+when NO_COLOR is set.
+
+Non-interactively, --values (a form's `answer.values` as a JSON object),
+--option (an option id) or --text (free text) answer without prompting,
+under the same checks.
+
+The event written is a `control.attention.respond` command (AEP-0004): a
+fresh ULID `id`, `time` now (RFC 3339, UTC), `subject` and `cause` the
+request's id, `session` the request's session, no `seq`, `source` and
+`agent` naming the sender. With --emit answered it is the emitter's
+`attention.answered` echo instead (`via: \"control\"`), for adapters that
+answer locally: it carries the request's `run`, and the next `seq` (and
+`epoch`) of the request's session. `capture` is `redacted` when the answer
+carries free text (a string field, an \"Other\" text, --text), `metadata`
+otherwise.";
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0    the answer was written
+  1    nothing to answer (no pending request, an unknown --id), or an answer
+       the request refuses (the field and the rule are named); nothing is
+       written
+  2    a usage error, an input that cannot be read, or an event that would
+       break the protocol (a bug: its violations are printed, it is not
+       written)
+  130  cancelled at a prompt; nothing is written
+
+Examples:
+  aep respond capture.jsonl                      answer the last pending request
+  aep respond --id 01JDX... capture.jsonl > answer.jsonl
+  aep respond --values '{\"db\":\"pg\",\"port\":5432}' capture.jsonl
+  aep respond --option allow --agent ops-console capture.jsonl
+  aep respond --text 'use the staging cluster' capture.jsonl
+  aep respond --emit answered --option deny capture.jsonl";
+
+/// The default `--source` of a command: the sender's URI.
+pub const DEFAULT_SOURCE: &str = "urn:aep:aep-cli";
+/// The default `--agent` of a command: the sender's name.
+pub const DEFAULT_AGENT: &str = "aep-cli";
+
+/// The exit status of a cancelled prompt (128 + SIGINT, as shells report it).
+const CANCELLED: u8 = 130;
+
+/// The arguments of `aep respond`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Answer a pending attention request and print the answer as an AEP event",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP
+)]
+#[command(group = clap::ArgGroup::new("reply").args(["values", "option", "text"]))]
+pub struct Args {
+    /// The id of the `attention.requested` to answer (default: the last
+    /// one still pending).
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+
+    /// The sender's `source` URI (default: urn:aep:aep-cli; with --emit
+    /// answered, the request's source).
+    #[arg(long, value_name = "URI")]
+    pub source: Option<String>,
+
+    /// The sender's `agent` name (default: aep-cli; with --emit answered,
+    /// the request's agent).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// The event to write: the `control.attention.respond` command, or the
+    /// emitter's `attention.answered`.
+    #[arg(long, value_enum, default_value_t = Emit::Respond)]
+    pub emit: Emit,
+
+    /// Answer a form with its `answer.values`: a JSON object from field id
+    /// to value.
+    #[arg(long, value_name = "JSON")]
+    pub values: Option<String>,
+
+    /// Answer with the id of one of the request's options.
+    #[arg(long, value_name = "ID")]
+    pub option: Option<String>,
+
+    /// Answer with free text.
+    #[arg(long, value_name = "TEXT")]
+    pub text: Option<String>,
+
+    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "4MiB",
+        value_parser = parse_bytes
+    )]
+    pub max_line_bytes: usize,
+
+    /// The JSONL capture holding the request; `-` reads standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub file: PathBuf,
+}
+
+/// The request being answered and what the capture says about its session.
+pub struct Request {
+    /// The `attention.requested` event.
+    pub event: Event,
+    /// Its payload.
+    pub payload: AttentionRequested,
+    /// The last `(epoch, seq)` of the request's session in the capture.
+    pub position: Option<(u64, u64)>,
+}
+
+/// Why the command stops before writing.
+enum Stop {
+    /// Exit 1: nothing to answer, or an answer the request refuses.
+    Refused(String),
+    /// Exit 2: a usage error or an unreadable input.
+    Failure(String),
+    /// Exit 2: the event built breaks the protocol.
+    Bug(String),
+    /// Exit 130: cancelled at a prompt.
+    Cancelled,
+}
+
+/// Runs `aep respond`; returns the process exit code.
+pub fn run(args: &Args) -> ExitCode {
+    match respond(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Stop::Refused(message)) => {
+            diag!("aep respond: {message}");
+            ExitCode::from(1)
+        }
+        Err(Stop::Failure(message)) => {
+            diag!("aep respond: error: {message}");
+            ExitCode::from(2)
+        }
+        Err(Stop::Bug(message)) => {
+            diag!("aep respond: internal error, nothing written: {message}");
+            ExitCode::from(2)
+        }
+        Err(Stop::Cancelled) => {
+            diag!("aep respond: cancelled, nothing written");
+            ExitCode::from(CANCELLED)
+        }
+    }
+}
+
+fn respond(args: &Args) -> Result<(), Stop> {
+    let reply = answer::Reply::from_args(args);
+    // Decide before reading: with no answer flag, prompting needs a person.
+    if reply.is_none() && !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Stop::Failure(
+            "standard input is not a terminal: answer with --values, --option or --text".into(),
+        ));
+    }
+    let name = input::display_name(&args.file);
+    let request = pick(args, &name)?;
+    let via = request.payload.respond_via.as_deref();
+    if args.emit == Emit::Respond && via.is_some_and(|via| !via.contains(&RespondVia::Control)) {
+        diag!(
+            "aep respond: warning: the request `{}` takes answers only out of band (respond_via), \
+             so the emitter may refuse the command",
+            request.event.id
+        );
+    }
+    let answer = match reply {
+        Some(reply) => reply.check(&request.payload).map_err(Stop::Refused)?,
+        None => match prompt::ask(&request.payload) {
+            Ok(answer) => answer,
+            Err(prompt::Error::Cancelled) => return Err(Stop::Cancelled),
+            Err(prompt::Error::Terminal(message)) => return Err(Stop::Failure(message)),
+            Err(prompt::Error::Unanswerable(message)) => return Err(Stop::Refused(message)),
+        },
+    };
+    let sender = Sender {
+        source: args.source.clone(),
+        agent: args.agent.clone(),
+    };
+    let event = event::build(&request, &answer, args.emit, &sender).map_err(Stop::Bug)?;
+    let line = serde_json::to_string(&event).map_err(|e| Stop::Bug(e.to_string()))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Stop::Failure(format!("cannot write to standard output: {e}")))
+}
+
+/// Reads the capture and picks the request to answer.
+fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
+    let input = input::open(&args.file).map_err(|e| Stop::Failure(e.to_string()))?;
+    let mut events = Vec::new();
+    let reader =
+        aep::aep_types::reader::EventReader::with_max_line_bytes(input.reader, args.max_line_bytes);
+    for result in reader {
+        match result {
+            Ok(event) => events.push(event),
+            Err(e) if e.is_io() => return Err(Stop::Failure(format!("{name}: {e}"))),
+            Err(e) => diag!("{name}: skipped {e}"),
+        }
+    }
+    let snapshot = project(&events);
+    let is_pending = |event: &Event| {
+        snapshot.sessions.iter().any(|s| {
+            s.source == event.source
+                && Some(&s.session) == event.session.as_ref()
+                && s.pending.iter().any(|p| p.id == event.id)
+        })
+    };
+    // Newest first: the last request still pending wins.
+    let requests = || {
+        events
+            .iter()
+            .rev()
+            .filter(|e| e.type_ == "attention.requested")
+    };
+    let chosen = match &args.id {
+        None => requests()
+            .find(|e| is_pending(e))
+            .ok_or_else(|| Stop::Refused(format!("{name}: no attention request is pending")))?,
+        Some(id) => {
+            let mut named = requests().filter(|e| &e.id == id).peekable();
+            if named.peek().is_none() {
+                return Err(Stop::Refused(format!(
+                    "{name}: no attention.requested has the id `{id}`"
+                )));
+            }
+            named.find(|e| is_pending(e)).ok_or_else(|| {
+                Stop::Refused(format!(
+                    "{name}: the request `{id}` is no longer pending (it was resolved or timed out)"
+                ))
+            })?
+        }
+    };
+    if let Err(violations) = chosen.validate() {
+        return Err(Stop::Refused(format!(
+            "{name}: the request `{}` cannot be answered, it breaks its schema: {violations}",
+            chosen.id
+        )));
+    }
+    let payload = match chosen.payload() {
+        Ok(Payload::AttentionRequested(payload)) => payload,
+        Ok(other) => {
+            return Err(Stop::Bug(format!(
+                "`{}` decoded as {:?}, not as a request",
+                chosen.id,
+                other.event_type()
+            )))
+        }
+        Err(e) => {
+            return Err(Stop::Refused(format!(
+                "{name}: the request `{}` cannot be answered: {e}",
+                chosen.id
+            )))
+        }
+    };
+    let position = snapshot
+        .sessions
+        .iter()
+        .find(|s| s.source == chosen.source && Some(&s.session) == chosen.session.as_ref())
+        .and_then(|s| s.position)
+        .map(|p| (p.epoch, p.seq));
+    Ok(Request {
+        event: chosen.clone(),
+        payload,
+        position,
+    })
+}
