@@ -20,6 +20,7 @@ pub use aep_types::*;
 
 mod fingerprint;
 pub mod projection;
+pub mod redact;
 pub mod stream;
 
 #[cfg(doctest)]
