@@ -7,6 +7,7 @@
 //!   per-session state (runs, pending attention, position) plus the
 //!   protocol violations the fold surfaces, with the same rules and JSON
 //!   shape as the published AEP SDKs' projection.
+//! - [`redact`]: the AEP-0003 §9.4 redaction pipeline for text and JSON.
 //! - [`stream`]: the stream validator, every per-event check plus the
 //!   stream rules (dedupe, ordering, terminals, attention, acknowledgements,
 //!   form answers, capture honesty) over a JSONL input, in constant memory.
