@@ -48,6 +48,8 @@ struct Cli {
 enum Command {
     Validate(cmd::validate::Args),
     Project(cmd::project::Args),
+    Redact(cmd::redact::Args),
+    Emit(cmd::emit::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +57,8 @@ fn main() -> ExitCode {
     let status = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Project(args) => cmd::project::run(args),
+        Command::Redact(args) => cmd::redact::run(args),
+        Command::Emit(args) => cmd::emit::run(args),
     };
     ExitCode::from(status.code())
 }

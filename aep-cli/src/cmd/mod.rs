@@ -1,7 +1,9 @@
 //! One module per subcommand; each has its `Args` (clap) and a `run`
 //! that returns the exit [`Status`].
 
+pub mod emit;
 pub mod project;
+pub mod redact;
 pub mod validate;
 
 /// How a command ended: the process exit status.
