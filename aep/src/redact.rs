@@ -17,7 +17,7 @@
 //! The floor is a floor: the pipeline also replaces credentials whose
 //! shape is unambiguous (GitHub `ghp_…`/`github_pat_…`, GitLab `glpat-…`,
 //! Slack `xox?-…`, OpenAI-style `sk-…`, Stripe `sk_live_…`, Google
-//! `AIza…`, AWS `ASIA…`) and every `/home/<user>`, `/Users/<user>` and
+//! `AIza…`, AWS `ASIA…`, the password in a URL's user information) and every `/home/<user>`, `/Users/<user>` and
 //! `C:\Users\<user>` prefix, whoever's home it is. It leaves ordinary prose
 //! alone: the word "bearer" in a sentence, counts, dates, durations,
 //! version numbers like `22.11.0`, `max_tokens: 4096`.
@@ -132,6 +132,11 @@ const RULES: &[(&str, &str)] = &[
     (
         "jwt",
         r"\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*",
+    ),
+    // The password of a URL's user information: `postgres://ada:pw@db`.
+    (
+        "userinfo",
+        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:(?P<pw>[^/\s@]+)@",
     ),
     // `name = value`, `"name": "value"`, `name:\n  value`: the name and the
     // separator stay, the value goes (quoted: up to the closing quote).
@@ -265,7 +270,7 @@ impl Redactor {
     /// A candidate the context rejects (prose after "bearer", a digit run
     /// inside a longer number) is skipped one character at a time, so it
     /// hides nothing that starts inside it. A redacted span that another
-    /// candidate starts inside and outlasts (a `Bearer` token glued to an
+    /// secret starts inside and outlasts (a `Bearer` token glued to an
     /// assignment's value) grows to cover it: no rule leaves half of a
     /// secret behind because an earlier one began first.
     fn rules_pass<'a>(&self, text: &'a str) -> Cow<'a, str> {
@@ -287,7 +292,13 @@ impl Redactor {
                     break;
                 }
                 let inner_caps = probe.as_ref().expect("probed");
-                if inner.end() > end && self.replacement(text, inner_caps).is_some() {
+                // Only a secret is worth growing over: the rest of an email
+                // or a path cut by a secret is no secret itself.
+                let secret = || {
+                    self.replacement(text, inner_caps)
+                        .is_some_and(|r| r.contains(SECRET))
+                };
+                if inner.end() > end && secret() {
                     end = inner.end();
                 }
                 probe = self
@@ -333,6 +344,16 @@ impl Redactor {
                     return None;
                 }
                 Some(format!("{}{SECRET}", &text[whole.start()..cred.start()]))
+            }
+            "userinfo" => {
+                let password = caps.name("pw").expect("the rule has a password");
+                if password.as_str() == SECRET {
+                    return None;
+                }
+                Some(format!(
+                    "{}{SECRET}@",
+                    &text[whole.start()..password.start()]
+                ))
             }
             "assign" => {
                 let value = ["dq", "sq", "bare"]

@@ -158,6 +158,13 @@ fn assignments() {
         "password:\n    hunter2\nuser: ada",
         &format!("password:\n    {s}\nuser: ada"),
     );
+    // A secret starting inside an assignment's value and running past it
+    // is covered whole.
+    check(
+        &r,
+        "(token = abc()bearer tok3n-value-1234 next)",
+        &format!("(token = {s} next)"),
+    );
     // Not assignments: counters and names that only contain the word.
     unchanged("max_tokens: 4096");
     unchanged("input_tokens=1200, output_tokens=80");
@@ -207,6 +214,13 @@ fn hardening_patterns() {
         );
         check(&r, secret, SECRET);
     }
+    // The password of a URL's user information; the user name stays.
+    check(
+        &r,
+        "DATABASE_URL postgres://ada:s3cr3t!x@db.internal:5432/app",
+        &format!("DATABASE_URL postgres://ada:{SECRET}@db.internal:5432/app"),
+    );
+    unchanged("see https://example.com:8080/path and ssh://git@host/repo");
     // Look-alikes that are not credentials.
     unchanged("pip install scikit-learn; sk-learn is not a package");
     unchanged("ghp_short");
@@ -416,7 +430,7 @@ const B64URL: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 fn plant(rng: &mut Rng, operator: &str) -> (String, String) {
     let len = 12 + rng.below(20);
     let token = format!("{}7", rng.word(ALNUM, len));
-    let planted = match rng.below(12) {
+    let planted = match rng.below(14) {
         0 => format!(
             "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----",
             rng.word(ALNUM, 40)
@@ -441,6 +455,7 @@ fn plant(rng: &mut Rng, operator: &str) -> (String, String) {
         7 => format!("xoxb-{}", rng.word(ALNUM, 24)),
         8 => format!("sk-{}", rng.word(ALNUM, 40)),
         9 => format!("AIza{}", rng.word(B64URL, 35)),
+        13 => format!("https://ada:{token}@host.example/x"),
         10 => operator.to_owned(),
         _ => format!(
             "{}@example.org",
@@ -449,6 +464,7 @@ fn plant(rng: &mut Rng, operator: &str) -> (String, String) {
     };
     // The credential itself: what follows the scheme or the separator.
     let core = match planted.rfind(['\n', ' ', '"', '=']) {
+        _ if planted.starts_with("https://") => token.clone(),
         Some(i) if !planted.starts_with("-----") && !planted.contains('@') => {
             planted[i + 1..].to_owned()
         }
