@@ -17,7 +17,8 @@
 //! The floor is a floor: the pipeline also replaces credentials whose
 //! shape is unambiguous (GitHub `ghp_…`/`github_pat_…`, GitLab `glpat-…`,
 //! Slack `xox?-…`, OpenAI-style `sk-…`, Stripe `sk_live_…`, Google
-//! `AIza…`, AWS `ASIA…`, the password in a URL's user information) and every `/home/<user>`, `/Users/<user>` and
+//! `AIza…`, AWS `ASIA…`, the password in a URL's user information, the
+//! value after `--password`/`--token`-style flags) and every `/home/<user>`, `/Users/<user>` and
 //! `C:\Users\<user>` prefix, whoever's home it is. It leaves ordinary prose
 //! alone: the word "bearer" in a sentence, counts, dates, durations,
 //! version numbers like `22.11.0`, `max_tokens: 4096`.
@@ -133,6 +134,11 @@ const RULES: &[(&str, &str)] = &[
         "jwt",
         r"\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*",
     ),
+    // A command-line flag and its value: `--password hunter2`.
+    (
+        "flag",
+        r#"(?i:(?:^|[\s'"])--?(?:password|passwd|passphrase|token|secret|api[_-]?key|access[_-]?key|auth[_-]?token))[ \t]+(?P<flagvalue>"[^"\n]*"|'[^'\n]*'|[^\s\-'"]\S*)"#,
+    ),
     // The password of a URL's user information: `postgres://ada:pw@db`.
     (
         "userinfo",
@@ -142,7 +148,7 @@ const RULES: &[(&str, &str)] = &[
     // separator stay, the value goes (quoted: up to the closing quote).
     (
         "assign",
-        r#"(?i:(?:password|passwd|passphrase|secret(?:[_-]?access)?(?:[_-]?key)?|api[_-]?key|access[_-]?key|private[_-]?key|token))(?P<sep>["']?\s*[=:]\s*)(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>\S+))"#,
+        r#"(?i:(?:password|passwd|passphrase|secret(?:[_-]?access)?(?:[_-]?key)?|api[_-]?key|access[_-]?key|private[_-]?key|token))(?P<sep>["']?\s*(?:=>|:=|==?|:)\s*)(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>\S+))"#,
     ),
 ];
 
@@ -344,6 +350,13 @@ impl Redactor {
                     return None;
                 }
                 Some(format!("{}{SECRET}", &text[whole.start()..cred.start()]))
+            }
+            "flag" => {
+                let value = caps.name("flagvalue").expect("the rule has a value");
+                if value.as_str().starts_with(SECRET) {
+                    return None;
+                }
+                Some(format!("{}{SECRET}", &text[whole.start()..value.start()]))
             }
             "userinfo" => {
                 let password = caps.name("pw").expect("the rule has a password");

@@ -158,6 +158,26 @@ fn assignments() {
         "password:\n    hunter2\nuser: ada",
         &format!("password:\n    {s}\nuser: ada"),
     );
+    // Other assignment operators.
+    check(
+        &r,
+        r#"{password => "x y"}"#,
+        &format!(r#"{{password => "{s}"}}"#),
+    );
+    check(&r, "token := abc", &format!("token := {s}"));
+    check(&r, "if password == hunter2", &format!("if password == {s}"));
+    // Command-line flags with the value after a space.
+    check(
+        &r,
+        "mysql --password hunter2 -u root",
+        &format!("mysql --password {s} -u root"),
+    );
+    check(
+        &r,
+        "gh auth --token 'tok 1' x",
+        &format!("gh auth --token {s} x"),
+    );
+    unchanged("tool --token-file ./t --secret -v");
     // A secret starting inside an assignment's value and running past it
     // is covered whole.
     check(
