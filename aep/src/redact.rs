@@ -18,10 +18,11 @@
 //! shape is unambiguous (GitHub `ghp_…`/`github_pat_…`, GitLab `glpat-…`,
 //! Slack `xox?-…`, OpenAI-style `sk-…`, Stripe `sk_live_…`, Google
 //! `AIza…`, AWS `ASIA…`, the password in a URL's user information, the
-//! value after `--password`/`--token`-style flags) and every `/home/<user>`, `/Users/<user>` and
-//! `C:\Users\<user>` prefix, whoever's home it is. It leaves ordinary prose
-//! alone: the word "bearer" in a sentence, counts, dates, durations,
-//! version numbers like `22.11.0`, `max_tokens: 4096`.
+//! value after `--password`/`--token`-style flags) and every
+//! `/home/<user>`, `/Users/<user>` and `C:\Users\<user>` prefix, whoever's
+//! home it is. It leaves ordinary prose alone: the word "bearer" in a
+//! sentence, counts, dates, durations, version numbers like `22.11.0`,
+//! `max_tokens: 4096`.
 //!
 //! Operator secrets go first, in a pass of their own (a literal value may
 //! look like anything, so no other rule may cut through it); everything
