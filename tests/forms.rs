@@ -187,10 +187,29 @@ fn the_gate_depends_on_the_field_type() {
             "{ceiling}"
         );
     }
+    // The gate knows only the metadata/redacted asymmetry: at `none` it
+    // passes what `metadata` passes, and the envelope drops `data` whole.
     assert_eq!(
         form::gate_values(&fields, &answer, Capture::None),
-        Object::new()
+        form::gate_values(&fields, &answer, Capture::Metadata),
     );
+    assert_eq!(
+        form::gate_values(&fields, &free, Capture::None),
+        form::gate_values(&fields, &free, Capture::Metadata),
+    );
+}
+
+#[test]
+fn a_none_ceiling_drops_form_values_with_data() {
+    let request = serde_json::json!({
+        "aep": "0.1", "id": "a1", "type": "attention.answered", "time": "2026-12-03T09:00:00Z",
+        "source": "urn:aep:agent:demo", "agent": "demo", "session": "s1", "seq": 1,
+        "capture": "full", "data": {"answer": {"values": {"port": 8080, "name": "atlas"}}}
+    });
+    let event = aep_types::Event::from_json(&request.to_string()).unwrap();
+    let none = event.down_level(Capture::None);
+    assert_eq!(none.data, None);
+    assert_eq!(none.capture, Some(Capture::None));
 }
 
 #[test]

@@ -50,6 +50,8 @@ enum Command {
     Project(cmd::project::Args),
     Convert(cmd::convert::Args),
     Respond(cmd::respond::Args),
+    Redact(cmd::redact::Args),
+    Emit(cmd::emit::Args),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +61,8 @@ fn main() -> ExitCode {
         Command::Project(args) => cmd::project::run(args),
         Command::Convert(args) => cmd::convert::run(args),
         Command::Respond(args) => return cmd::respond::run(args),
+        Command::Redact(args) => cmd::redact::run(args),
+        Command::Emit(args) => cmd::emit::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -256,6 +256,32 @@ pub struct PayloadIr {
     pub name: String,
     /// The module holding the payload struct.
     pub module: String,
+    /// The members with a `*_digest` or `*_redacted` sibling, in schema
+    /// order, nested ones too.
+    pub siblings: Vec<Sibling>,
+    /// The members whose `x-aep-capture` is `redacted`, other than the
+    /// `*_redacted` siblings, in schema order, nested ones too.
+    pub free_text: Vec<FreeText>,
+}
+
+/// A member with a digest and/or redacted sibling (AEP-0003 §9.3): the
+/// pointers are JSON Pointers into `data`, where `*` stands for every
+/// item of an array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sibling {
+    /// The member holding the content, e.g. `/args`.
+    pub pointer: String,
+    /// Its `*_digest` sibling, e.g. `/args_digest`.
+    pub digest: Option<String>,
+    /// Its `*_redacted` sibling, e.g. `/args_redacted`.
+    pub redacted: Option<String>,
+}
+
+/// A member carrying `redacted`-level free text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreeText {
+    /// Its JSON Pointer into `data` (`*` for every item of an array).
+    pub pointer: String,
 }
 
 /// The registry tables, named for Rust.

@@ -16,6 +16,7 @@ const EMIT_LAYERS: &[(&str, u8)] = &[
     ("envelope", 4),
     ("registry", 4),
     ("payload", 4),
+    ("capture", 4),
     ("items", 3),
     ("rules", 2),
     ("context", 1),

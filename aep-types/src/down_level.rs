@@ -89,3 +89,16 @@ fn structural_values(answer: &mut Answer) {
         values.retain(|_, value| value.is_number() || value.is_boolean());
     }
 }
+
+impl Payload {
+    /// Drops every member, nested and array members too, whose
+    /// `x-aep-capture` is above `level`: the mechanical part of
+    /// [`Event::down_level`], without its choice of level and without the
+    /// structural degrading of the "metadata by exception" members. An
+    /// emitter that redacts content itself uses it to remove the `full`
+    /// members from an event it emits at `redacted`. Untyped data has no
+    /// capture table and is left as it is.
+    pub fn drop_members_above(&mut self, level: Capture) {
+        self.drop_above(level);
+    }
+}

@@ -210,11 +210,19 @@ pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), Form
 /// The type-dependent capture gate (AEP-0006): the `values` an event at
 /// capture `ceiling` may carry.
 ///
-/// At `redacted` and `full` every answer stays; at `metadata` numbers,
-/// booleans and closed-choice answers stay while `string` fields and
-/// `other` free text go (a multi-select keeps only its choice ids, and a
-/// value that does not fit its field goes too); at `none` nothing stays. Keys
-/// that name no field are dropped at every level.
+/// The gate implements only the asymmetry between `metadata` and
+/// `redacted`: free text needs `redacted`, while numbers, booleans and
+/// closed choices are structural. At `redacted` and `full` every answer
+/// stays; at `metadata` and `none` numbers, booleans and closed-choice
+/// answers stay while `string` fields and `other` free text go (a
+/// multi-select keeps only its choice ids, and a value that does not fit
+/// its field goes too). Keys that name no field are dropped at every level.
+///
+/// A `none` ceiling is the envelope's business, not the gate's: an event
+/// at capture `none` carries no `data` at all, which
+/// [`Event::down_level`](crate::Event::down_level) (and an emitter) applies
+/// by dropping `data` whole, so nothing of `values` reaches such an event
+/// whatever this function returns.
 pub fn gate_values(fields: &[FieldSpec], values: &Object, ceiling: Capture) -> Object {
     let mut gated = Object::new();
     for (key, value) in values {
@@ -222,9 +230,8 @@ pub fn gate_values(fields: &[FieldSpec], values: &Object, ceiling: Capture) -> O
             continue;
         };
         let kept = match ceiling {
-            Capture::None => None,
             Capture::Redacted | Capture::Full => Some(value.clone()),
-            Capture::Metadata => match FormValue::decode(field, value) {
+            Capture::Metadata | Capture::None => match FormValue::decode(field, value) {
                 Ok(FormValue::Choices(ids)) => {
                     let closed: Vec<String> = ids
                         .iter()

@@ -7,6 +7,9 @@
 //!   per-session state (runs, pending attention, position) plus the
 //!   protocol violations the fold surfaces, with the same rules and JSON
 //!   shape as the published AEP SDKs' projection.
+//! - [`redact`]: the AEP-0003 §9.4 redaction pipeline for text and JSON.
+//! - [`emit`]: the emitter's side of capture, from full content to the
+//!   event at a ceiling, with [`digest`]s of the original content.
 //! - [`stream`]: the stream validator, every per-event check plus the
 //!   stream rules (dedupe, ordering, terminals, attention, acknowledgements,
 //!   form answers, capture honesty) over a JSONL input, in constant memory.
@@ -19,8 +22,11 @@ pub use aep_types;
 pub use aep_types::*;
 
 pub mod bridge;
+pub mod digest;
+pub mod emit;
 mod fingerprint;
 pub mod projection;
+pub mod redact;
 pub mod stream;
 
 #[cfg(doctest)]

@@ -1,8 +1,9 @@
 //! The measurements behind `cargo xtask bench`: decoding, typing,
 //! validating, down-levelling and encoding a JSONL corpus with
-//! `aep-types`, and validating it as a stream with `aep` (what
-//! `aep validate` runs), against serde_json baselines measured in the
-//! same run.
+//! `aep-types`, validating it as a stream with `aep` (what
+//! `aep validate` runs), redacting its text and emitting its events at
+//! ceiling `redacted` with `aep`, against serde_json baselines measured in
+//! the same run.
 
 pub mod alloc;
 mod bridge;
@@ -165,6 +166,8 @@ pub fn run(options: &Options) -> Report {
         what,
         run: Box::new(move || lines.iter().for_each(|l| f(l))),
     };
+    let redactor = aep::redact::Redactor::new(aep::redact::Options::default().home("/home/ada"));
+    let emitter = aep::emit::Emitter::with_redactor(redactor.clone());
     let mut event_buffer = Vec::with_capacity(64 * 1024);
     let mut value_buffer = Vec::with_capacity(64 * 1024);
     let mut measurements = vec![
@@ -214,6 +217,25 @@ pub fn run(options: &Options) -> Report {
                 black_box(event.down_level(Capture::Metadata));
             },
         ),
+        Measurement {
+            name: "redact",
+            what: "aep::redact pipeline over each line as text (MB/s of text)",
+            run: Box::new(|| {
+                for line in lines {
+                    black_box(redactor.redact_str(line));
+                }
+            }),
+        },
+        Measurement {
+            name: "emit",
+            what: "Event decode + aep::emit at ceiling redacted (digests, pipeline, drop)",
+            run: Box::new(|| {
+                for line in lines {
+                    let event: Event = serde_json::from_str(line).unwrap();
+                    black_box(emitter.emit(&event, Capture::Redacted).unwrap());
+                }
+            }),
+        },
         Measurement {
             name: "encode",
             what: "Event back to JSON",

@@ -2,7 +2,9 @@
 //! that returns the exit [`Status`].
 
 pub mod convert;
+pub mod emit;
 pub mod project;
+pub mod redact;
 pub mod respond;
 pub mod validate;
 

@@ -8,10 +8,10 @@
 //! that emit whole generated modules down to the shared pieces:
 //!
 //! ```text
-//! mod ─▶ envelope, registry, payload ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
+//! mod ─▶ envelope, registry, payload, capture ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
 //! ```
 //!
-//! - `envelope`, `registry`, `payload`: one generated module each;
+//! - `envelope`, `registry`, `payload`, `capture`: one generated module each;
 //! - `items`: the named types of the schema modules (structs, enums, unions);
 //! - `rules`: validation and the capture table beside a struct;
 //! - `context`: what emitting one item needs to know about the whole IR;
@@ -22,6 +22,7 @@
 //! ones, and never one to its left or in its own group;
 //! `aep-codegen/tests/layers.rs` checks it.
 
+mod capture;
 mod context;
 mod docs;
 mod envelope;
@@ -82,6 +83,11 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
             source: "registry/types.json".to_owned(),
             tokens: payload::module(ir),
         },
+        EmittedModule {
+            name: "capture".to_owned(),
+            source: "the payload schemas' capture siblings".to_owned(),
+            tokens: capture::module(ir),
+        },
     ];
     for module in &ir.modules {
         let doc = doc_line(&format!("Types of `{}`.", module.source));
@@ -126,6 +132,7 @@ fn root(ir: &Ir) -> TokenStream {
         mod registry;
         mod envelope;
         mod payload;
+        pub mod capture;
         #(pub mod #schema_modules;)*
 
         pub use runtime::{Data, Error, Object, Violation, Violations};

@@ -8,7 +8,8 @@
 //! are split by concern: `registry` (the tables), `documents` (whole schema
 //! files), `schema` (one schema to one type), `objects` (structs and their
 //! fields), `references` (`$ref` and `$defs`), `conditionals` (`if` /
-//! `then` / `else`), `names` (type, variant and module names) and
+//! `then` / `else`), `capture` (the digest and redacted siblings and the
+//! free-text members), `names` (type, variant and module names) and
 //! `keywords` (the subset's keywords and readers for their values).
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ use crate::ir::*;
 use crate::load::{Document, Registry, TypeRow, ENVELOPE_FILE};
 use crate::naming;
 
+mod capture;
 mod conditionals;
 mod documents;
 mod keywords;
@@ -74,9 +76,12 @@ pub fn lower(registry: &Registry) -> Result<Ir, Error> {
             event_type: row.name.clone(),
             name,
             module: module_name(&doc.path),
+            siblings: Vec::new(),
+            free_text: Vec::new(),
         });
     }
     let mut modules = lowerer.finish();
+    capture::relations(&modules, &mut payload_irs);
     envelope.items = modules.remove(0).items;
     Ok(Ir {
         registry: registry_ir,

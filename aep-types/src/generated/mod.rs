@@ -7,6 +7,7 @@ pub(crate) mod runtime;
 mod registry;
 mod envelope;
 mod payload;
+pub mod capture;
 pub mod common;
 pub mod session_started;
 pub mod session_ended;

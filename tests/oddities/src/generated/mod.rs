@@ -7,6 +7,7 @@ pub(crate) mod runtime;
 mod registry;
 mod envelope;
 mod payload;
+pub mod capture;
 pub mod odd_names;
 pub mod odd_shapes;
 

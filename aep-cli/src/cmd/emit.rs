@@ -1,0 +1,133 @@
+//! `aep emit`: events holding full content in, the events an adapter emits
+//! at a capture ceiling out (AEP-0003 §9).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use aep::emit::Emitter;
+use aep::reader::{Line, LineReader};
+use aep::{Capture, Event};
+
+use super::redact::PipelineArgs;
+use super::Status;
+use crate::diag;
+use crate::input::{self, parse_bytes, InputError};
+use crate::output::{Stdout, WriteError};
+
+const LONG_ABOUT: &str = "\
+Reads JSONL events whose data holds full content (a tool's real arguments,
+a model's real prompt) and writes, one per line, the events an adapter
+emits at the capture ceiling --ceiling (AEP-0003 §9): digests of the
+original content first; at `redacted`, the *_redacted siblings and every
+redacted-level text through the redaction pipeline (see `aep redact`) and
+the full-only members dropped; at `metadata`, only structural members, with
+the prompt and labels synthesized; at `none`, the envelope alone. `capture`
+is set to the ceiling.";
+
+const AFTER_HELP: &str = "\
+Exit status: 0 when every line was emitted, 1 when some line was not an
+event (reported on standard error with its line, and skipped), 2 for usage
+errors and inputs that cannot be read.
+
+Examples:
+  aep emit --ceiling redacted --home \"$HOME\" full.jsonl > redacted.jsonl
+  adapter --full | aep emit --ceiling metadata - | aep validate -";
+
+/// The arguments of `aep emit`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Emit events holding full content at a capture ceiling",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP
+)]
+pub struct Args {
+    /// The capture ceiling: none, metadata, redacted or full.
+    #[arg(long, value_name = "LEVEL")]
+    pub ceiling: Capture,
+
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+
+    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "4MiB",
+        value_parser = parse_bytes
+    )]
+    pub max_line_bytes: usize,
+
+    /// The JSONL file to read; `-` (the default) reads standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub file: PathBuf,
+}
+
+/// Runs `aep emit`.
+pub fn run(args: &Args) -> Status {
+    let input = match input::open(&args.file) {
+        Ok(input) => input,
+        Err(e) => {
+            diag!("aep emit: error: {e}");
+            return Status::Failure;
+        }
+    };
+    let emitter = Emitter::with_redactor(args.pipeline.redactor());
+    let mut out = Stdout::new();
+    let name = input.name;
+    let mut lines = LineReader::new(input.reader, args.max_line_bytes);
+    let mut status = Status::Clean;
+    loop {
+        let (number, line) = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                diag!("aep emit: error: {}", InputError::read(&name, &e));
+                return Status::Failure;
+            }
+        };
+        let text = match line {
+            Line::Text(text) => text,
+            Line::TooLong { bytes } => {
+                diag!("aep emit: {name}:{number}: a line of {bytes} bytes, longer than --max-line-bytes; skipped");
+                status = Status::Findings;
+                continue;
+            }
+        };
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let emitted = Event::from_slice(text)
+            .map_err(|e| e.to_string())
+            .and_then(|event| {
+                emitter
+                    .emit(&event, args.ceiling)
+                    .map_err(|e| e.to_string())
+            });
+        let event = match emitted {
+            Ok(event) => event,
+            Err(e) => {
+                diag!("aep emit: {name}:{number}: {e}; skipped");
+                status = Status::Findings;
+                continue;
+            }
+        };
+        let written = serde_json::to_writer(out.writer(), &event)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.writer().write_all(b"\n"));
+        match written.map_err(WriteError::from) {
+            Ok(()) => {}
+            Err(WriteError::Closed) => return status,
+            Err(e) => {
+                diag!("aep emit: error: {e}");
+                return Status::Failure;
+            }
+        }
+    }
+    match out.flush() {
+        Ok(()) | Err(WriteError::Closed) => status,
+        Err(e) => {
+            diag!("aep emit: error: {e}");
+            Status::Failure
+        }
+    }
+}
