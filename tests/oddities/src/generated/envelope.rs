@@ -517,7 +517,18 @@ impl Event {
     /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
     /// payload error does.
     pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event(text.as_bytes())
+        super::runtime::decode_event_str(text)
+    }
+
+    /// Decodes an event and its typed payload from JSON text, as
+    /// [`from_json`](Event::from_json) then [`payload`](Event::payload)
+    /// would (same values, same errors), reading the text once
+    /// through [`EventRef::decode_typed`](super::event_ref::EventRef::decode_typed).
+    pub fn decode_typed(
+        text: &str,
+    ) -> Result<(Event, super::payload::Payload), super::runtime::Error> {
+        let (event, payload) = super::event_ref::EventRef::decode_typed(text)?;
+        Ok((event.to_owned(), payload))
     }
 
     /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
