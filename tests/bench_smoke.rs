@@ -24,7 +24,6 @@ fn the_benchmark_runs_on_a_tiny_corpus() {
             "borrowed",
             "typed",
             "typed_single",
-            "typed_ref",
             "validate",
             "down_level",
             "encode",

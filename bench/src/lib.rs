@@ -154,10 +154,7 @@ pub fn run(options: &Options) -> Report {
             let event: Event = serde_json::from_str(l).unwrap();
             black_box(event.payload().unwrap());
         }),
-        per_line("typed_single", "Event::decode_typed (one read)", |l| {
-            black_box(Event::decode_typed(l).unwrap());
-        }),
-        per_line("typed_ref", "EventRef::decode_typed (one read)", |l| {
+        per_line("typed_single", "EventRef::decode_typed (one read)", |l| {
             black_box(EventRef::decode_typed(l).unwrap());
         }),
         per_line(
