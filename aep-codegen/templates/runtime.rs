@@ -122,11 +122,77 @@ impl Data {
         self.0.get()
     }
 
+    /// The raw JSON value.
+    pub(crate) fn raw(&self) -> &RawValue {
+        &self.0
+    }
+
     /// The data as a free-form object. Fails only where a `Value` cannot
     /// hold what the text holds (a number beyond `f64`, nesting beyond
     /// serde_json's limit), which the raw text itself keeps.
     pub fn to_object(&self) -> Result<Object, serde_json::Error> {
         serde_json::from_str(self.get())
+    }
+}
+
+impl Data {
+    /// Data copied from a raw value already checked to be an object
+    /// (a [`RawData`] read it).
+    pub(crate) fn from_raw(raw: &RawValue) -> Data {
+        Data(raw.to_owned())
+    }
+}
+
+/// An event's `data` borrowed from the input: a JSON object, refused
+/// otherwise with [`Data`]'s message.
+pub struct RawData<'de>(&'de RawValue);
+
+impl<'de> From<RawData<'de>> for &'de RawValue {
+    fn from(value: RawData<'de>) -> &'de RawValue {
+        value.0
+    }
+}
+
+impl<'de> Deserialize<'de> for RawData<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawData<'de>, D::Error> {
+        let raw = <&'de RawValue>::deserialize(deserializer)?;
+        if raw.get().starts_with('{') {
+            Ok(RawData(raw))
+        } else {
+            Err(de::Error::custom("`data` must be a JSON object"))
+        }
+    }
+}
+
+/// A JSON string, borrowed from the input when it has no escapes.
+pub struct Str<'de>(Cow<'de, str>);
+
+impl<'de> From<Str<'de>> for Cow<'de, str> {
+    fn from(value: Str<'de>) -> Cow<'de, str> {
+        value.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Str<'de>, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // What `String` says, so both decoders refuse alike.
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_string(Visitor)
     }
 }
 
@@ -160,7 +226,7 @@ impl<'de> Deserialize<'de> for Data {
 /// Decodes `text` (an event's `data`) as `T`, naming the place of a
 /// failure by its JSON Pointer from the event root.
 pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Error> {
-    locate("/data", text).map_err(|(pointer, error)| {
+    locate("/data", text.as_bytes(), Some(text)).map_err(|(pointer, error)| {
         // A position inside `data` would mislead: it is not the event's.
         let text = error.to_string();
         let position = format!(" at line {} column {}", error.line(), error.column());
@@ -174,37 +240,50 @@ pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Er
 
 /// Decodes `bytes` (a whole event) as `T`, naming the place of a failure
 /// by its JSON Pointer.
-pub fn decode_event<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    let located = match std::str::from_utf8(bytes) {
-        Ok(text) => locate("", text),
-        // serde_json says where the text stops being UTF-8.
-        Err(_) => serde_json::from_slice(bytes).map_err(|e| (String::new(), e)),
-    };
-    located.map_err(|(pointer, error)| {
-        // An event is usually one line: its column is what helps.
-        let text = error.to_string();
-        let message = match error.line() {
-            1 => {
-                let position = format!(" at line 1 column {}", error.column());
-                match text.strip_suffix(&position) {
-                    Some(message) => format!("{message} at column {}", error.column()),
-                    None => text,
-                }
+pub fn decode_event<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
+    locate("", bytes, None).map_err(event_error)
+}
+
+/// Decodes `text` (a whole event) as `T`, as [`decode_event`] does; text
+/// known to be UTF-8 is not checked again, which makes it faster.
+pub fn decode_event_str<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, Error> {
+    locate("", text.as_bytes(), Some(text)).map_err(event_error)
+}
+
+fn event_error((pointer, error): (String, serde_json::Error)) -> Error {
+    // An event is usually one line: its column is what helps.
+    let text = error.to_string();
+    let message = match error.line() {
+        1 => {
+            let position = format!(" at line 1 column {}", error.column());
+            match text.strip_suffix(&position) {
+                Some(message) => format!("{message} at column {}", error.column()),
+                None => text,
             }
-            _ => text,
-        };
-        Error::Envelope { pointer, message }
-    })
+        }
+        _ => text,
+    };
+    Error::Envelope { pointer, message }
 }
 
 /// Decodes `text` as `T`; on failure, decodes again tracking the path, so
 /// the error can say where (failures are rare, so the common case pays
-/// nothing for it). The pointer starts with `prefix`.
-fn locate<T: DeserializeOwned>(prefix: &str, text: &str) -> Result<T, (String, serde_json::Error)> {
-    if let Ok(value) = serde_json::from_str(text) {
+/// nothing for it). The pointer starts with `prefix`. `text`, when
+/// given, is `bytes` as a `str`: the first attempt then skips the UTF-8
+/// checks (the second reads `bytes`, with the same outcome on UTF-8).
+fn locate<'a, T: Deserialize<'a>>(
+    prefix: &str,
+    bytes: &'a [u8],
+    text: Option<&'a str>,
+) -> Result<T, (String, serde_json::Error)> {
+    let first = match text {
+        Some(text) => serde_json::from_str(text),
+        None => serde_json::from_slice(bytes),
+    };
+    if let Ok(value) = first {
         return Ok(value);
     }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
         // The value was whole; what follows it is not.
         Ok(value) => return deserializer.end().map(|()| value).map_err(|e| (prefix.to_owned(), e)),
@@ -228,7 +307,7 @@ fn locate<T: DeserializeOwned>(prefix: &str, text: &str) -> Result<T, (String, s
 /// An object key, borrowed from the input when it has no escapes.
 pub struct Key<'de>(Cow<'de, str>);
 
-impl Key<'_> {
+impl<'de> Key<'de> {
     /// The key.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -237,6 +316,11 @@ impl Key<'_> {
     /// The key, owned.
     pub fn into_string(self) -> String {
         self.0.into_owned()
+    }
+
+    /// The key, borrowed where it could be.
+    pub fn into_cow(self) -> Cow<'de, str> {
+        self.0
     }
 }
 
@@ -590,7 +674,10 @@ impl Validator {
     /// Records a violation of the current string value, if it breaks a rule.
     pub fn string(&mut self, value: &str, min_length: Option<usize>, pattern: Option<(&Regex, &str)>, format: Option<&str>) {
         if let Some(min) = min_length {
-            if value.chars().count() < min {
+            // A character takes one to four bytes: the length in bytes
+            // settles most cases without counting.
+            let short = value.len() < min || (value.len() < 4 * min && value.chars().count() < min);
+            if short {
                 self.report(None, format!("shorter than {min} character(s)"));
             }
         }

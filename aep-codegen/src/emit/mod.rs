@@ -8,10 +8,11 @@
 //! that emit whole generated modules down to the shared pieces:
 //!
 //! ```text
-//! mod ─▶ envelope, registry, payload, capture ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
+//! mod ─▶ envelope, borrowed, registry, payload, capture ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
 //! ```
 //!
-//! - `envelope`, `registry`, `payload`, `capture`: one generated module each;
+//! - `envelope`, `borrowed`, `registry`, `payload`, `capture`: one generated
+//!   module each (`borrowed` is `event_ref`, the envelope borrowed from its text);
 //! - `items`: the named types of the schema modules (structs, enums, unions);
 //! - `rules`: validation and the capture table beside a struct;
 //! - `context`: what emitting one item needs to know about the whole IR;
@@ -22,6 +23,7 @@
 //! ones, and never one to its left or in its own group;
 //! `aep-codegen/tests/layers.rs` checks it.
 
+mod borrowed;
 mod capture;
 mod context;
 mod docs;
@@ -79,6 +81,11 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
             tokens: envelope::module(&cx),
         },
         EmittedModule {
+            name: "event_ref".to_owned(),
+            source: ir.envelope.source.clone(),
+            tokens: borrowed::module(&cx),
+        },
+        EmittedModule {
             name: "payload".to_owned(),
             source: "registry/types.json".to_owned(),
             tokens: payload::module(ir),
@@ -131,6 +138,7 @@ fn root(ir: &Ir) -> TokenStream {
         pub(crate) mod runtime;
         mod registry;
         mod envelope;
+        mod event_ref;
         mod payload;
         pub mod capture;
         #(pub mod #schema_modules;)*
@@ -138,6 +146,7 @@ fn root(ir: &Ir) -> TokenStream {
         pub use runtime::{Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
+        pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};
         pub use payload::Payload;
         #(#exports)*
     }

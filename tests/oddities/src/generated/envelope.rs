@@ -427,20 +427,27 @@ pub struct ExtensionName(String);
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
     pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+        let name = name.into();
+        ExtensionName::check(&name)?;
+        Ok(ExtensionName(name))
+    }
+
+    /// Checks `name` against the envelope's naming rule without
+    /// allocating unless it breaks it.
+    pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
         static PATTERN: LazyLock<super::runtime::Regex> = LazyLock::new(|| {
             super::runtime::Regex::new("^[a-z]{1,8}$")
                 .expect("the generator checked the pattern")
         });
 
-        let name = name.into();
-        if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
+        if CORE_ATTRIBUTES.contains(&name) || !PATTERN.is_match(name) {
             return Err(super::runtime::Error::ExtensionName {
-                name,
+                name: name.to_owned(),
                 reason: "must match `^[a-z]{1,8}$` and not be a core attribute"
                     .to_owned(),
             });
         }
-        Ok(ExtensionName(name))
+        Ok(())
     }
 
     /// The name.
@@ -505,7 +512,23 @@ impl Event {
     /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
     /// payload error does.
     pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event(text.as_bytes())
+        super::runtime::decode_event_str(text)
+    }
+
+    /// Decodes an event and its typed payload from JSON text:
+    /// [`from_json`](Event::from_json), then [`payload`](Event::payload).
+    /// An `Event` owns a copy of `data` whichever way it is made,
+    /// and measured, making it from an
+    /// [`EventRef::decode_typed`](super::event_ref::EventRef::decode_typed)
+    /// (which reads the text once, without that copy) is slower
+    /// than decoding it directly: use `EventRef` where the
+    /// envelope need not outlive the text.
+    pub fn decode_typed(
+        text: &str,
+    ) -> Result<(Event, super::payload::Payload), super::runtime::Error> {
+        let event = Event::from_json(text)?;
+        let payload = event.payload()?;
+        Ok((event, payload))
     }
 
     /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).

@@ -6,6 +6,7 @@
 pub(crate) mod runtime;
 mod registry;
 mod envelope;
+mod event_ref;
 mod payload;
 pub mod capture;
 pub mod odd_names;
@@ -17,6 +18,7 @@ pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,
     EventTrace,
 };
+pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};
 pub use payload::Payload;
 pub use odd_names::OddNames;
 pub use odd_shapes::OddShapes;
