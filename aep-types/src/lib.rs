@@ -39,7 +39,3 @@ pub mod form;
 pub mod reader;
 
 pub use generated::*;
-
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;

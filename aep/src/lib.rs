@@ -1,7 +1,7 @@
 //! The Agent Event Protocol (AEP) above single events.
 //!
 //! [`aep_types`] decodes, validates and encodes one event; this crate
-//! works on streams of them:
+//! works on streams of them and on what surrounds them:
 //!
 //! - [`projection`]: the state projection, a fold of events into
 //!   per-session state (runs, pending attention, position) plus the
@@ -13,6 +13,9 @@
 //! - [`stream`]: the stream validator, every per-event check plus the
 //!   stream rules (dedupe, ordering, terminals, attention, acknowledgements,
 //!   form answers, capture honesty) over a JSONL input, in constant memory.
+//! - [`bridge`]: the AEP-0005 bridges: CloudEvents 1.0 both ways, OTLP log
+//!   records, OCSF 1.8.0 findings (with the optional `cloudevents` and
+//!   `otlp-proto` features, the official crates' types).
 //!
 //! The crate re-exports [`aep_types`] (and its root items), so `aep::Event`
 //! is the event type and one dependency is enough.
@@ -32,3 +35,8 @@ pub mod stream;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+// The project README's examples use both crates, so they are doctested here.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ProjectReadmeDoctests;
