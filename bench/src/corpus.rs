@@ -1,6 +1,11 @@
 //! A deterministic, realistic AEP stream: sessions of runs where tool and
 //! progress events dominate, with agent heartbeats, forms, retrievals,
-//! extension attributes and unknown members mixed in. Every event is valid.
+//! extension attributes and unknown members mixed in. Every event is valid,
+//! and so is the stream (what `aep validate` checks): ids are unique, `seq`
+//! rises within each session, every run has its own id and one terminal,
+//! every form request is answered through a command that is acknowledged
+//! once, and resolved (the lifecycle events name it in `subject`) before its
+//! session ends.
 
 use serde_json::{json, Value};
 
@@ -47,6 +52,8 @@ pub fn generate(bytes: usize, seed: u64) -> String {
             out: &mut out,
             session,
             seq: 0,
+            run: None,
+            runs: 0,
             id: &mut id,
         };
         stream.session();
@@ -59,20 +66,46 @@ struct Stream<'a> {
     out: &'a mut String,
     session: u64,
     seq: u64,
+    /// The run the next session-scoped events belong to.
+    run: Option<String>,
+    runs: u64,
     id: &'a mut u64,
 }
 
+/// The emitter of every event but the commands.
+const SOURCE: &str = "urn:aep:agent:claude-code";
+/// The sender of the commands, a chat front end answering for a person.
+const SENDER: &str = "urn:aep:sink:chat";
+
 impl Stream<'_> {
+    /// Writes one event.
     fn emit(&mut self, event_type: &str, data: Value, scope: Scope) {
+        self.emit_linked(event_type, data, scope, &[]);
+    }
+
+    /// Writes one event with extra envelope attributes (`subject`,
+    /// `cause`); returns its id.
+    fn emit_linked(
+        &mut self,
+        event_type: &str,
+        data: Value,
+        scope: Scope,
+        links: &[(&str, &str)],
+    ) -> String {
         *self.id += 1;
         let n = *self.id;
+        let id = format!("evt_{n:08}");
+        let (source, agent) = match scope {
+            Scope::Command => (SENDER, "chat"),
+            _ => (SOURCE, "claude-code"),
+        };
         let mut event = json!({
             "aep": "0.1",
-            "id": format!("evt_{n:08}"),
+            "id": id,
             "type": event_type,
             "time": format!("2026-11-30T{:02}:{:02}:{:02}.{:03}Z", (n / 3600) % 24, (n / 60) % 60, n % 60, n % 1000),
-            "source": "urn:aep:agent:claude-code",
-            "agent": "claude-code",
+            "source": source,
+            "agent": agent,
             "capture": "full",
         });
         match scope {
@@ -80,10 +113,15 @@ impl Stream<'_> {
             Scope::Command => event["session"] = json!(format!("ses_{}", self.session)),
             Scope::Session => {
                 event["session"] = json!(format!("ses_{}", self.session));
-                event["run"] = json!(format!("run_{}_{}", self.session, self.seq / 40));
+                if let Some(run) = &self.run {
+                    event["run"] = json!(run);
+                }
                 event["seq"] = json!(self.seq);
                 self.seq += 1;
             }
+        }
+        for (name, value) in links {
+            event[*name] = json!(value);
         }
         if self.rng.chance(30) {
             event["region"] = json!("eu-west-1");
@@ -103,6 +141,7 @@ impl Stream<'_> {
         };
         self.out.push_str(&text);
         self.out.push('\n');
+        id
     }
 
     fn session(&mut self) {
@@ -123,12 +162,14 @@ impl Stream<'_> {
         let duration = 1000 + self.rng.below(100_000);
         self.emit(
             "session.ended",
-            json!({"reason": "normal", "duration_ms": duration, "runs": 2}),
+            json!({"reason": "normal", "duration_ms": duration, "runs": self.runs}),
             Scope::Session,
         );
     }
 
     fn run(&mut self) {
+        self.runs += 1;
+        self.run = Some(format!("run_{}_{}", self.session, self.runs));
         self.emit(
             "run.started",
             json!({"trigger": "user", "prompt": "make the tests pass"}),
@@ -170,6 +211,7 @@ impl Stream<'_> {
                    "gen_ai.usage.output_tokens": 2_311, "cost": {"currency": "USD", "total": 0.42, "prompt": 0.3, "completion": 0.12}}),
             Scope::Session,
         );
+        self.run = None;
     }
 
     fn tool_call(&mut self) {
@@ -201,7 +243,7 @@ impl Stream<'_> {
     }
 
     fn form(&mut self) {
-        self.emit(
+        let request = self.emit_linked(
             "attention.requested",
             json!({"kind": "form", "prompt": "claude-code asks 2 questions", "respond_via": ["control"],
                    "fields": [
@@ -211,21 +253,32 @@ impl Stream<'_> {
                        {"id": "3", "type": "boolean", "label": "Use TLS"},
                        {"id": "4", "type": "string", "label": "Anything else?"}]}),
             Scope::Session,
+            &[],
         );
-        self.emit(
+        let command = self.emit_linked(
             "control.attention.respond",
             json!({"answer": {"values": {"1": "2", "2": 5432, "3": true, "4": "no"}}}),
             Scope::Command,
+            &[("subject", &request)],
         );
-        self.emit(
+        self.emit_linked(
+            "control.accepted",
+            json!({}),
+            Scope::Session,
+            &[("cause", &command)],
+        );
+        let links = [("subject", request.as_str()), ("cause", command.as_str())];
+        self.emit_linked(
             "attention.answered",
             json!({"answer": {"values": {"1": "2", "2": 5432, "3": true, "4": "no"}}, "by": "user:7", "via": "control"}),
             Scope::Session,
+            &links,
         );
-        self.emit(
+        self.emit_linked(
             "attention.resolved",
             json!({"resolution": "answered", "latency_ms": 9000}),
             Scope::Session,
+            &links,
         );
     }
 }

@@ -1,6 +1,8 @@
 //! The measurements behind `cargo xtask bench`: decoding, typing,
 //! validating, down-levelling and encoding a JSONL corpus with
-//! `aep-types`, against serde_json baselines measured in the same run.
+//! `aep-types`, and validating it as a stream with `aep` (what
+//! `aep validate` runs), against serde_json baselines measured in the
+//! same run.
 
 pub mod alloc;
 pub mod corpus;
@@ -9,6 +11,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use aep::stream::{validate_reader, Options as StreamOptions};
 use aep_types::reader::EventReader;
 use aep_types::{Capture, Event};
 use serde::Serialize;
@@ -45,6 +48,23 @@ pub struct Row {
     pub vs_floor: f64,
     /// Time relative to `value`.
     pub vs_value: f64,
+    /// Time relative to `validate`.
+    pub vs_validate: f64,
+}
+
+/// The stream validator's verdict on the corpus, taken before it is timed:
+/// the `stream` row is only measured, and the run only succeeds, when the
+/// corpus is a valid stream.
+#[derive(Debug, Serialize)]
+pub struct StreamCheck {
+    /// Lines read.
+    pub lines: u64,
+    /// Findings of level error.
+    pub errors: u64,
+    /// Findings of level warning.
+    pub warnings: u64,
+    /// The first findings (at most 10), as `line N: level[rule]: message`.
+    pub first: Vec<String>,
 }
 
 /// Every figure of one run.
@@ -58,12 +78,20 @@ pub struct Report {
     pub skipped_lines: usize,
     /// Timed passes per row.
     pub passes: usize,
-    /// The rows, `floor` first.
+    /// The rows, `floor` first; `stream` only when the corpus is a valid
+    /// stream (see `stream_check`).
     pub rows: Vec<Row>,
+    /// What the stream validator found in the corpus.
+    pub stream_check: StreamCheck,
     /// Peak heap growth (bytes) of a streaming pass over the first half
     /// of the corpus and over all of it; `None` without the counting
     /// allocator (as in tests).
     pub stream_peak_bytes: Option<(usize, usize)>,
+    /// Peak heap growth (bytes) of stream validation over the first half
+    /// of the corpus and over all of it (it keeps a fingerprint per seen
+    /// id, so it grows with the ids); `None` without the counting
+    /// allocator.
+    pub validate_stream_peak_bytes: Option<(usize, usize)>,
     /// Median in-process time to generate the registry, in milliseconds.
     pub codegen_ms: f64,
     /// Median wall time of a warm `cargo xtask codegen --check`, in
@@ -129,6 +157,7 @@ pub fn run(options: &Options) -> Report {
         .iter()
         .map(|l| serde_json::from_str(l).expect("the corpus is JSON"))
         .collect();
+    let stream_check = check_stream(options.corpus.as_bytes());
     let lines = &lines;
     let per_line = |name, what, f: fn(&str)| Measurement {
         name,
@@ -160,6 +189,22 @@ pub fn run(options: &Options) -> Report {
                 black_box(&event);
             },
         ),
+        Measurement {
+            name: "stream",
+            what: "aep::stream::validate_reader over the corpus (every event check and the stream rules)",
+            run: Box::new(|| {
+                let summary = validate_reader(
+                    options.corpus.as_bytes(),
+                    StreamOptions::default(),
+                    |finding| {
+                        black_box(finding);
+                    },
+                    |_| {},
+                )
+                .expect("reading from memory does not fail");
+                black_box(summary);
+            }),
+        },
         per_line(
             "down_level",
             "Event decode + down_level(metadata) (which types the payload)",
@@ -191,6 +236,10 @@ pub fn run(options: &Options) -> Report {
             }),
         },
     ];
+    if stream_check.errors > 0 {
+        // A row for an invalid stream would time the error path.
+        measurements.retain(|m| m.name != "stream");
+    }
     let times = medians(passes, &mut measurements);
     let timings: Vec<(&'static str, &'static str, Duration)> = measurements
         .iter()
@@ -200,6 +249,12 @@ pub fn run(options: &Options) -> Report {
     drop(measurements);
     let floor = timings[0].2.as_secs_f64();
     let value = timings[1].2.as_secs_f64();
+    let validate = timings
+        .iter()
+        .find(|t| t.0 == "validate")
+        .expect("the validate row")
+        .2
+        .as_secs_f64();
     let rows = timings
         .into_iter()
         .map(|(name, what, time)| {
@@ -212,6 +267,7 @@ pub fn run(options: &Options) -> Report {
                 events_per_s: lines.len() as f64 / seconds,
                 vs_floor: seconds / floor,
                 vs_value: seconds / value,
+                vs_validate: seconds / validate,
             }
         })
         .collect();
@@ -223,6 +279,17 @@ pub fn run(options: &Options) -> Report {
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
         (stream_peak(&corpus[..cut]), stream_peak(corpus))
+    });
+    let validate_stream_peak_bytes = alloc::counting().then(|| {
+        let corpus = options.corpus.as_bytes();
+        let cut = corpus[..corpus.len() / 2]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        (
+            validate_stream_peak(&corpus[..cut]),
+            validate_stream_peak(corpus),
+        )
     });
     let mut codegen = [Measurement {
         name: "codegen",
@@ -238,7 +305,9 @@ pub fn run(options: &Options) -> Report {
         skipped_lines: skipped,
         passes,
         rows,
+        stream_check,
         stream_peak_bytes,
+        validate_stream_peak_bytes,
         codegen_ms: codegen.as_secs_f64() * 1e3,
         codegen_check_ms: options.codegen_check_ms,
     }
@@ -253,6 +322,42 @@ fn stream_peak(input: &[u8]) -> usize {
     })
 }
 
+/// Heap growth at the peak of stream validation over `input`.
+fn validate_stream_peak(input: &[u8]) -> usize {
+    alloc::peak_growth(|| {
+        let summary = validate_reader(input, StreamOptions::default(), |_| {}, |_| {});
+        black_box(summary.expect("reading from memory does not fail"));
+    })
+}
+
+/// Validates the corpus as one stream, keeping the first findings.
+fn check_stream(corpus: &[u8]) -> StreamCheck {
+    let mut first = Vec::new();
+    let summary = validate_reader(
+        corpus,
+        StreamOptions::default(),
+        |f| {
+            if first.len() < 10 {
+                first.push(format!(
+                    "line {}: {}[{}]: {}",
+                    f.line,
+                    f.level.name(),
+                    f.rule.name(),
+                    f.message
+                ));
+            }
+        },
+        |_| {},
+    )
+    .expect("reading from memory does not fail");
+    StreamCheck {
+        lines: summary.lines,
+        errors: summary.errors,
+        warnings: summary.warnings,
+        first,
+    }
+}
+
 impl Report {
     /// The figures as a Markdown table.
     pub fn table(&self) -> String {
@@ -262,21 +367,49 @@ impl Report {
         };
         let mut text = format!(
             "corpus: {:.1} MB, {} events{skipped}; median of {} passes\n\n\
-             | measurement | what | MB/s | events/s | time vs floor | time vs value |\n\
-             |---|---|---:|---:|---:|---:|\n",
+             | measurement | what | MB/s | events/s | time vs floor | time vs value | time vs validate |\n\
+             |---|---|---:|---:|---:|---:|---:|\n",
             self.corpus_bytes as f64 / 1e6,
             self.corpus_events,
             self.passes
         );
         for row in &self.rows {
             text.push_str(&format!(
-                "| `{}` | {} | {:.0} | {:.0} | {:.2} | {:.2} |\n",
-                row.name, row.what, row.mb_per_s, row.events_per_s, row.vs_floor, row.vs_value
+                "| `{}` | {} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} |\n",
+                row.name,
+                row.what,
+                row.mb_per_s,
+                row.events_per_s,
+                row.vs_floor,
+                row.vs_value,
+                row.vs_validate
+            ));
+        }
+        let check = &self.stream_check;
+        if check.errors > 0 {
+            text.push_str(&format!(
+                "\nno `stream` row: the corpus is not a valid stream ({} errors, {} warnings); first findings:\n",
+                check.errors, check.warnings
+            ));
+            for finding in &check.first {
+                text.push_str(&format!("  {finding}\n"));
+            }
+        } else {
+            text.push_str(&format!(
+                "\nstream validation of the corpus: {} lines, 0 errors, {} warnings\n",
+                check.lines, check.warnings
             ));
         }
         if let Some((half, full)) = self.stream_peak_bytes {
             text.push_str(&format!(
                 "\nstreaming pass peak heap growth: {:.1} KiB over half the corpus, {:.1} KiB over all of it\n",
+                half as f64 / 1024.0,
+                full as f64 / 1024.0
+            ));
+        }
+        if let Some((half, full)) = self.validate_stream_peak_bytes {
+            text.push_str(&format!(
+                "stream validation peak heap growth: {:.1} KiB over half the corpus, {:.1} KiB over all of it\n",
                 half as f64 / 1024.0,
                 full as f64 / 1024.0
             ));

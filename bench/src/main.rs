@@ -6,8 +6,8 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: aep_bench::alloc::Counting = aep_bench::alloc::Counting;
 
-const USAGE: &str =
-    "usage: aep-bench [--corpus FILE] [--json FILE] [--passes N] [--size MB] [--check-ms MS]";
+const USAGE: &str = "usage: aep-bench [--corpus FILE] [--json FILE] [--passes N] [--size MB] [--check-ms MS]\n       \
+     aep-bench [--size MB] --write-corpus FILE   (write the generated corpus and stop)";
 
 fn main() -> ExitCode {
     let mut corpus = None;
@@ -15,12 +15,14 @@ fn main() -> ExitCode {
     let mut passes = 5;
     let mut size_mb = 20;
     let mut check_ms = None;
+    let mut write_corpus = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("`{arg}` needs a value"));
         let parsed = match arg.as_str() {
             "--corpus" => value().map(|v| corpus = Some(PathBuf::from(v))),
             "--json" => value().map(|v| json = Some(PathBuf::from(v))),
+            "--write-corpus" => value().map(|v| write_corpus = Some(PathBuf::from(v))),
             "--passes" => value().and_then(|v| {
                 v.parse()
                     .map(|n| passes = n)
@@ -53,6 +55,15 @@ fn main() -> ExitCode {
         },
         None => aep_bench::corpus::generate(size_mb * 1_000_000, 0xAE90_0001),
     };
+    if let Some(path) = write_corpus {
+        return match std::fs::write(&path, &corpus) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let options = aep_bench::Options {
         corpus,
@@ -69,6 +80,10 @@ fn main() -> ExitCode {
             eprintln!("error: {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
+    }
+    if report.stream_check.errors > 0 {
+        eprintln!("error: the corpus is not a valid stream, so the `stream` row was not measured");
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }

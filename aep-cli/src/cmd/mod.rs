@@ -1,0 +1,27 @@
+//! One module per subcommand; each has its `Args` (clap) and a `run`
+//! that returns the exit [`Status`].
+
+pub mod project;
+pub mod validate;
+
+/// How a command ended: the process exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// 0: nothing wrong.
+    Clean,
+    /// 1: the input has errors (findings, violations).
+    Findings,
+    /// 2: a usage error or an input that cannot be read.
+    Failure,
+}
+
+impl Status {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Clean => 0,
+            Status::Findings => 1,
+            Status::Failure => 2,
+        }
+    }
+}

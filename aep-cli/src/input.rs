@@ -1,0 +1,182 @@
+//! The inputs every subcommand reads: JSONL files named on the command
+//! line, `-` meaning standard input, and the line limit that bounds what
+//! one line may cost.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// The name findings and messages use for standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// The input arguments shared by the subcommands that read streams.
+#[derive(Debug, clap::Args)]
+pub struct InputArgs {
+    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
+    /// A longer line is reported and skipped without being held in memory.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "4MiB",
+        value_parser = parse_bytes
+    )]
+    pub max_line_bytes: usize,
+
+    /// JSONL files to read, one event per line; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// An opened input.
+pub struct Input {
+    /// The name to print: the path as given, or [`STDIN_NAME`].
+    pub name: String,
+    /// The bytes, buffered.
+    pub reader: Box<dyn BufRead>,
+    /// The length in bytes, when the input is a regular file.
+    pub len: Option<u64>,
+}
+
+/// An input that cannot be read, with the path it names.
+#[derive(Debug)]
+pub struct InputError {
+    /// The input's name as printed.
+    pub name: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.message)
+    }
+}
+
+impl InputError {
+    /// An I/O error met while reading the input called `name`.
+    pub fn read(name: &str, error: &io::Error) -> Self {
+        InputError {
+            name: name.to_owned(),
+            message: format!("cannot read: {}", describe(error)),
+        }
+    }
+}
+
+/// The name an argument is printed as.
+pub fn display_name(path: &Path) -> String {
+    if is_stdin(path) {
+        STDIN_NAME.to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Opens `path`, or standard input for `-`. A missing file, a directory or
+/// a file that cannot be opened is an [`InputError`] naming the path.
+pub fn open(path: &Path) -> Result<Input, InputError> {
+    let name = display_name(path);
+    if is_stdin(path) {
+        return Ok(Input {
+            name,
+            reader: Box::new(io::stdin().lock()),
+            len: None,
+        });
+    }
+    let fail = |message: String| InputError {
+        name: name.clone(),
+        message,
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| fail(describe(&e)))?;
+    if metadata.is_dir() {
+        return Err(fail("is a directory, not a JSONL file".to_owned()));
+    }
+    let file = File::open(path).map_err(|e| fail(describe(&e)))?;
+    let len = metadata.is_file().then_some(metadata.len());
+    Ok(Input {
+        name,
+        reader: Box::new(BufReader::with_capacity(64 * 1024, file)),
+        len,
+    })
+}
+
+/// An I/O error in words, without the `(os error N)` suffix.
+fn describe(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::NotFound => "no such file".to_owned(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => {
+            let text = error.to_string();
+            match text.find(" (os error") {
+                Some(at) => text[..at].to_owned(),
+                None => text,
+            }
+        }
+    }
+}
+
+/// Parses a byte count: digits with an optional `K`/`KiB`, `M`/`MiB` or
+/// `G`/`GiB` suffix (powers of 1024). Zero is refused.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, suffix) = text.split_at(split);
+    let multiplier: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` (use a number of bytes, or KiB, MiB, GiB)"
+            ))
+        }
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte count such as 4194304 or 4MiB"))?;
+    let bytes = number
+        .checked_mul(multiplier)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| format!("`{text}` is too large"))?;
+    if bytes == 0 {
+        return Err("the line limit must be at least 1 byte".to_owned());
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_take_binary_suffixes() {
+        assert_eq!(parse_bytes("4194304"), Ok(4 << 20));
+        assert_eq!(parse_bytes("4MiB"), Ok(4 << 20));
+        // The command line's default is the library's.
+        assert_eq!(parse_bytes("4MiB"), Ok(aep::reader::DEFAULT_MAX_LINE_BYTES));
+        assert_eq!(parse_bytes("512k"), Ok(512 << 10));
+        assert_eq!(parse_bytes("1 GiB"), Ok(1 << 30));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("MiB").is_err());
+        assert!(parse_bytes("4 parsecs").unwrap_err().contains("parsecs"));
+        assert!(parse_bytes("99999999999999999999").is_err());
+    }
+
+    #[test]
+    fn a_missing_file_and_a_directory_name_the_path() {
+        let dir = std::env::temp_dir();
+        let error = open(&dir).err().expect("a directory is refused");
+        assert_eq!(error.name, dir.display().to_string());
+        assert!(error.to_string().contains("is a directory"), "{error}");
+        let missing = dir.join("aep-cli-no-such-file.jsonl");
+        let error = open(&missing).err().expect("a missing file is refused");
+        assert!(error.to_string().ends_with(": no such file"), "{error}");
+    }
+}

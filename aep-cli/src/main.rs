@@ -1,0 +1,71 @@
+//! `aep`: the Agent Event Protocol (AEP) command line.
+//!
+//! `main` only parses the arguments and hands them to the subcommand's
+//! module under `cmd/`; each returns the exit status.
+
+mod cmd;
+mod input;
+mod output;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+const LONG_ABOUT: &str = "\
+Tools for Agent Event Protocol (AEP) streams: JSONL files with one AEP event
+per line, as adapters capture them and relays forward them.
+
+Every subcommand reads the FILEs it is given (`-` is standard input) line by
+line, with a bound on the length of one line (--max-line-bytes).";
+
+const AFTER_HELP: &str = "\
+Exit status: 0 when the input is clean, 1 when it has errors, 2 for usage
+errors and inputs that cannot be read.
+
+Examples:
+  aep validate capture.jsonl          check a capture against every rule
+  aep project capture.jsonl           print the per-session state as JSON
+  aep help validate                   the options of one subcommand";
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "aep",
+    version,
+    about = "Validate and inspect Agent Event Protocol (AEP) JSONL streams",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    Validate(cmd::validate::Args),
+    Project(cmd::project::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let status = match &cli.command {
+        Command::Validate(args) => cmd::validate::run(args),
+        Command::Project(args) => cmd::project::run(args),
+    };
+    ExitCode::from(status.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}
