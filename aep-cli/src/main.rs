@@ -26,6 +26,7 @@ errors and inputs that cannot be read.
 Examples:
   aep validate capture.jsonl          check a capture against every rule
   aep project capture.jsonl           print the per-session state as JSON
+  aep filter '{\"type\": \"tool.*\"}' -   pass on the events that match a filter
   aep help validate                   the options of one subcommand";
 
 /// The command line.
@@ -48,6 +49,7 @@ struct Cli {
 enum Command {
     Validate(cmd::validate::Args),
     Project(cmd::project::Args),
+    Filter(cmd::filter::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
     let status = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Project(args) => cmd::project::run(args),
+        Command::Filter(args) => cmd::filter::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has its `Args` (clap) and a `run`
 //! that returns the exit [`Status`].
 
+pub mod filter;
 pub mod project;
 pub mod validate;
 
