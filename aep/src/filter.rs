@@ -311,6 +311,13 @@ impl Filter {
         self.predicates.iter().map(|(key, _)| key.as_str())
     }
 
+    /// Decodes the envelope of one JSON line, as strictly as
+    /// [`Event::from_json`], and tells whether the event matches. This is
+    /// what `aep filter` runs per line.
+    pub fn matches_json(&self, json: &str) -> Result<bool, aep_types::Error> {
+        Ok(self.matches(&Event::from_json(json)?))
+    }
+
     /// Whether `event` matches every predicate, with the AEP-0001 defaults
     /// applied to an absent `severity`, `capture` and `epoch`.
     pub fn matches<E: Attributes + ?Sized>(&self, event: &E) -> bool {

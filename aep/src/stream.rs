@@ -249,8 +249,12 @@ impl Validator {
             line: checked.line,
             findings,
         };
-        let (event, checks) = match checked.outcome {
-            Outcome::Event { event, checks } => (event, checks),
+        let (event, checks, canonical) = match checked.outcome {
+            Outcome::Event {
+                event,
+                checks,
+                canonical,
+            } => (event, checks, canonical),
             Outcome::NotEvent { rule, message, id } => {
                 return out.report(rule, message, id.as_deref());
             }
@@ -270,7 +274,8 @@ impl Validator {
         self.summary.events += 1;
 
         // Dedupe first: a redelivery is one finding and checked no further.
-        let folded = self.projection.fold(&event);
+        let canonical = canonical.unwrap_or_else(|| fingerprint::canonical_event(&event));
+        let folded = self.projection.fold_fingerprinted(&event, canonical);
         let id = Some(event.id.as_str());
         if folded == Folded::Duplicate {
             let message = format!(
@@ -395,6 +400,8 @@ enum Outcome {
     Event {
         event: Box<Event>,
         checks: Option<Vec<Finding>>,
+        /// The event's canonical fingerprint (for dedupe), when computed.
+        canonical: Option<fingerprint::Canonical>,
     },
     /// Not an event: one finding.
     NotEvent {
@@ -443,6 +450,7 @@ impl LineCheck {
                 let outcome = Outcome::Event {
                     event: Box::new(event),
                     checks: None,
+                    canonical: None,
                 };
                 return LineCheck { line, outcome };
             }
@@ -461,10 +469,17 @@ impl LineCheck {
         }
     }
 
-    /// [`decode`](Self::decode), then the checks of the event alone.
+    /// [`decode`](Self::decode), then the checks of the event alone and
+    /// its fingerprint.
     fn decode_and_check(options: &Options, line: u64, bytes: &[u8]) -> LineCheck {
         let mut checked = LineCheck::decode(options, line, bytes);
-        if let Outcome::Event { event, checks } = &mut checked.outcome {
+        if let Outcome::Event {
+            event,
+            checks,
+            canonical,
+        } = &mut checked.outcome
+        {
+            *canonical = Some(fingerprint::canonical_event(event));
             let mut findings = Vec::new();
             check_event(
                 event,

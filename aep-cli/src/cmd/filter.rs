@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use aep::filter::Filter;
 use aep::reader::unsupported_version;
-use aep::Event;
 
 use super::Status;
 use crate::diag;
@@ -189,9 +188,9 @@ fn decide(filter: &Filter, text: &[u8]) -> Decision {
     let Ok(json) = std::str::from_utf8(text) else {
         return Decision::NotAnEvent("not UTF-8".to_owned());
     };
-    match Event::from_json(json) {
-        Ok(event) if filter.matches(&event) => Decision::Pass,
-        Ok(_) => Decision::Drop,
+    match filter.matches_json(json) {
+        Ok(true) => Decision::Pass,
+        Ok(false) => Decision::Drop,
         Err(error) => match unsupported_version(text) {
             Some(version) => Decision::Unsupported(version),
             None if json.trim().is_empty() => Decision::NotAnEvent(

@@ -47,30 +47,81 @@ pub fn validate_reader_parallel<R: BufRead>(
     if jobs <= 1 {
         return validate_reader(reader, options, on_finding, on_progress);
     }
+    let line_options = options.clone();
     let mut lines = LineReader::new(reader, options.max_line_bytes);
     let mut validator = Validator::new(options);
-    let mut batch = Batch::default();
     let mut findings = Vec::new();
-    loop {
-        batch.clear();
-        let filled = batch.fill(&mut lines, jobs);
-        let checked = batch.check(validator.options(), jobs);
-        for (item, checked) in batch.items.iter().zip(checked) {
-            match checked {
-                Some(checked) => validator.check_decoded(checked, &mut findings),
-                None => validator.too_long(item.number, item.too_long, &mut findings),
+    // A pipeline of two stages: while the threads check one batch, this
+    // thread folds the one before and reads the one after.
+    let read_error = std::thread::scope(|scope| {
+        let line_options = &line_options;
+        let mut spare = Batch::default();
+        let mut pending = None;
+        loop {
+            let mut batch = std::mem::take(&mut spare);
+            batch.clear();
+            let filled = batch.fill(&mut lines, jobs);
+            let checking = scope.spawn(move || {
+                let checked = batch.check(line_options, jobs);
+                (batch, checked)
+            });
+            if let Some(previous) = pending.replace(checking) {
+                spare = fold(
+                    previous,
+                    &mut validator,
+                    &mut findings,
+                    &mut on_finding,
+                    &mut on_progress,
+                );
             }
-            findings.drain(..).for_each(&mut on_finding);
-            on_progress(item.read);
+            // Lines read before an I/O error are checked, as one thread does.
+            match filled {
+                Ok(true) => {}
+                Ok(false) | Err(_) => {
+                    if let Some(last) = pending.take() {
+                        fold(
+                            last,
+                            &mut validator,
+                            &mut findings,
+                            &mut on_finding,
+                            &mut on_progress,
+                        );
+                    }
+                    return filled.err();
+                }
+            }
         }
-        // Lines read before an I/O error are checked, as one thread does.
-        if !filled? {
-            break;
-        }
+    });
+    if let Some(error) = read_error {
+        return Err(error);
     }
     let summary = validator.finish(&mut findings);
     findings.drain(..).for_each(&mut on_finding);
     Ok(summary)
+}
+
+/// The stream part of a checked batch, in line order; gives the batch back
+/// for reuse.
+fn fold(
+    checking: std::thread::ScopedJoinHandle<'_, (Batch, Vec<Option<LineCheck>>)>,
+    validator: &mut Validator,
+    findings: &mut Vec<Finding>,
+    on_finding: &mut impl FnMut(Finding),
+    on_progress: &mut impl FnMut(u64),
+) -> Batch {
+    let (batch, checked) = match checking.join() {
+        Ok(done) => done,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    for (item, checked) in batch.items.iter().zip(checked) {
+        match checked {
+            Some(checked) => validator.check_decoded(checked, findings),
+            None => validator.too_long(item.number, item.too_long, findings),
+        }
+        findings.drain(..).for_each(&mut *on_finding);
+        on_progress(item.read);
+    }
+    batch
 }
 
 /// Lines read ahead, in one buffer.
