@@ -147,3 +147,51 @@ impl Rng {
         &items[self.below(items.len())]
     }
 }
+
+/// Mutates a line the way a broken writer or transport might: flipped
+/// bits, stray JSON tokens, truncation, dropped and repeated runs.
+pub fn mutate_bytes(rng: &mut Rng, bytes: &mut Vec<u8>) {
+    const TOKENS: &[&[u8]] = &[
+        b"null",
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b"\"",
+        b",",
+        b":",
+        b"\\u0000",
+        b"\\ud800",
+        b"1e400",
+        b"-0",
+        b"18446744073709551616",
+        b"{\"data\":{}}",
+        b"\"type\":\"x\"",
+        b"\xff",
+        b"\xe2\x82",
+    ];
+    for _ in 0..=rng.below(3) {
+        let at = rng.below(bytes.len() + 1);
+        match rng.below(5) {
+            0 if !bytes.is_empty() => {
+                let i = at.min(bytes.len() - 1);
+                bytes[i] ^= 1 << rng.below(8);
+            }
+            1 => {
+                let token = TOKENS[rng.below(TOKENS.len())];
+                bytes.splice(at..at, token.iter().copied());
+            }
+            2 => bytes.truncate(at),
+            3 if at < bytes.len() => {
+                let end = (at + rng.below(16)).min(bytes.len());
+                bytes.drain(at..end);
+            }
+            _ => {
+                let end = (at + rng.below(32)).min(bytes.len());
+                let copy: Vec<u8> = bytes[at..end].to_vec();
+                let to = rng.below(bytes.len() + 1);
+                bytes.splice(to..to, copy);
+            }
+        }
+    }
+}

@@ -122,11 +122,77 @@ impl Data {
         self.0.get()
     }
 
+    /// The raw JSON value.
+    pub(crate) fn raw(&self) -> &RawValue {
+        &self.0
+    }
+
     /// The data as a free-form object. Fails only where a `Value` cannot
     /// hold what the text holds (a number beyond `f64`, nesting beyond
     /// serde_json's limit), which the raw text itself keeps.
     pub fn to_object(&self) -> Result<Object, serde_json::Error> {
         serde_json::from_str(self.get())
+    }
+}
+
+impl Data {
+    /// Data copied from a raw value already checked to be an object
+    /// (a [`RawData`] read it).
+    pub(crate) fn from_raw(raw: &RawValue) -> Data {
+        Data(raw.to_owned())
+    }
+}
+
+/// An event's `data` borrowed from the input: a JSON object, refused
+/// otherwise with [`Data`]'s message.
+pub struct RawData<'de>(&'de RawValue);
+
+impl<'de> From<RawData<'de>> for &'de RawValue {
+    fn from(value: RawData<'de>) -> &'de RawValue {
+        value.0
+    }
+}
+
+impl<'de> Deserialize<'de> for RawData<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawData<'de>, D::Error> {
+        let raw = <&'de RawValue>::deserialize(deserializer)?;
+        if raw.get().starts_with('{') {
+            Ok(RawData(raw))
+        } else {
+            Err(de::Error::custom("`data` must be a JSON object"))
+        }
+    }
+}
+
+/// A JSON string, borrowed from the input when it has no escapes.
+pub struct Str<'de>(Cow<'de, str>);
+
+impl<'de> From<Str<'de>> for Cow<'de, str> {
+    fn from(value: Str<'de>) -> Cow<'de, str> {
+        value.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Str<'de>, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // What `String` says, so both decoders refuse alike.
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_string(Visitor)
     }
 }
 
@@ -174,7 +240,7 @@ pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Er
 
 /// Decodes `bytes` (a whole event) as `T`, naming the place of a failure
 /// by its JSON Pointer.
-pub fn decode_event<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+pub fn decode_event<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
     locate("", bytes).map_err(|(pointer, error)| {
         // An event is usually one line: its column is what helps.
         let text = error.to_string();
@@ -195,7 +261,7 @@ pub fn decode_event<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
 /// Decodes `bytes` as `T`; on failure, decodes again tracking the path, so
 /// the error can say where (failures are rare, so the common case pays
 /// nothing for it). The pointer starts with `prefix`.
-fn locate<T: DeserializeOwned>(prefix: &str, bytes: &[u8]) -> Result<T, (String, serde_json::Error)> {
+fn locate<'a, T: Deserialize<'a>>(prefix: &str, bytes: &'a [u8]) -> Result<T, (String, serde_json::Error)> {
     if let Ok(value) = serde_json::from_slice(bytes) {
         return Ok(value);
     }
@@ -223,7 +289,7 @@ fn locate<T: DeserializeOwned>(prefix: &str, bytes: &[u8]) -> Result<T, (String,
 /// An object key, borrowed from the input when it has no escapes.
 pub struct Key<'de>(Cow<'de, str>);
 
-impl Key<'_> {
+impl<'de> Key<'de> {
     /// The key.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -232,6 +298,11 @@ impl Key<'_> {
     /// The key, owned.
     pub fn into_string(self) -> String {
         self.0.into_owned()
+    }
+
+    /// The key, borrowed where it could be.
+    pub fn into_cow(self) -> Cow<'de, str> {
+        self.0
     }
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 /// layer only. `mod.rs` is the entry point above them all.
 const EMIT_LAYERS: &[(&str, u8)] = &[
     ("envelope", 4),
+    ("borrowed", 4),
     ("registry", 4),
     ("payload", 4),
     ("items", 3),

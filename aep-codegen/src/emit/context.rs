@@ -3,8 +3,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::tokens::ident;
-use crate::ir::{Ir, Item, Ty, TypePath};
+use super::tokens::{self, ident, ty};
+use crate::ir::{Field, Ir, Item, Ty, TypePath};
 
 /// What emission needs to know about the whole IR while emitting one item.
 pub(crate) struct Context<'a> {
@@ -104,4 +104,78 @@ impl Context<'_> {
             .position(|(_, variant)| *variant == registry.capture_default)
             .expect("lowering checked the default capture level")
     }
+}
+
+/// `{field}_or_default()` for an optional attribute with a `default`
+/// (lowering checked that the default is a value of the field's type).
+pub fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
+    let default = f.default.as_ref()?;
+    if f.required {
+        return None;
+    }
+    let name = ident(&f.ident);
+    let body = match (&f.ty, default) {
+        (Ty::Integer(rules), serde_json::Value::Number(n)) if rules.unsigned() => {
+            let n = proc_macro2::Literal::u64_unsuffixed(n.as_u64()?);
+            quote!(self.#name.unwrap_or(#n))
+        }
+        (Ty::Integer(_), serde_json::Value::Number(n)) => {
+            let n = proc_macro2::Literal::i64_unsuffixed(n.as_i64()?);
+            quote!(self.#name.unwrap_or(#n))
+        }
+        (Ty::Number(_), serde_json::Value::Number(n)) => {
+            let n = proc_macro2::Literal::f64_unsuffixed(n.as_f64()?);
+            quote!(self.#name.unwrap_or(#n))
+        }
+        (Ty::Boolean, serde_json::Value::Bool(b)) => quote!(self.#name.unwrap_or(#b)),
+        (Ty::String(_), serde_json::Value::String(s)) => {
+            quote!(self.#name.clone().unwrap_or_else(|| #s.to_owned()))
+        }
+        (Ty::Named(path), serde_json::Value::String(s)) => {
+            let variant = ident(&enum_variant(ir, path, s)?);
+            let t = tokens::path(path);
+            quote!(self.#name.unwrap_or(#t::#variant))
+        }
+        _ => return None,
+    };
+    let method = quote::format_ident!("{}_or_default", f.ident.trim_end_matches('_'));
+    let t = ty(&f.ty);
+    let doc = format!(
+        " `{}`, or its protocol default `{default}` when absent.",
+        f.json
+    );
+    Some(quote! {
+        #[doc = #doc]
+        pub fn #method(&self) -> #t {
+            #body
+        }
+    })
+}
+
+/// The variant of `value` in the enum at `path`.
+fn enum_variant(ir: &Ir, path: &TypePath, value: &str) -> Option<String> {
+    let registry = match (path.module.as_str(), path.name.as_str()) {
+        ("registry", "Severity") => Some(&ir.registry.severity),
+        ("registry", "Capture") => Some(&ir.registry.capture),
+        ("registry", "NackReason") => Some(&ir.registry.nack_reasons),
+        _ => None,
+    };
+    let variants = match registry {
+        Some(variants) => variants,
+        None => {
+            let items = if path.module == "envelope" {
+                &ir.envelope.items
+            } else {
+                &ir.modules.iter().find(|m| m.name == path.module)?.items
+            };
+            items.iter().find_map(|i| match i {
+                Item::Enum(e) if e.name == path.name => Some(&e.variants),
+                _ => None,
+            })?
+        }
+    };
+    variants
+        .iter()
+        .find(|(v, _)| v == value)
+        .map(|(_, variant)| variant.clone())
 }

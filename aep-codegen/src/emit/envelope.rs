@@ -3,10 +3,10 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::context::Context;
+use super::context::{default_accessor, Context};
 use super::items::{self, CatchAll};
-use super::tokens::{self, ident, ty};
-use crate::ir::{Field, Ir, Item, Ty, TypePath};
+use super::tokens::{ident, ty};
+use crate::ir::{Field, Ir, Item, Ty};
 
 pub fn module(cx: &Context<'_>) -> TokenStream {
     let ir = cx.ir;
@@ -49,13 +49,25 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
         impl ExtensionName {
             /// Checks `name` against the envelope's naming rule.
             pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+                let name = name.into();
+                ExtensionName::check(&name)?;
+                Ok(ExtensionName(name))
+            }
+
+            /// A name [`check`](ExtensionName::check) accepted.
+            pub(crate) fn checked(name: String) -> ExtensionName {
+                ExtensionName(name)
+            }
+
+            /// Checks `name` against the envelope's naming rule without
+            /// allocating unless it breaks it.
+            pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
                 static PATTERN: LazyLock<super::runtime::Regex> =
                     LazyLock::new(|| super::runtime::Regex::new(#pattern).expect("the generator checked the pattern"));
-                let name = name.into();
-                if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
-                    return Err(super::runtime::Error::ExtensionName { name, reason: #name_rule.to_owned() });
+                if CORE_ATTRIBUTES.contains(&name) || !PATTERN.is_match(name) {
+                    return Err(super::runtime::Error::ExtensionName { name: name.to_owned(), reason: #name_rule.to_owned() });
                 }
-                Ok(ExtensionName(name))
+                Ok(())
             }
 
             /// The name.
@@ -282,78 +294,4 @@ fn single_variant(ir: &Ir, ty: &Ty) -> Option<TokenStream> {
         }
         _ => None,
     }
-}
-
-/// `{field}_or_default()` for an optional attribute with a `default`
-/// (lowering checked that the default is a value of the field's type).
-fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
-    let default = f.default.as_ref()?;
-    if f.required {
-        return None;
-    }
-    let name = ident(&f.ident);
-    let body = match (&f.ty, default) {
-        (Ty::Integer(rules), serde_json::Value::Number(n)) if rules.unsigned() => {
-            let n = proc_macro2::Literal::u64_unsuffixed(n.as_u64()?);
-            quote!(self.#name.unwrap_or(#n))
-        }
-        (Ty::Integer(_), serde_json::Value::Number(n)) => {
-            let n = proc_macro2::Literal::i64_unsuffixed(n.as_i64()?);
-            quote!(self.#name.unwrap_or(#n))
-        }
-        (Ty::Number(_), serde_json::Value::Number(n)) => {
-            let n = proc_macro2::Literal::f64_unsuffixed(n.as_f64()?);
-            quote!(self.#name.unwrap_or(#n))
-        }
-        (Ty::Boolean, serde_json::Value::Bool(b)) => quote!(self.#name.unwrap_or(#b)),
-        (Ty::String(_), serde_json::Value::String(s)) => {
-            quote!(self.#name.clone().unwrap_or_else(|| #s.to_owned()))
-        }
-        (Ty::Named(path), serde_json::Value::String(s)) => {
-            let variant = ident(&enum_variant(ir, path, s)?);
-            let t = tokens::path(path);
-            quote!(self.#name.unwrap_or(#t::#variant))
-        }
-        _ => return None,
-    };
-    let method = quote::format_ident!("{}_or_default", f.ident.trim_end_matches('_'));
-    let t = ty(&f.ty);
-    let doc = format!(
-        " `{}`, or its protocol default `{default}` when absent.",
-        f.json
-    );
-    Some(quote! {
-        #[doc = #doc]
-        pub fn #method(&self) -> #t {
-            #body
-        }
-    })
-}
-
-/// The variant of `value` in the enum at `path`.
-fn enum_variant(ir: &Ir, path: &TypePath, value: &str) -> Option<String> {
-    let registry = match (path.module.as_str(), path.name.as_str()) {
-        ("registry", "Severity") => Some(&ir.registry.severity),
-        ("registry", "Capture") => Some(&ir.registry.capture),
-        ("registry", "NackReason") => Some(&ir.registry.nack_reasons),
-        _ => None,
-    };
-    let variants = match registry {
-        Some(variants) => variants,
-        None => {
-            let items = if path.module == "envelope" {
-                &ir.envelope.items
-            } else {
-                &ir.modules.iter().find(|m| m.name == path.module)?.items
-            };
-            items.iter().find_map(|i| match i {
-                Item::Enum(e) if e.name == path.name => Some(&e.variants),
-                _ => None,
-            })?
-        }
-    };
-    variants
-        .iter()
-        .find(|(v, _)| v == value)
-        .map(|(_, variant)| variant.clone())
 }

@@ -8,10 +8,11 @@
 //! that emit whole generated modules down to the shared pieces:
 //!
 //! ```text
-//! mod ─▶ envelope, registry, payload ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
+//! mod ─▶ envelope, borrowed, registry, payload ─▶ items ─▶ rules ─▶ context, docs ─▶ tokens
 //! ```
 //!
-//! - `envelope`, `registry`, `payload`: one generated module each;
+//! - `envelope`, `borrowed`, `registry`, `payload`: one generated module
+//!   each (`borrowed` is `event_ref`, the envelope borrowed from its text);
 //! - `items`: the named types of the schema modules (structs, enums, unions);
 //! - `rules`: validation and the capture table beside a struct;
 //! - `context`: what emitting one item needs to know about the whole IR;
@@ -22,6 +23,7 @@
 //! ones, and never one to its left or in its own group;
 //! `aep-codegen/tests/layers.rs` checks it.
 
+mod borrowed;
 mod context;
 mod docs;
 mod envelope;
@@ -78,6 +80,11 @@ pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
             tokens: envelope::module(&cx),
         },
         EmittedModule {
+            name: "event_ref".to_owned(),
+            source: ir.envelope.source.clone(),
+            tokens: borrowed::module(&cx),
+        },
+        EmittedModule {
             name: "payload".to_owned(),
             source: "registry/types.json".to_owned(),
             tokens: payload::module(ir),
@@ -125,12 +132,14 @@ fn root(ir: &Ir) -> TokenStream {
         pub(crate) mod runtime;
         mod registry;
         mod envelope;
+        mod event_ref;
         mod payload;
         #(pub mod #schema_modules;)*
 
         pub use runtime::{Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
+        pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};
         pub use payload::Payload;
         #(#exports)*
     }

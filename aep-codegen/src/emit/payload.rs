@@ -52,11 +52,17 @@ pub fn module(ir: &Ir) -> TokenStream {
         impl Payload {
             /// Decodes `data` (absent reads as `{}`) by the schema `event_type` names.
             pub fn from_data(event_type: &str, data: Option<&super::runtime::Data>) -> Result<Payload, super::runtime::Error> {
-                let text = data.map_or("{}", super::runtime::Data::get);
+                Payload::from_raw(event_type, data.map(super::runtime::Data::raw))
+            }
+
+            /// [`from_data`](Payload::from_data) on `data` as raw JSON text
+            /// (an object, as [`Data`](super::runtime::Data) holds).
+            pub(crate) fn from_raw(event_type: &str, data: Option<&serde_json::value::RawValue>) -> Result<Payload, super::runtime::Error> {
+                let text = data.map_or("{}", serde_json::value::RawValue::get);
                 Ok(match event_type {
                     #(#types => Payload::#variants(super::runtime::decode(event_type, text)?),)*
                     _ => Payload::Untyped(match data {
-                        Some(data) => data.clone(),
+                        Some(data) => super::runtime::Data::from_raw(data),
                         None => super::runtime::Data::empty(),
                     }),
                 })

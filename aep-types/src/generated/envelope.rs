@@ -639,20 +639,32 @@ pub struct ExtensionName(String);
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
     pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+        let name = name.into();
+        ExtensionName::check(&name)?;
+        Ok(ExtensionName(name))
+    }
+
+    /// A name [`check`](ExtensionName::check) accepted.
+    pub(crate) fn checked(name: String) -> ExtensionName {
+        ExtensionName(name)
+    }
+
+    /// Checks `name` against the envelope's naming rule without
+    /// allocating unless it breaks it.
+    pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
         static PATTERN: LazyLock<super::runtime::Regex> = LazyLock::new(|| {
             super::runtime::Regex::new("^[a-z0-9]{1,20}$")
                 .expect("the generator checked the pattern")
         });
 
-        let name = name.into();
-        if CORE_ATTRIBUTES.contains(&name.as_str()) || !PATTERN.is_match(&name) {
+        if CORE_ATTRIBUTES.contains(&name) || !PATTERN.is_match(name) {
             return Err(super::runtime::Error::ExtensionName {
-                name,
+                name: name.to_owned(),
                 reason: "must match `^[a-z0-9]{1,20}$` and not be a core attribute"
                     .to_owned(),
             });
         }
-        Ok(ExtensionName(name))
+        Ok(())
     }
 
     /// The name.

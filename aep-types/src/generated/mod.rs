@@ -6,6 +6,7 @@
 pub(crate) mod runtime;
 mod registry;
 mod envelope;
+mod event_ref;
 mod payload;
 pub mod common;
 pub mod session_started;
@@ -58,6 +59,7 @@ pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,
 };
+pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};
 pub use payload::Payload;
 pub use common::{
     ToolRef, ErrorInfo, Cost, Answer, Choice, RetrievedDocument, SessionRef, TaskRef,

@@ -6,6 +6,7 @@
 pub(crate) mod runtime;
 mod registry;
 mod envelope;
+mod event_ref;
 mod payload;
 pub mod odd_names;
 pub mod odd_shapes;
@@ -16,6 +17,7 @@ pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,
     EventTrace,
 };
+pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};
 pub use payload::Payload;
 pub use odd_names::OddNames;
 pub use odd_shapes::OddShapes;

@@ -27,7 +27,16 @@ impl Payload {
         event_type: &str,
         data: Option<&super::runtime::Data>,
     ) -> Result<Payload, super::runtime::Error> {
-        let text = data.map_or("{}", super::runtime::Data::get);
+        Payload::from_raw(event_type, data.map(super::runtime::Data::raw))
+    }
+
+    /// [`from_data`](Payload::from_data) on `data` as raw JSON text
+    /// (an object, as [`Data`](super::runtime::Data) holds).
+    pub(crate) fn from_raw(
+        event_type: &str,
+        data: Option<&serde_json::value::RawValue>,
+    ) -> Result<Payload, super::runtime::Error> {
+        let text = data.map_or("{}", serde_json::value::RawValue::get);
         Ok(
             match event_type {
                 "odd.names" => {
@@ -39,7 +48,7 @@ impl Payload {
                 _ => {
                     Payload::Untyped(
                         match data {
-                            Some(data) => data.clone(),
+                            Some(data) => super::runtime::Data::from_raw(data),
                             None => super::runtime::Data::empty(),
                         },
                     )
