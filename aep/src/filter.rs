@@ -21,9 +21,8 @@
 //! filterable; any other key must be a filterable core attribute or a legal
 //! extension-attribute name (AEP-0001 §5.4, `[a-z0-9]{1,20}`).
 //!
-//! Matching reads attributes through [`Attributes`], which [`Event`]
-//! implements; a borrowed envelope implements it just as well, and matching
-//! allocates nothing.
+//! Matching reads attributes through [`Attributes`], which [`Event`] and
+//! the borrowed [`EventRef`] implement; matching allocates nothing.
 //!
 //! ```
 //! use aep::filter::Filter;
@@ -47,7 +46,7 @@ use std::str::FromStr;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
-use aep_types::{Event, ExtensionValue, Severity};
+use aep_types::{Event, EventRef, ExtensionValue, ExtensionValueRef, Severity};
 
 /// One attribute value as a filter compares it: the envelope's scalars.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +94,36 @@ impl Attributes for Event {
                 ExtensionValue::String(s) => AttrValue::Str(s),
                 ExtensionValue::Integer(i) => AttrValue::Int((*i).into()),
                 ExtensionValue::Boolean(b) => AttrValue::Bool(*b),
+            },
+        };
+        Some(value)
+    }
+}
+
+impl Attributes for EventRef<'_> {
+    fn attr(&self, name: &str) -> Option<AttrValue<'_>> {
+        let value = match name {
+            "aep" => AttrValue::Str(self.aep().as_str()),
+            "id" => AttrValue::Str(self.id()),
+            "type" => AttrValue::Str(self.type_()),
+            "subject" => AttrValue::Str(self.subject()?),
+            "time" => AttrValue::Str(self.time()),
+            "source" => AttrValue::Str(self.source()),
+            "agent" => AttrValue::Str(self.agent()),
+            "session" => AttrValue::Str(self.session()?),
+            "run" => AttrValue::Str(self.run()?),
+            "step" => AttrValue::Str(self.step()?),
+            "seq" => AttrValue::Int(self.seq()?.into()),
+            "epoch" => AttrValue::Int(self.epoch()?.into()),
+            "cause" => AttrValue::Str(self.cause()?),
+            "traceparent" => AttrValue::Str(self.traceparent()?),
+            "severity" => AttrValue::Str(self.severity()?.as_str()),
+            "capture" => AttrValue::Str(self.capture()?.as_str()),
+            "data" => return None,
+            _ => match self.extension(name)? {
+                ExtensionValueRef::String(s) => AttrValue::Str(s),
+                ExtensionValueRef::Integer(i) => AttrValue::Int((*i).into()),
+                ExtensionValueRef::Boolean(b) => AttrValue::Bool(*b),
             },
         };
         Some(value)
@@ -311,11 +340,11 @@ impl Filter {
         self.predicates.iter().map(|(key, _)| key.as_str())
     }
 
-    /// Decodes the envelope of one JSON line, as strictly as
-    /// [`Event::from_json`], and tells whether the event matches. This is
-    /// what `aep filter` runs per line.
+    /// Decodes the envelope of one JSON line as an [`EventRef`] (borrowed,
+    /// as strict as [`Event::from_json`]) and tells whether the event
+    /// matches. This is what `aep filter` runs per line.
     pub fn matches_json(&self, json: &str) -> Result<bool, aep_types::Error> {
-        Ok(self.matches(&Event::from_json(json)?))
+        Ok(self.matches(&EventRef::from_json(json)?))
     }
 
     /// Whether `event` matches every predicate, with the AEP-0001 defaults

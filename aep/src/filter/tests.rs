@@ -301,3 +301,52 @@ impl Attributes for AttrsOf<'_> {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 }
+
+#[test]
+fn the_borrowed_and_the_owned_event_match_alike() {
+    let filters = [
+        "{}",
+        r#"{"type": ["attention.*", "error.*"], "severity": {"gte": "notice"}}"#,
+        r#"{"session": "s_8f2c", "agent": ["claude-code", "codex"]}"#,
+        r#"{"capture": "metadata", "epoch": 0}"#,
+        r#"{"capture": "full", "epoch": 2}"#,
+        r#"{"acmetenant": "t\u0031", "acmeflag": true, "acmen": 7}"#,
+        r#"{"subject": "Bash", "cause": "e0", "run": "r1", "step": "p1"}"#,
+        r#"{"id": "e1", "source": "aep://h/agent/claude-code/session/s1"}"#,
+    ];
+    let events = [
+        session_event("attention.requested", r#""severity":"error""#),
+        session_event(
+            "tool.denied",
+            r#""subject":"Bash","cause":"e0","run":"r1","step":"p1""#,
+        ),
+        session_event(
+            "error.raised",
+            r#""capture":"full","epoch":2,"acmetenant":"t1","acmeflag":true,"acmen":7"#,
+        ),
+        event(r#""type":"agent.started""#),
+    ];
+    // With escapes, which the borrowed event must decode.
+    let escaped = r#"{"aep":"0.1","id":"e\u0031","time":"2026-12-01T10:00:00Z","source":"aep://h/agent/claude-code/session/s1","type":"tool.denied","session":"s_\u0038f2c","seq":1,"agent":"cod\u0065x","acmetenant":"\u00741"}"#;
+    let mut texts: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    texts.push(escaped.to_owned());
+    let mut outcomes = std::collections::BTreeSet::new();
+    for text in filters {
+        let f = filter(text);
+        for json in &texts {
+            let borrowed = EventRef::from_json(json).unwrap();
+            let owned = f.matches(&Event::from_json(json).unwrap());
+            assert_eq!(f.matches(&borrowed), owned, "{text} on {json}");
+            assert_eq!(f.matches_json(json).unwrap(), owned, "{text} on {json}");
+            outcomes.insert(owned);
+        }
+    }
+    assert_eq!(outcomes.len(), 2, "some match and some do not");
+    // The escaped event matches by its decoded values.
+    let f = filter(r#"{"session": "s_8f2c", "agent": "codex", "acmetenant": "t1", "id": "e1"}"#);
+    assert!(f.matches(&EventRef::from_json(escaped).unwrap()));
+    assert!(filter("{}").matches_json(r#"{"aep":"0.1"}"#).is_err());
+}
