@@ -32,28 +32,28 @@ pub fn strict(filter: &Filter, line: &str, out: &mut Vec<u8>) {
 #[derive(Deserialize)]
 struct Peek<'a> {
     #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
+    id: Option<Text<'a>>,
     #[serde(borrow, rename = "type")]
-    type_: Option<Cow<'a, str>>,
+    type_: Option<Text<'a>>,
     #[serde(borrow)]
-    subject: Option<Cow<'a, str>>,
+    subject: Option<Text<'a>>,
     #[serde(borrow)]
-    source: Option<Cow<'a, str>>,
+    source: Option<Text<'a>>,
     #[serde(borrow)]
-    agent: Option<Cow<'a, str>>,
+    agent: Option<Text<'a>>,
     #[serde(borrow)]
-    session: Option<Cow<'a, str>>,
+    session: Option<Text<'a>>,
     #[serde(borrow)]
-    run: Option<Cow<'a, str>>,
+    run: Option<Text<'a>>,
     #[serde(borrow)]
-    step: Option<Cow<'a, str>>,
+    step: Option<Text<'a>>,
     epoch: Option<u64>,
     #[serde(borrow)]
-    cause: Option<Cow<'a, str>>,
+    cause: Option<Text<'a>>,
     #[serde(borrow)]
-    severity: Option<Cow<'a, str>>,
+    severity: Option<Text<'a>>,
     #[serde(borrow)]
-    capture: Option<Cow<'a, str>>,
+    capture: Option<Text<'a>>,
 }
 
 impl Attributes for Peek<'_> {
@@ -73,7 +73,39 @@ impl Attributes for Peek<'_> {
             "epoch" => return self.epoch.map(|e| AttrValue::Int(e.into())),
             _ => return None,
         };
-        text.as_deref().map(AttrValue::Str)
+        text.as_ref().map(|t| AttrValue::Str(&t.0))
+    }
+}
+
+/// A string borrowed from the line unless escapes force a copy (serde's
+/// own `Cow` copies inside an `Option`).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+
+        deserializer.deserialize_str(TextVisitor)
     }
 }
 
