@@ -44,23 +44,24 @@ impl Progress {
             shown_at: std::cell::Cell::new(0),
         };
         if len.is_some_and(|len| len > THRESHOLD) {
-            progress.start();
+            progress.start(0);
         }
         progress
     }
 
-    fn start(&self) -> Option<&ProgressBar> {
+    /// Shows the bar, at `position` bytes already read.
+    fn start(&self, position: u64) -> Option<&ProgressBar> {
         if !self.enabled {
             return None;
         }
         Some(self.bar.get_or_init(|| {
             let (bar, template) = match self.len {
                 Some(len) => (
-                    ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()),
+                    ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden()),
                     "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
                 ),
                 None => (
-                    ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+                    ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()),
                     "{msg} {spinner} {bytes} {bytes_per_sec}",
                 ),
             };
@@ -69,6 +70,12 @@ impl Progress {
                 .progress_chars("=> ");
             bar.set_style(style);
             bar.set_message(self.name.clone());
+            // A bar that appears late starts where reading is, with a rate
+            // measured from then on rather than a jump read as a burst; it
+            // is drawn only once set up.
+            bar.set_position(position);
+            bar.reset_eta();
+            bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         }))
@@ -81,7 +88,7 @@ impl Progress {
         }
         let bar = match self.bar.get() {
             Some(bar) if bytes >= self.shown_at.get() + STEP => bar,
-            None if bytes >= THRESHOLD => match self.start() {
+            None if bytes >= THRESHOLD => match self.start(bytes) {
                 Some(bar) => bar,
                 None => return,
             },

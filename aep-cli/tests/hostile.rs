@@ -74,6 +74,10 @@ fn a_huge_line_is_not_held_in_memory() {
         stdout.starts_with("<stdin>:1: error[line-too-long]: "),
         "{stdout}"
     );
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "aep validate: 1 file, 1 line, 0 events: 1 error, 0 warnings\n"
+    );
     assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
 }
 
@@ -301,8 +305,40 @@ fn progress_shows_on_a_terminal() {
         "no bar in {screen:?}"
     );
     assert!(screen.contains("MiB"), "{screen:?}");
+    assert!(!screen.contains("panicked"), "{screen:?}");
     assert!(
         screen.contains(&format!("{lines} lines, {lines} events: 0 errors")),
         "{screen:?}"
     );
+}
+
+#[test]
+fn a_closed_pipe_ends_a_projection_quietly() {
+    // 20,000 sessions: far more JSON than a pipe buffer holds.
+    let dir = tmp();
+    let text: String = (0..20_000)
+        .map(|n| event(&format!("p{n}"), 0).replace("ses_h", &format!("ses_{n}")) + "\n")
+        .collect();
+    let path = write(dir.path(), "many.jsonl", text.as_bytes());
+    let mut child = aep()
+        .args(["project", &path])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, "{\n");
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "not killed by a signal: {status:?}");
+    assert_eq!(stderr, "", "quiet");
 }

@@ -168,11 +168,11 @@ fn validate_one(
             // progress bar); into a pipe or file they are buffered.
             let written = if out.is_terminal() {
                 progress.suspend(|| {
-                    write_finding(out, format, name, &finding)?;
+                    write_finding(out.writer(), format, name, &finding)?;
                     out.flush()
                 })
             } else {
-                write_finding(out, format, name, &finding)
+                write_finding(out.writer(), format, name, &finding)
             };
             if let Err(e) = written {
                 write_error = Some(e);
@@ -192,12 +192,11 @@ fn validate_one(
 
 /// Prints one finding.
 fn write_finding(
-    out: &mut Stdout,
+    w: &mut impl Write,
     format: Format,
     file: &str,
     finding: &Finding,
 ) -> Result<(), WriteError> {
-    let w = out.writer();
     match format {
         Format::Text => {
             let severity = severity_name(finding.level);
@@ -366,6 +365,48 @@ mod tests {
         assert_eq!(totals.status(), Status::Clean);
         totals.errors = 1;
         assert_eq!(totals.status(), Status::Findings);
+    }
+
+    fn printed(format: Format, line: u64, id: Option<&str>) -> String {
+        let finding = Finding {
+            line,
+            rule: aep::stream::Rule::Duplicate,
+            level: Level::Warning,
+            message: "two\nlines".to_owned(),
+            id: id.map(str::to_owned),
+        };
+        let mut out = Vec::new();
+        write_finding(&mut out, format, "f.jsonl", &finding).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn findings_print_as_documented() {
+        assert_eq!(
+            printed(Format::Text, 3, Some("e1")),
+            "f.jsonl:3: warning[duplicate]: two lines\n"
+        );
+        assert_eq!(
+            printed(Format::Json, 3, Some("e1")),
+            concat!(
+                r#"{"file":"f.jsonl","line":3,"rule":"duplicate","severity":"warning","#,
+                r#""message":"two\nlines","id":"e1"}"#,
+                "\n"
+            )
+        );
+        // A finding about the whole stream has no line; no id, no member.
+        assert_eq!(
+            printed(Format::Text, 0, None),
+            "f.jsonl: warning[duplicate]: two lines\n"
+        );
+        assert_eq!(
+            printed(Format::Json, 0, None),
+            concat!(
+                r#"{"file":"f.jsonl","line":null,"rule":"duplicate","severity":"warning","#,
+                r#""message":"two\nlines"}"#,
+                "\n"
+            )
+        );
     }
 
     #[test]
