@@ -1,7 +1,8 @@
 //! `EventRef` agrees with `Event`: on every line of the valid corpus, on
-//! every invalid envelope and on mutated lines it accepts and refuses the
-//! same text, with the same error (message and pointer), the same values
-//! and the same payload.
+//! every invalid envelope and payload and on mutated lines it accepts and
+//! refuses the same text, with the same error (message and pointer), the
+//! same values and the same payload; and typing in one read
+//! (`decode_typed`) agrees with decoding, then typing.
 
 use aep_tests::{mutate_bytes, read_fixture, Report, Rng};
 use aep_types::{Capture, Event, EventRef, ExtensionValueRef, Severity};
@@ -77,6 +78,22 @@ fn agree(bytes: &[u8]) -> Result<bool, String> {
         }
         (Err(a), Err(b)) if a == b => {}
         _ => return Err(format!("EventRef: {borrowed:?}\nEvent:    {owned:?}")),
+    }
+    // Typing in one read agrees with decoding, then typing.
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        let two_pass = Event::from_json(text).and_then(|e| e.payload().map(|p| (e, p)));
+        let single = Event::decode_typed(text);
+        if single != two_pass {
+            return Err(format!(
+                "decode_typed {single:?}\ntwo passes   {two_pass:?}"
+            ));
+        }
+        let single = EventRef::decode_typed(text).map(|(r, p)| (r.to_owned(), p));
+        if single != two_pass {
+            return Err(format!(
+                "EventRef::decode_typed {single:?}\ntwo passes {two_pass:?}"
+            ));
+        }
     }
     // Through serde_json directly, as callers also decode.
     let owned = serde_json::from_slice::<Event>(bytes).map_err(|e| e.to_string());
@@ -192,4 +209,51 @@ fn agrees_on_escapes_nulls_enums_and_many_extensions() {
         error.to_string().contains("duplicate field `x39`"),
         "{error}"
     );
+}
+
+#[test]
+fn agrees_on_every_invalid_payload() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&read_fixture("invalid-payloads.json")).expect("fixture is JSON");
+    let mut report = Report::default();
+    for case in &cases {
+        let text = case["event"].to_string();
+        let outcome = agree(text.as_bytes()).and_then(|_| match EventRef::decode_typed(&text) {
+            Err(e) if e.pointer() == case["pointer"].as_str() => Ok(()),
+            other => Err(format!("decode_typed gave {other:?}")),
+        });
+        report.case(case["name"].as_str().unwrap_or("?"), outcome);
+    }
+    report.finish("invalid-payloads.json");
+}
+
+#[test]
+fn typing_in_one_read_does_not_depend_on_member_order() {
+    let mut report = Report::default();
+    for (i, line) in corpus().iter().enumerate() {
+        // `data` first, then the envelope in reverse order.
+        let Value::Object(members) = serde_json::from_str::<Value>(line).expect("JSON") else {
+            panic!("valid.jsonl:{}: not an object", i + 1)
+        };
+        let mut reordered: Vec<String> = members
+            .iter()
+            .rev()
+            .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())))
+            .collect();
+        reordered.sort_by_key(|m| !m.starts_with("\"data\""));
+        let text = format!("{{{}}}", reordered.join(","));
+        let outcome = agree(text.as_bytes()).and_then(|ok| {
+            let (event, payload) = EventRef::decode_typed(&text).map_err(|e| e.to_string())?;
+            let original = Event::decode_typed(line).map_err(|e| e.to_string())?;
+            // Re-encoding may rewrite escapes inside `data`: compare the
+            // envelope without it, and the typed payload.
+            let same = event.to_owned().with_data(None) == original.0.with_data(None)
+                && payload == original.1;
+            (ok && same)
+                .then_some(())
+                .ok_or_else(|| "reordering changed the result".to_owned())
+        });
+        report.case(format!("valid.jsonl:{} reordered", i + 1), outcome);
+    }
+    report.finish("valid.jsonl reordered");
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use aep::filter::Filter;
 use aep::stream::{validate_reader, validate_reader_parallel, Options as StreamOptions};
 use aep_types::reader::EventReader;
-use aep_types::{Capture, Event};
+use aep_types::{Capture, Event, EventRef};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -180,9 +180,15 @@ pub fn run(options: &Options) -> Report {
         per_line("envelope", "Event decode", |l| {
             black_box(serde_json::from_str::<Event>(l).unwrap());
         }),
+        per_line("borrowed", "EventRef decode", |l| {
+            black_box(EventRef::from_json(l).unwrap());
+        }),
         per_line("typed", "Event decode + payload()", |l| {
             let event: Event = serde_json::from_str(l).unwrap();
             black_box(event.payload().unwrap());
+        }),
+        per_line("typed_single", "EventRef::decode_typed (one read)", |l| {
+            black_box(EventRef::decode_typed(l).unwrap());
         }),
         per_line(
             "validate",

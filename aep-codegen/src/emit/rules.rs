@@ -132,6 +132,22 @@ fn regex_static(pattern: &str) -> TokenStream {
     }
 }
 
+/// The literal a pattern of the form `^literal` matches at the start
+/// (letters, digits, `_`, `-`, space and escaped punctuation); `None` for
+/// any other pattern.
+fn literal_prefix(pattern: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = pattern.strip_prefix('^')?.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next().filter(char::is_ascii_punctuation)?),
+            c if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ') => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
 /// An `if`/`then`/`else` rule as an `if` statement.
 fn rule(s: &Struct, rule: &Conditional) -> TokenStream {
     let when = describe_predicate(rule);
@@ -141,10 +157,14 @@ fn rule(s: &Struct, rule: &Conditional) -> TokenStream {
         let name = ident(&f.ident);
         let check = |x: TokenStream| match test {
             Test::Const(c) => quote!(#x == #c),
-            Test::Pattern(p) => {
-                let statics = regex_static(p);
-                quote!({ #statics PATTERN.is_match(#x) })
-            }
+            // A literal prefix needs no regular expression.
+            Test::Pattern(p) => match literal_prefix(p) {
+                Some(prefix) => quote!(#x.starts_with(#prefix)),
+                None => {
+                    let statics = regex_static(p);
+                    quote!({ #statics PATTERN.is_match(#x) })
+                }
+            },
         };
         // JSON Schema: a test on an absent member holds.
         conditions.push(match (&f.ty, f.required) {
@@ -426,5 +446,21 @@ fn nested_capture(
             }
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literal_prefix;
+
+    #[test]
+    fn only_literal_prefixes_become_starts_with() {
+        assert_eq!(literal_prefix("^agent\\.").as_deref(), Some("agent."));
+        assert_eq!(literal_prefix("^x-y_z 1").as_deref(), Some("x-y_z 1"));
+        for other in [
+            "agent", "^agent.", "^a$", "^(a|b)", "^a+", "^[a]", "^\\d", "^a?",
+        ] {
+            assert_eq!(literal_prefix(other), None, "{other}");
+        }
     }
 }

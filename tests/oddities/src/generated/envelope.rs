@@ -517,7 +517,23 @@ impl Event {
     /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
     /// payload error does.
     pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event(text.as_bytes())
+        super::runtime::decode_event_str(text)
+    }
+
+    /// Decodes an event and its typed payload from JSON text:
+    /// [`from_json`](Event::from_json), then [`payload`](Event::payload).
+    /// An `Event` owns a copy of `data` whichever way it is made,
+    /// and measured, making it from an
+    /// [`EventRef::decode_typed`](super::event_ref::EventRef::decode_typed)
+    /// (which reads the text once, without that copy) is slower
+    /// than decoding it directly: use `EventRef` where the
+    /// envelope need not outlive the text.
+    pub fn decode_typed(
+        text: &str,
+    ) -> Result<(Event, super::payload::Payload), super::runtime::Error> {
+        let event = Event::from_json(text)?;
+        let payload = event.payload()?;
+        Ok((event, payload))
     }
 
     /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).

@@ -35,7 +35,7 @@ impl<'a> EventRef<'a> {
     /// failure names the offending attribute by its JSON Pointer,
     /// as [`Event::from_json`](super::envelope::Event::from_json) does.
     pub fn from_json(text: &'a str) -> Result<EventRef<'a>, super::runtime::Error> {
-        super::runtime::decode_event(text.as_bytes())
+        super::runtime::decode_event_str(text)
     }
 
     /// Decodes an event from UTF-8 JSON bytes, as [`from_json`](EventRef::from_json).
@@ -92,6 +92,20 @@ impl<'a> EventRef<'a> {
     /// [`Event::payload`](super::envelope::Event::payload) gives it.
     pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
         super::payload::Payload::from_raw(&self.type_, self.data)
+    }
+
+    /// Decodes the event and its typed payload in one read of
+    /// `text`: the envelope borrows from it and `data` is typed
+    /// straight from its borrowed slice, whatever the member order
+    /// (no copy of `data`, no second decode of the envelope).
+    /// Fails as [`from_json`](EventRef::from_json), then
+    /// [`payload`](EventRef::payload), would.
+    pub fn decode_typed(
+        text: &'a str,
+    ) -> Result<(EventRef<'a>, super::payload::Payload), super::runtime::Error> {
+        let event = EventRef::from_json(text)?;
+        let payload = event.payload()?;
+        Ok((event, payload))
     }
 
     /// The owned event: equal to what
