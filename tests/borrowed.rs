@@ -188,6 +188,16 @@ fn agrees_on_escapes_nulls_enums_and_many_extensions() {
         format!(r#"{{{BASE}{many},"x7":true}}"#),
         format!(r#"{{{BASE}{many},"x39":true}}"#),
         format!(r#"{{{}}}"#, BASE.replace("0.1", "0.2")),
+        format!(
+            r#"{{{BASE},"data":{}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        ),
+        format!(
+            r#"{{{BASE},"data":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        ),
     ];
     let mut report = Report::default();
     for line in &lines {

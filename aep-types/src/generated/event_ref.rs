@@ -427,14 +427,16 @@ impl<'a> ExtensionsRef<'a> {
         self.entries.is_empty()
     }
 
-    /// The attributes as `Event` holds them.
+    /// The attributes as `Event` holds them. (Every name was
+    /// checked when decoded; `ExtensionName::new` checks it again,
+    /// so no unchecked name can be made here.)
     pub fn to_owned(&self) -> super::envelope::Extensions {
         self.entries
             .iter()
-            .map(|(n, v)| (
-                super::envelope::ExtensionName::checked(String::from(&**n)),
-                v.to_owned(),
-            ))
+            .filter_map(|(n, v)| {
+                let name = super::envelope::ExtensionName::new(String::from(&**n)).ok()?;
+                Some((name, v.to_owned()))
+            })
             .collect()
     }
 

@@ -432,11 +432,6 @@ impl ExtensionName {
         Ok(ExtensionName(name))
     }
 
-    /// A name [`check`](ExtensionName::check) accepted.
-    pub(crate) fn checked(name: String) -> ExtensionName {
-        ExtensionName(name)
-    }
-
     /// Checks `name` against the envelope's naming rule without
     /// allocating unless it breaks it.
     pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
