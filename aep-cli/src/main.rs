@@ -26,6 +26,7 @@ errors and inputs that cannot be read.
 Examples:
   aep validate capture.jsonl          check a capture against every rule
   aep project capture.jsonl           print the per-session state as JSON
+  aep filter '{\"type\": \"tool.*\"}' -   pass on the events that match a filter
   aep help validate                   the options of one subcommand";
 
 /// The command line.
@@ -52,6 +53,7 @@ enum Command {
     Respond(cmd::respond::Args),
     Redact(cmd::redact::Args),
     Emit(cmd::emit::Args),
+    Filter(cmd::filter::Args),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Respond(args) => return cmd::respond::run(args),
         Command::Redact(args) => cmd::redact::run(args),
         Command::Emit(args) => cmd::emit::run(args),
+        Command::Filter(args) => cmd::filter::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -3,6 +3,8 @@
 //! [`aep_types`] decodes, validates and encodes one event; this crate
 //! works on streams of them and on what surrounds them:
 //!
+//! - [`filter`]: the `attr-match` filter dialect (AEP-0003 §6): which
+//!   events a relay or subscriber passes on, decided on the envelope.
 //! - [`projection`]: the state projection, a fold of events into
 //!   per-session state (runs, pending attention, position) plus the
 //!   protocol violations the fold surfaces, with the same rules and JSON
@@ -27,6 +29,7 @@ pub use aep_types::*;
 pub mod bridge;
 pub mod digest;
 pub mod emit;
+pub mod filter;
 mod fingerprint;
 pub mod projection;
 pub mod redact;

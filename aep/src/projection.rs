@@ -136,8 +136,18 @@ impl Projection {
 
     /// [`apply`](Projection::apply), saying whether the event was new.
     pub(crate) fn fold(&mut self, event: &Event) -> Folded {
+        self.fold_fingerprinted(event, fingerprint::canonical_event(event))
+    }
+
+    /// [`fold`](Projection::fold) with the event's canonical fingerprint
+    /// already computed (it reads no state, so it can be computed apart).
+    pub(crate) fn fold_fingerprinted(
+        &mut self,
+        event: &Event,
+        canonical: fingerprint::Canonical,
+    ) -> Folded {
         let key = fingerprint::key(&event.source, &event.id);
-        match self.seen.check(key, fingerprint::canonical_event(event)) {
+        match self.seen.check(key, canonical) {
             Seen::New => {}
             Seen::Repeat => return Folded::Duplicate,
             Seen::Collision => {

@@ -77,10 +77,14 @@
 //! - per pending form request: its fields' ids, types and choice ids;
 //! - one line buffer, at most [`Options::max_line_bytes`] plus 2 bytes.
 //!
+//! [`validate_reader_parallel`] holds in addition one batch of lines
+//! (about 1 MiB of input per thread) and their decoded events.
+//!
 //! A 64-bit fingerprint can take a different event for a redelivery with
 //! probability about 2⁻⁶⁴ per repeated id.
 
 mod forms;
+mod parallel;
 mod rule;
 
 use std::io::BufRead;
@@ -93,6 +97,7 @@ use aep_types::{Category, Event, Status};
 use crate::fingerprint::{self, KeyMap};
 use crate::projection::{Folded, Projection, Violation};
 use forms::{Forms, Problem};
+pub use parallel::validate_reader_parallel;
 pub use rule::{Level, Rule};
 
 /// One thing the validator found.
@@ -196,6 +201,14 @@ impl Validator {
         self.count(&findings[start..]);
     }
 
+    /// Takes a line through the per-line part already done, counting its
+    /// findings.
+    fn check_decoded(&mut self, checked: LineCheck, findings: &mut Vec<Finding>) {
+        let start = findings.len();
+        self.apply(checked, findings);
+        self.count(&findings[start..]);
+    }
+
     /// Counts a line over the limit, which the caller did not read.
     pub fn too_long(&mut self, line: u64, bytes: u64, findings: &mut Vec<Finding>) {
         self.summary.lines += 1;
@@ -223,15 +236,46 @@ impl Validator {
     }
 
     fn check(&mut self, line: u64, bytes: &[u8], findings: &mut Vec<Finding>) {
+        let checked = LineCheck::decode(&self.options, line, bytes);
+        self.apply(checked, findings);
+    }
+
+    /// The stream part of a line's check, in line order: counting, dedupe,
+    /// then the event's own findings (computed here if the per-line part
+    /// left them out) and the stream rules.
+    fn apply(&mut self, checked: LineCheck, findings: &mut Vec<Finding>) {
         self.summary.lines += 1;
-        let mut out = Out { line, findings };
-        let Some(event) = self.decode(bytes, &mut out) else {
-            return;
+        let mut out = Out {
+            line: checked.line,
+            findings,
+        };
+        let (event, checks, canonical) = match checked.outcome {
+            Outcome::Event {
+                event,
+                checks,
+                canonical,
+            } => (event, checks, canonical),
+            Outcome::NotEvent { rule, message, id } => {
+                return out.report(rule, message, id.as_deref());
+            }
+            Outcome::Unsupported { version, id } => {
+                self.summary.skipped += 1;
+                if self.summary.skipped == 1 {
+                    let message = format!(
+                        "`aep` is \"{version}\", an unsupported major version: this line and every \
+                         later line of an unsupported version are skipped (AEP-0003 §3.1); the \
+                         summary counts them"
+                    );
+                    out.report(Rule::UnsupportedVersion, message, id.as_deref());
+                }
+                return;
+            }
         };
         self.summary.events += 1;
 
         // Dedupe first: a redelivery is one finding and checked no further.
-        let folded = self.projection.fold(&event);
+        let canonical = canonical.unwrap_or_else(|| fingerprint::canonical_event(&event));
+        let folded = self.projection.fold_fingerprinted(&event, canonical);
         let id = Some(event.id.as_str());
         if folded == Folded::Duplicate {
             let message = format!(
@@ -240,7 +284,10 @@ impl Validator {
             );
             return out.report(Rule::Duplicate, message, id);
         }
-        check_event(&event, &mut out);
+        match checks {
+            Some(checks) => out.findings.extend(checks),
+            None => check_event(&event, &mut out),
+        }
         // The stream rules read only the events the stream keeps.
         if folded == Folded::New {
             self.check_form_answer(&event, &mut out);
@@ -254,59 +301,6 @@ impl Validator {
         if folded == Folded::New {
             self.check_ack(&event, &mut out);
         }
-    }
-
-    /// The line as an event, or its finding: not UTF-8, blank, not JSON,
-    /// not an event; a line of an unsupported version is counted (and
-    /// reported the first time).
-    fn decode(&mut self, bytes: &[u8], out: &mut Out<'_>) -> Option<Event> {
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        if bytes.len() > self.options.max_line_bytes {
-            let message = format!(
-                "the line is {} bytes, over the line limit of {} bytes; skipped unread",
-                bytes.len(),
-                self.options.max_line_bytes
-            );
-            out.report(Rule::LineTooLong, message, None);
-            return None;
-        }
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            let message =
-                "blank line: JSONL carries one event per line and no blank lines (AEP-0003 §3.1)";
-            out.report(Rule::Json, message.to_owned(), None);
-            return None;
-        }
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let message = format!(
-                    "not UTF-8: invalid byte at column {} (JSONL is UTF-8, AEP-0003 §3.1)",
-                    e.valid_up_to() + 1
-                );
-                out.report(Rule::Json, message, None);
-                return None;
-            }
-        };
-        let error = match Event::from_json(text) {
-            Ok(event) => return Some(event),
-            Err(error) => error,
-        };
-        if let Some(version) = unsupported_version(bytes) {
-            self.summary.skipped += 1;
-            if self.summary.skipped == 1 {
-                let message = format!(
-                    "`aep` is \"{version}\", an unsupported major version: this line and every \
-                     later line of an unsupported version are skipped (AEP-0003 §3.1); the \
-                     summary counts them"
-                );
-                out.report(Rule::UnsupportedVersion, message, probe_id(text).as_deref());
-            }
-        } else if let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
-            out.report(Rule::Json, format!("not JSON: {}", in_line(&syntax)), None);
-        } else {
-            out.report(Rule::Envelope, error.to_string(), probe_id(text).as_deref());
-        }
-        None
     }
 
     /// `form-values`, and the AEP-0006 part of `capture`.
@@ -388,6 +382,115 @@ impl Out<'_> {
             message,
             id: id.map(str::to_owned),
         });
+    }
+}
+
+/// The part of one line's check that reads no other line: decoding and,
+/// optionally, the checks of the event alone. Lines can go through it in
+/// any order, or in parallel; [`Validator::apply`] then takes them in line
+/// order.
+struct LineCheck {
+    line: u64,
+    outcome: Outcome,
+}
+
+/// What the per-line part found.
+enum Outcome {
+    /// An event, and the findings of the event alone when computed.
+    Event {
+        event: Box<Event>,
+        checks: Option<Vec<Finding>>,
+        /// The event's canonical fingerprint (for dedupe), when computed.
+        canonical: Option<fingerprint::Canonical>,
+    },
+    /// Not an event: one finding.
+    NotEvent {
+        rule: Rule,
+        message: String,
+        id: Option<String>,
+    },
+    /// A line of an unsupported major version, skipped.
+    Unsupported { version: String, id: Option<String> },
+}
+
+impl LineCheck {
+    /// The line as an event, or why it is not one: over the limit, not
+    /// UTF-8, blank, not JSON, not an event, or of an unsupported version.
+    fn decode(options: &Options, line: u64, bytes: &[u8]) -> LineCheck {
+        let not_event = |rule, message, id| LineCheck {
+            line,
+            outcome: Outcome::NotEvent { rule, message, id },
+        };
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.len() > options.max_line_bytes {
+            let message = format!(
+                "the line is {} bytes, over the line limit of {} bytes; skipped unread",
+                bytes.len(),
+                options.max_line_bytes
+            );
+            return not_event(Rule::LineTooLong, message, None);
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            let message =
+                "blank line: JSONL carries one event per line and no blank lines (AEP-0003 §3.1)";
+            return not_event(Rule::Json, message.to_owned(), None);
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let message = format!(
+                    "not UTF-8: invalid byte at column {} (JSONL is UTF-8, AEP-0003 §3.1)",
+                    e.valid_up_to() + 1
+                );
+                return not_event(Rule::Json, message, None);
+            }
+        };
+        let error = match Event::from_json(text) {
+            Ok(event) => {
+                let outcome = Outcome::Event {
+                    event: Box::new(event),
+                    checks: None,
+                    canonical: None,
+                };
+                return LineCheck { line, outcome };
+            }
+            Err(error) => error,
+        };
+        if let Some(version) = unsupported_version(bytes) {
+            let outcome = Outcome::Unsupported {
+                version,
+                id: probe_id(text),
+            };
+            LineCheck { line, outcome }
+        } else if let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            not_event(Rule::Json, format!("not JSON: {}", in_line(&syntax)), None)
+        } else {
+            not_event(Rule::Envelope, error.to_string(), probe_id(text))
+        }
+    }
+
+    /// [`decode`](Self::decode), then the checks of the event alone and
+    /// its fingerprint.
+    fn decode_and_check(options: &Options, line: u64, bytes: &[u8]) -> LineCheck {
+        let mut checked = LineCheck::decode(options, line, bytes);
+        if let Outcome::Event {
+            event,
+            checks,
+            canonical,
+        } = &mut checked.outcome
+        {
+            *canonical = Some(fingerprint::canonical_event(event));
+            let mut findings = Vec::new();
+            check_event(
+                event,
+                &mut Out {
+                    line,
+                    findings: &mut findings,
+                },
+            );
+            *checks = Some(findings);
+        }
+        checked
     }
 }
 

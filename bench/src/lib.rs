@@ -8,12 +8,14 @@
 pub mod alloc;
 mod bridge;
 pub mod corpus;
+pub mod filter;
 
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aep::stream::{validate_reader, Options as StreamOptions};
+use aep::filter::Filter;
+use aep::stream::{validate_reader, validate_reader_parallel, Options as StreamOptions};
 use aep_types::reader::EventReader;
 use aep_types::{Capture, Event, EventRef};
 use serde::Serialize;
@@ -168,6 +170,8 @@ pub fn run(options: &Options) -> Report {
     };
     let redactor = aep::redact::Redactor::new(aep::redact::Options::default().home("/home/ada"));
     let emitter = aep::emit::Emitter::with_redactor(redactor.clone());
+    let jobs = std::thread::available_parallelism().map_or(1, usize::from);
+    let bench_filter = filter::filter();
     let mut event_buffer = Vec::with_capacity(64 * 1024);
     let mut value_buffer = Vec::with_capacity(64 * 1024);
     let mut measurements = vec![
@@ -206,6 +210,23 @@ pub fn run(options: &Options) -> Report {
                 let summary = validate_reader(
                     options.corpus.as_bytes(),
                     StreamOptions::default(),
+                    |finding| {
+                        black_box(finding);
+                    },
+                    |_| {},
+                )
+                .expect("reading from memory does not fail");
+                black_box(summary);
+            }),
+        },
+        Measurement {
+            name: "stream_parallel",
+            what: "aep::stream::validate_reader_parallel on the available cores (`aep validate`)",
+            run: Box::new(move || {
+                let summary = validate_reader_parallel(
+                    options.corpus.as_bytes(),
+                    StreamOptions::default(),
+                    jobs,
                     |finding| {
                         black_box(finding);
                     },
@@ -265,9 +286,10 @@ pub fn run(options: &Options) -> Report {
             }),
         },
     ];
+    measurements.extend(filter_measurements(lines, &bench_filter));
     if stream_check.errors > 0 {
         // A row for an invalid stream would time the error path.
-        measurements.retain(|m| m.name != "stream");
+        measurements.retain(|m| !m.name.starts_with("stream"));
     }
     measurements.extend(bridge::measurements(&events));
     let times = medians(passes, &mut measurements);
@@ -341,6 +363,51 @@ pub fn run(options: &Options) -> Report {
         codegen_ms: codegen.as_secs_f64() * 1e3,
         codegen_check_ms: options.codegen_check_ms,
     }
+}
+
+/// The `filter` rows (see [`filter`]), each over every line into an
+/// output buffer.
+fn filter_measurements<'a>(lines: &'a [&'a str], filter: &'a Filter) -> Vec<Measurement<'a>> {
+    let row = |name, what, f: fn(&Filter, &str, &mut Vec<u8>)| {
+        let mut out = Vec::with_capacity(1 << 20);
+        Measurement {
+            name,
+            what,
+            run: Box::new(move || {
+                for line in lines {
+                    f(filter, line, &mut out);
+                    if out.len() > 1 << 20 {
+                        black_box(&out);
+                        out.clear();
+                    }
+                }
+                black_box(&out);
+                out.clear();
+            }),
+        }
+    };
+    vec![
+        row(
+            "filter",
+            "read a line, strict envelope decode, attr-match filter, pass the line on (`aep filter`)",
+            filter::strict,
+        ),
+        row(
+            "filter_peek",
+            "serde_json peek of the filterable attributes (not a decode), filter, pass on",
+            filter::peek_serde_json,
+        ),
+        row(
+            "filter_sonic",
+            "sonic-rs (SIMD) peek of the filterable attributes (not a decode), filter, pass on",
+            filter::peek_sonic,
+        ),
+        Measurement {
+            name: "sonic_floor",
+            what: "sonic-rs into IgnoredAny",
+            run: Box::new(move || lines.iter().for_each(|l| filter::sonic_floor(l))),
+        },
+    ]
 }
 
 /// Heap growth at the peak of a streaming, typing pass over `input`.

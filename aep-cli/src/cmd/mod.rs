@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod emit;
+pub mod filter;
 pub mod project;
 pub mod redact;
 pub mod respond;

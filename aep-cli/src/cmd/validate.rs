@@ -4,7 +4,7 @@
 use std::cell::Cell;
 use std::io::{self, BufRead, Read, Write};
 
-use aep::stream::{validate_reader, Finding, Level, Options, Summary};
+use aep::stream::{validate_reader_parallel, Finding, Level, Options, Summary};
 use serde::Serialize;
 
 use super::Status;
@@ -37,7 +37,8 @@ Examples:
   aep validate capture.jsonl
   aep validate --format json day1.jsonl day2.jsonl | jq -r .rule | sort | uniq -c
   adapter --emit-jsonl | aep validate -
-  aep validate --max-line-bytes 16MiB big.jsonl";
+  aep validate --max-line-bytes 16MiB big.jsonl
+  aep validate --jobs 1 capture.jsonl";
 
 /// The arguments of `aep validate`.
 #[derive(Debug, clap::Args)]
@@ -52,6 +53,12 @@ pub struct Args {
     /// (when known).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// Threads for decoding and the per-event checks (the stream rules
+    /// run in line order on one); the output is the same for any number.
+    /// Default: the available cores.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 
     #[command(flatten)]
     pub input: InputArgs,
@@ -71,6 +78,10 @@ pub fn run(args: &Args) -> Status {
     let options = Options {
         max_line_bytes: args.input.max_line_bytes,
     };
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    );
     let mut out = Stdout::new();
     let mut totals = Totals::default();
     let mut status = Status::Clean;
@@ -84,7 +95,7 @@ pub fn run(args: &Args) -> Status {
             }
         };
         let name = input.name.clone();
-        match validate_one(input, &options, args.format, &mut out) {
+        match validate_one(input, &options, jobs, args.format, &mut out) {
             Ok(summary) => totals.add(&summary),
             Err(Stop::Closed { errors }) => {
                 let seen = if errors {
@@ -131,6 +142,7 @@ enum Stop {
 fn validate_one(
     input: Input,
     options: &Options,
+    jobs: usize,
     format: Format,
     out: &mut Stdout,
 ) -> Result<Summary, Stop> {
@@ -143,9 +155,10 @@ fn validate_one(
         stopped: &stopped,
     };
     let name = input.name.as_str();
-    let result = validate_reader(
+    let result = validate_reader_parallel(
         reader,
         options.clone(),
+        jobs,
         |finding| {
             if stopped.get() {
                 return;

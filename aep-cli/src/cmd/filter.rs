@@ -1,0 +1,310 @@
+//! `aep filter`: the lines whose events match an `attr-match` filter
+//! (AEP-0003 §6), passed on byte for byte.
+
+use std::io::{self, BufRead, Read, Write};
+use std::path::PathBuf;
+
+use aep::filter::Filter;
+use aep::reader::unsupported_version;
+
+use super::Status;
+use crate::diag;
+use crate::input::{self, InputError};
+use crate::output::{Stdout, WriteError};
+
+const LONG_ABOUT: &str = "\
+Passes on the lines of JSONL streams whose AEP events match a filter, written
+byte for byte as they came (line endings included; a last line without one
+gets a newline). The filter is an `attr-match` filter (AEP-0003 §6): a JSON
+object whose members are predicates on envelope attributes, all of which
+must match:
+
+  {\"session\": \"s_8f2c\"}                          equality
+  {\"agent\": [\"claude-code\", \"codex\"]}            any of
+  {\"type\": [\"attention.*\", \"error.*\"]}           type prefixes
+  {\"severity\": {\"gte\": \"notice\"}}                severity range
+
+An absent attribute matches nothing, except severity, capture and epoch,
+which read as info, metadata and 0. `time`, `seq`, `aep`, `traceparent` and
+`data` are not filterable; an invalid filter is refused with its reason.
+
+Only the envelope is decoded (strictly: a line must be an event); payloads
+are not checked, `aep validate` does that. A line that is not an event is
+reported on standard error with its line number and not written. Lines of
+an unsupported major `aep` version are skipped (AEP-0003 §3.1).";
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  every line was an event (matching or not)
+  1  some lines were not events (reported on standard error, not written)
+  2  an invalid filter, a usage error, or an input that cannot be read
+
+Examples:
+  aep filter '{\"session\": \"s_8f2c\"}' capture.jsonl
+  adapter --emit-jsonl | aep filter '{\"severity\": {\"gte\": \"warning\"}}' - | notifier
+  aep filter '{\"type\": \"tool.*\", \"agent\": \"codex\"}' day1.jsonl day2.jsonl > tools.jsonl";
+
+/// The arguments of `aep filter`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Pass on the lines of JSONL streams whose AEP events match an attr-match filter",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP
+)]
+pub struct Args {
+    /// The filter, a JSON object (AEP-0003 §6).
+    #[arg(value_name = "FILTER_JSON")]
+    pub filter: String,
+
+    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
+    /// A longer line is reported, skipped without being held in memory, and
+    /// not written.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "4MiB",
+        value_parser = input::parse_bytes
+    )]
+    pub max_line_bytes: usize,
+
+    /// JSONL files to read, one event per line; `-` (the default) reads
+    /// standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs `aep filter`.
+pub fn run(args: &Args) -> Status {
+    let filter = match Filter::parse(&args.filter) {
+        Ok(filter) => filter,
+        Err(e) => {
+            diag!("aep filter: error: {e}");
+            return Status::Failure;
+        }
+    };
+    let mut out = Stdout::new();
+    let mut status = Status::Clean;
+    for path in &args.files {
+        let input = match input::open(path) {
+            Ok(input) => input,
+            Err(e) => {
+                diag!("aep filter: error: {e}");
+                status = status.max(Status::Failure);
+                continue;
+            }
+        };
+        let mut lines = RawLines::new(input.reader, args.max_line_bytes);
+        match filter_one(&filter, &input.name, &mut lines, &mut out) {
+            Ok(bad) if bad > 0 => status = status.max(Status::Findings),
+            Ok(_) => {}
+            Err(Stop::Read(e)) => {
+                diag!("aep filter: error: {}", InputError::read(&input.name, &e));
+                status = status.max(Status::Failure);
+            }
+            Err(Stop::Write(WriteError::Closed)) => return status,
+            Err(Stop::Write(e)) => {
+                diag!("aep filter: error: {e}");
+                return Status::Failure;
+            }
+        }
+    }
+    match out.flush() {
+        Ok(()) | Err(WriteError::Closed) => status,
+        Err(e) => {
+            diag!("aep filter: error: {e}");
+            Status::Failure
+        }
+    }
+}
+
+/// Why filtering one input stopped early.
+enum Stop {
+    Read(io::Error),
+    Write(WriteError),
+}
+
+/// Filters one input; returns how many lines were not events.
+fn filter_one<R: BufRead>(
+    filter: &Filter,
+    name: &str,
+    lines: &mut RawLines<R>,
+    out: &mut Stdout,
+) -> Result<u64, Stop> {
+    let mut bad = 0;
+    let mut skipped = 0u64;
+    let limit = lines.max_line_bytes;
+    while let Some((number, raw)) = lines.next_line().map_err(Stop::Read)? {
+        let (text, ending) = match raw {
+            Raw::TooLong { bytes } => {
+                bad += 1;
+                diag!(
+                    "aep filter: {name}:{number}: the line is {bytes} bytes, over the line \
+                     limit of {limit} bytes; skipped unread"
+                );
+                continue;
+            }
+            Raw::Line { text, ending } => (text, ending),
+        };
+        match decide(filter, text) {
+            Decision::Pass => {
+                let w = out.writer();
+                w.write_all(text).map_err(|e| Stop::Write(e.into()))?;
+                w.write_all(if ending.is_empty() { b"\n" } else { ending })
+                    .map_err(|e| Stop::Write(e.into()))?;
+            }
+            Decision::Drop => {}
+            Decision::Unsupported(version) => {
+                skipped += 1;
+                if skipped == 1 {
+                    diag!(
+                        "aep filter: {name}:{number}: `aep` is \"{version}\", an unsupported \
+                         major version: this line and every later one of an unsupported \
+                         version are skipped (AEP-0003 §3.1)"
+                    );
+                }
+            }
+            Decision::NotAnEvent(why) => {
+                bad += 1;
+                diag!("aep filter: {name}:{number}: not an event, not written: {why}");
+            }
+        }
+    }
+    if skipped > 1 {
+        diag!("aep filter: {name}: {skipped} lines of an unsupported version skipped");
+    }
+    Ok(bad)
+}
+
+/// What happens to one line.
+enum Decision {
+    Pass,
+    Drop,
+    Unsupported(String),
+    NotAnEvent(String),
+}
+
+/// Decodes the envelope of `text` and checks the filter on it.
+fn decide(filter: &Filter, text: &[u8]) -> Decision {
+    let Ok(json) = std::str::from_utf8(text) else {
+        return Decision::NotAnEvent("not UTF-8".to_owned());
+    };
+    match filter.matches_json(json) {
+        Ok(true) => Decision::Pass,
+        Ok(false) => Decision::Drop,
+        Err(error) => match unsupported_version(text) {
+            Some(version) => Decision::Unsupported(version),
+            None if json.trim().is_empty() => Decision::NotAnEvent(
+                "a blank line (JSONL carries one event per line, AEP-0003 §3.1)".to_owned(),
+            ),
+            None => Decision::NotAnEvent(error.to_string()),
+        },
+    }
+}
+
+/// A line as read, with its ending kept so that it can be written back
+/// unchanged.
+enum Raw<'a> {
+    /// The line's text and its ending (`\n`, `\r\n`, or empty for a last
+    /// line without one).
+    Line { text: &'a [u8], ending: &'a [u8] },
+    /// A line over the limit, skipped unread.
+    TooLong { bytes: u64 },
+}
+
+/// Splits input into lines of at most a limit, keeping their endings.
+struct RawLines<R> {
+    input: R,
+    max_line_bytes: usize,
+    buffer: Vec<u8>,
+    line: u64,
+}
+
+impl<R: BufRead> RawLines<R> {
+    fn new(input: R, max_line_bytes: usize) -> Self {
+        RawLines {
+            input,
+            max_line_bytes,
+            buffer: Vec::new(),
+            line: 0,
+        }
+    }
+
+    fn next_line(&mut self) -> io::Result<Option<(u64, Raw<'_>)>> {
+        self.buffer.clear();
+        let room = (self.max_line_bytes as u64).saturating_add(2);
+        let n = (&mut self.input)
+            .take(room)
+            .read_until(b'\n', &mut self.buffer)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        let mut end = self.buffer.len();
+        if self.buffer[..end].ends_with(b"\n") {
+            end -= 1;
+            if self.buffer[..end].ends_with(b"\r") {
+                end -= 1;
+            }
+        } else if n as u64 == room {
+            let mut bytes = n as u64;
+            loop {
+                let chunk = self.input.fill_buf()?;
+                if chunk.is_empty() {
+                    break;
+                }
+                match chunk.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.input.consume(i + 1);
+                        bytes += i as u64;
+                        break;
+                    }
+                    None => {
+                        let used = chunk.len();
+                        self.input.consume(used);
+                        bytes += used as u64;
+                    }
+                }
+            }
+            return Ok(Some((self.line, Raw::TooLong { bytes })));
+        }
+        if end > self.max_line_bytes {
+            return Ok(Some((self.line, Raw::TooLong { bytes: end as u64 })));
+        }
+        let (text, ending) = self.buffer.split_at(end);
+        Ok(Some((self.line, Raw::Line { text, ending })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], limit: usize) -> Vec<String> {
+        let mut reader = RawLines::new(input, limit);
+        let mut out = Vec::new();
+        while let Some((_, raw)) = reader.next_line().unwrap() {
+            out.push(match raw {
+                Raw::Line { text, ending } => format!(
+                    "{}|{}",
+                    String::from_utf8_lossy(text),
+                    String::from_utf8_lossy(ending).escape_debug()
+                ),
+                Raw::TooLong { bytes } => format!("too long: {bytes}"),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn lines_keep_their_endings_and_long_ones_are_skipped() {
+        assert_eq!(
+            lines(b"ab\r\ncd\nmuch too long\r\nlast", 8),
+            ["ab|\\r\\n", "cd|\\n", "too long: 14", "last|"]
+        );
+        // Exactly at the limit with CRLF, and one over.
+        assert_eq!(
+            lines(b"12345678\r\n123456789\n", 8),
+            ["12345678|\\r\\n", "too long: 9"]
+        );
+    }
+}

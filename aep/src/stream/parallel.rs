@@ -1,0 +1,235 @@
+//! Validation on several threads: the per-line part of each check
+//! (decoding, the checks of the event alone) runs in parallel over a batch
+//! of lines, then the stream part takes the lines in order, so findings
+//! and totals are those of one thread.
+
+use std::io::{self, BufRead};
+use std::ops::Range;
+
+use aep_types::reader::{Line, LineReader};
+
+use super::{validate_reader, Finding, LineCheck, Options, Summary, Validator};
+
+/// Input bytes per batch, per thread: enough to make starting threads
+/// cheap against the work, little enough to bound memory (a batch holds
+/// its lines and their decoded events).
+const BATCH_BYTES_PER_JOB: usize = 1 << 20;
+
+/// Lines per batch, per thread, whatever their size.
+const BATCH_LINES_PER_JOB: usize = 8192;
+
+/// [`validate_reader`] on `jobs` threads: the same findings in the same
+/// order, the same summary, the same progress calls. Lines are read in
+/// batches (about 1 MiB per thread); each batch is decoded and its events
+/// checked in parallel, then the stream rules fold it in line order. With
+/// `jobs` at most 1 this is [`validate_reader`].
+///
+/// ```
+/// use aep::stream::{validate_reader_parallel, Options};
+///
+/// let stream = concat!(
+///     r#"{"aep":"0.1","id":"e1","type":"session.started","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":2}"#, "\n",
+///     r#"{"aep":"0.1","id":"e2","type":"progress.status","time":"2026-12-01T10:00:01Z","source":"urn:a","agent":"a","session":"s","seq":1,"data":{}}"#, "\n",
+/// );
+/// let mut findings = Vec::new();
+/// let summary = validate_reader_parallel(stream.as_bytes(), Options::default(), 4, |f| findings.push(f), |_| {})?;
+/// assert_eq!((summary.lines, summary.errors), (2, 1));
+/// assert_eq!((findings[0].line, findings[0].rule.name()), (2, "seq-regression"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn validate_reader_parallel<R: BufRead>(
+    reader: R,
+    options: Options,
+    jobs: usize,
+    mut on_finding: impl FnMut(Finding),
+    mut on_progress: impl FnMut(u64),
+) -> io::Result<Summary> {
+    if jobs <= 1 {
+        return validate_reader(reader, options, on_finding, on_progress);
+    }
+    let line_options = options.clone();
+    let mut lines = LineReader::new(reader, options.max_line_bytes);
+    let mut validator = Validator::new(options);
+    let mut findings = Vec::new();
+    // A pipeline of two stages: while the threads check one batch, this
+    // thread folds the one before and reads the one after.
+    let read_error = std::thread::scope(|scope| {
+        let line_options = &line_options;
+        let mut spare = Batch::default();
+        let mut pending = None;
+        loop {
+            let mut batch = std::mem::take(&mut spare);
+            batch.clear();
+            let filled = batch.fill(&mut lines, jobs);
+            let checking = scope.spawn(move || {
+                let checked = batch.check(line_options, jobs);
+                (batch, checked)
+            });
+            if let Some(previous) = pending.replace(checking) {
+                spare = fold(
+                    previous,
+                    &mut validator,
+                    &mut findings,
+                    &mut on_finding,
+                    &mut on_progress,
+                );
+            }
+            // Lines read before an I/O error are checked, as one thread does.
+            match filled {
+                Ok(true) => {}
+                Ok(false) | Err(_) => {
+                    if let Some(last) = pending.take() {
+                        fold(
+                            last,
+                            &mut validator,
+                            &mut findings,
+                            &mut on_finding,
+                            &mut on_progress,
+                        );
+                    }
+                    return filled.err();
+                }
+            }
+        }
+    });
+    if let Some(error) = read_error {
+        return Err(error);
+    }
+    let summary = validator.finish(&mut findings);
+    findings.drain(..).for_each(&mut on_finding);
+    Ok(summary)
+}
+
+/// The stream part of a checked batch, in line order; gives the batch back
+/// for reuse.
+fn fold(
+    checking: std::thread::ScopedJoinHandle<'_, (Batch, Vec<Option<LineCheck>>)>,
+    validator: &mut Validator,
+    findings: &mut Vec<Finding>,
+    on_finding: &mut impl FnMut(Finding),
+    on_progress: &mut impl FnMut(u64),
+) -> Batch {
+    let (batch, checked) = match checking.join() {
+        Ok(done) => done,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    for (item, checked) in batch.items.iter().zip(checked) {
+        match checked {
+            Some(checked) => validator.check_decoded(checked, findings),
+            None => validator.too_long(item.number, item.too_long, findings),
+        }
+        findings.drain(..).for_each(&mut *on_finding);
+        on_progress(item.read);
+    }
+    batch
+}
+
+/// Lines read ahead, in one buffer.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    items: Vec<Item>,
+}
+
+/// One line of a batch.
+struct Item {
+    number: u64,
+    /// The line's bytes in the batch buffer (empty for a long line).
+    text: Range<usize>,
+    /// The length of a line over the limit, which was not read; 0 if none.
+    too_long: u64,
+    /// The input bytes read once this line was.
+    read: u64,
+    /// Whether the line was over the limit.
+    long: bool,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.items.clear();
+    }
+
+    /// Reads lines until the batch is full; `Ok(false)` at the end of the
+    /// input.
+    fn fill<R: BufRead>(&mut self, lines: &mut LineReader<R>, jobs: usize) -> io::Result<bool> {
+        let max_bytes = BATCH_BYTES_PER_JOB.saturating_mul(jobs);
+        let max_lines = BATCH_LINES_PER_JOB.saturating_mul(jobs);
+        while self.bytes.len() < max_bytes && self.items.len() < max_lines {
+            let Some((number, line)) = lines.next_line()? else {
+                return Ok(false);
+            };
+            let start = self.bytes.len();
+            let (too_long, long) = match line {
+                Line::Text(text) => {
+                    self.bytes.extend_from_slice(text);
+                    (0, false)
+                }
+                Line::TooLong { bytes } => (bytes, true),
+            };
+            self.items.push(Item {
+                number,
+                text: start..self.bytes.len(),
+                too_long,
+                read: lines.bytes_read(),
+                long,
+            });
+        }
+        Ok(true)
+    }
+
+    /// The per-line part of every line, `None` for a long line, in line
+    /// order, on `jobs` threads.
+    fn check(&self, options: &Options, jobs: usize) -> Vec<Option<LineCheck>> {
+        let check_items = |items: &[Item]| -> Vec<Option<LineCheck>> {
+            items
+                .iter()
+                .map(|item| {
+                    (!item.long).then(|| {
+                        let text = &self.bytes[item.text.clone()];
+                        LineCheck::decode_and_check(options, item.number, text)
+                    })
+                })
+                .collect()
+        };
+        if self.items.len() < 2 {
+            return check_items(&self.items);
+        }
+        let chunks = split_by_bytes(&self.items, jobs);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks[1..]
+                .iter()
+                .map(|chunk| scope.spawn(|| check_items(chunk)))
+                .collect();
+            let mut checked = check_items(chunks[0]);
+            for handle in handles {
+                match handle.join() {
+                    Ok(part) => checked.extend(part),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            checked
+        })
+    }
+}
+
+/// `items` in at most `parts` consecutive chunks of about equal bytes.
+fn split_by_bytes(items: &[Item], parts: usize) -> Vec<&[Item]> {
+    let total: usize = items.iter().map(|i| i.text.len() + 1).sum();
+    let share = total.div_ceil(parts.max(1));
+    let mut chunks = Vec::with_capacity(parts);
+    let mut start = 0;
+    let mut size = 0;
+    for (at, item) in items.iter().enumerate() {
+        size += item.text.len() + 1;
+        if size >= share && chunks.len() + 1 < parts {
+            chunks.push(&items[start..=at]);
+            start = at + 1;
+            size = 0;
+        }
+    }
+    if start < items.len() || chunks.is_empty() {
+        chunks.push(&items[start..]);
+    }
+    chunks
+}
