@@ -56,7 +56,8 @@ pub struct Args {
 
     /// Threads for decoding and the per-event checks (the stream rules
     /// run in line order on one); the output is the same for any number.
-    /// Default: the available cores.
+    /// Default: 1, since more threads measured slower on two cores (see the
+    /// README's performance section); try more on a bigger machine.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
@@ -78,10 +79,7 @@ pub fn run(args: &Args) -> Status {
     let options = Options {
         max_line_bytes: args.input.max_line_bytes,
     };
-    let jobs = args.jobs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    );
+    let jobs = args.jobs.map_or(1, usize::from);
     let mut out = Stdout::new();
     let mut totals = Totals::default();
     let mut status = Status::Clean;
