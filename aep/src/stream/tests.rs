@@ -105,6 +105,7 @@ fn per_line_rules() {
             (3, "envelope"),
             (4, "envelope"),
             (5, "payload"),
+            (5, "capture"),
             (6, "unregistered-type"),
             (7, "reserved-type"),
             (9, "envelope"),
@@ -272,11 +273,31 @@ fn deep_nesting_is_a_finding_not_a_stack_overflow() {
     .unwrap();
     let got: Vec<_> = found.iter().map(|f| (f.line, f.rule.name())).collect();
     // The bare array is not an event; inside `data` the payload cannot be
-    // typed; the same line again is still recognised as a redelivery.
-    assert_eq!(got, [(1, "envelope"), (2, "payload"), (3, "duplicate")]);
+    // typed (so neither can its capture be verified); the same line again
+    // is still recognised as a redelivery.
+    assert_eq!(
+        got,
+        [
+            (1, "envelope"),
+            (2, "payload"),
+            (2, "capture"),
+            (3, "duplicate")
+        ]
+    );
     assert!(
         found[1].message.contains("recursion limit"),
         "{}",
         found[1].message
     );
+}
+
+#[test]
+fn a_full_member_beside_an_undecodable_one_is_a_capture_finding() {
+    let lines = [line(json!({
+        "id": "e1", "type": "tool.requested", "session": "s", "seq": 1,
+        "data": {"tool": {"name": "B"}, "args": {"command": "cat ~/.ssh/id_ed25519"}, "args_digest": 5},
+    }))];
+    let found = findings(&lines);
+    assert!(found.contains(&(1, "payload")), "{found:?}");
+    assert!(found.contains(&(1, "capture")), "{found:?}");
 }
