@@ -242,7 +242,8 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                                 v.report_at(
                                     #data_pointer.to_owned(),
                                     format!(
-                                        "the payload does not decode ({error}), so its capture cannot be verified against the `{}` level",
+                                        "the payload does not decode as `{}`, so its capture cannot be verified against the `{}` level",
+                                        self.#type_field,
                                         self.capture_or_default()
                                     ),
                                 );

@@ -814,8 +814,8 @@ impl Event {
                         v.report_at(
                             "/data".to_owned(),
                             format!(
-                                "the payload does not decode ({error}), so its capture cannot be verified against the `{}` level",
-                                self.capture_or_default()
+                                "the payload does not decode as `{}`, so its capture cannot be verified against the `{}` level",
+                                self.type_, self.capture_or_default()
                             ),
                         );
                     }
