@@ -301,3 +301,65 @@ fn a_full_member_beside_an_undecodable_one_is_a_capture_finding() {
     assert!(found.contains(&(1, "payload")), "{found:?}");
     assert!(found.contains(&(1, "capture")), "{found:?}");
 }
+
+/// A `kind: "form"` request `id` from `source` with one closed select `db`.
+fn form_request(source: &str, id: &str, seq: u64) -> String {
+    line(json!({
+        "id": id, "source": source, "type": "attention.requested", "session": "s", "seq": seq,
+        "capture": "redacted",
+        "data": {"kind": "form", "prompt": "p", "fields": [
+            {"id": "db", "type": "select", "label": "1", "choices": [{"id": "pg", "label": "1"}]}
+        ]}
+    }))
+}
+
+#[test]
+fn form_requests_of_two_sources_with_one_id_stay_apart() {
+    let lines = [
+        form_request("urn:a", "r1", 1),
+        line(json!({
+            "id": "r1", "source": "urn:b", "type": "attention.requested", "session": "s", "seq": 1,
+            "data": {"kind": "permission", "prompt": "p"}
+        })),
+        line(json!({
+            "id": "b2", "source": "urn:b", "type": "attention.resolved", "session": "s", "seq": 2,
+            "subject": "r1", "data": {"resolution": "answered"}
+        })),
+        line(json!({
+            "id": "a2", "source": "urn:a", "type": "attention.answered", "session": "s", "seq": 2,
+            "subject": "r1", "capture": "redacted",
+            "data": {"answer": {"values": {"db": "mysql"}}}
+        })),
+    ];
+    assert_eq!(findings(&lines), [(4, "form-values")]);
+}
+
+#[test]
+fn a_command_answers_the_request_of_the_session_it_names() {
+    let lines = [
+        form_request("urn:a", "r1", 1),
+        line(json!({
+            "id": "c1", "source": "urn:console", "type": "control.attention.respond",
+            "session": "s", "subject": "r1", "capture": "redacted",
+            "data": {"answer": {"values": {"db": "mysql"}}}
+        })),
+    ];
+    assert_eq!(findings(&lines), [(2, "form-values")]);
+}
+
+#[test]
+fn a_session_end_drops_its_pending_forms() {
+    let mut forms = Forms::default();
+    let mut problems = Vec::new();
+    let event = |text: String| -> Event { serde_json::from_str(&text).unwrap() };
+    forms.check(&event(form_request("urn:a", "r1", 1)), &mut problems);
+    forms.check(&event(form_request("urn:b", "r1", 1)), &mut problems);
+    assert_eq!(forms.len(), 2);
+    let ended = line(json!({
+        "id": "end", "source": "urn:a", "type": "session.ended", "session": "s", "seq": 2,
+        "data": {"reason": "normal"}
+    }));
+    forms.check(&event(ended), &mut problems);
+    assert_eq!(forms.len(), 1, "only urn:a's session ended");
+    assert!(problems.is_empty());
+}
