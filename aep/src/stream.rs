@@ -88,7 +88,7 @@ use std::io::BufRead;
 use serde::{Deserialize, Serialize};
 
 use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
-use aep_types::{Category, Event, Status};
+use aep_types::{pointer_token, Category, Event, Status};
 
 use crate::fingerprint::{self, KeyMap};
 use crate::projection::{Folded, Projection, Violation};
@@ -318,16 +318,19 @@ impl Validator {
                 Problem::NotAChoice { field, value } => (
                     Rule::FormValues,
                     format!(
-                        "/data/answer/values/{field}: \"{value}\" is not a choice id of select field \
-                         `{field}` of request `{}`, and the field has no `other: true` (AEP-0006)",
-                        event.subject.as_deref().unwrap_or_default()
+                        "/data/answer/values/{token}: \"{value}\" is not a choice id of select \
+                         field `{field}` of request `{subject}`, and the field has no \
+                         `other: true` (AEP-0006)",
+                        token = pointer_token(&field),
+                        subject = event.subject.as_deref().unwrap_or_default(),
                     ),
                 ),
                 Problem::TextAtMetadata { field, other } => (
                     Rule::Capture,
                     format!(
-                        "/data/answer/values/{field}: {} is above capture `metadata`: free text \
+                        "/data/answer/values/{}: {} is above capture `metadata`: free text \
                          needs `redacted` at least (AEP-0006)",
+                        pointer_token(&field),
                         if other {
                             "`other` free text of a select field"
                         } else {

@@ -709,9 +709,20 @@ impl Validator {
     }
 }
 
+/// A member name as one JSON Pointer reference token (RFC 6901 §3): `~`
+/// becomes `~0` and `/` becomes `~1`. Every pointer built from keys goes
+/// through this.
+pub fn pointer_token(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        std::borrow::Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
+    } else {
+        std::borrow::Cow::Borrowed(key)
+    }
+}
+
 fn escape_into(pointer: &mut String, key: &str) {
     pointer.push('/');
-    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    pointer.push_str(&pointer_token(key));
 }
 
 pub use regex::Regex;

@@ -363,3 +363,40 @@ fn a_session_end_drops_its_pending_forms() {
     assert_eq!(forms.len(), 1, "only urn:a's session ended");
     assert!(problems.is_empty());
 }
+
+#[test]
+fn form_findings_escape_field_ids_in_their_pointer() {
+    let request = line(json!({
+        "id": "q", "type": "attention.requested", "session": "s", "seq": 1,
+        "data": {"kind": "form", "prompt": "p", "fields": [
+            {"id": "t/x~y", "type": "select", "label": "1", "choices": [{"id": "pg", "label": "1"}]},
+            {"id": "n/o", "type": "string", "label": "2"}
+        ]}
+    }));
+    let answer = line(json!({
+        "id": "a", "type": "attention.answered", "session": "s", "seq": 2, "subject": "q",
+        "data": {"answer": {"values": {"t/x~y": "mysql", "n/o": "words"}}}
+    }));
+    let text = [request, answer].join("\n");
+    let mut messages = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| messages.push(f.message),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("/data/answer/values/t~1x~0y: ")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("/data/answer/values/n~1o: ")),
+        "{messages:?}"
+    );
+}
