@@ -88,7 +88,7 @@ use std::io::BufRead;
 use serde::{Deserialize, Serialize};
 
 use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
-use aep_types::{pointer_token, Category, Event, Status};
+use aep_types::{pointer_token, Category, Event, RegisteredType, Status};
 
 use crate::fingerprint::{self, KeyMap};
 use crate::projection::{Folded, Projection, Violation};
@@ -346,8 +346,8 @@ impl Validator {
     /// `ack-exclusivity`: one decision per command and target.
     fn check_ack(&mut self, event: &Event, out: &mut Out<'_>) {
         if !matches!(
-            event.type_.as_str(),
-            "control.accepted" | "control.rejected"
+            event.registered_type(),
+            Some(RegisteredType::ControlAccepted | RegisteredType::ControlRejected)
         ) {
             return;
         }

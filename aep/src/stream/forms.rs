@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use aep_types::attention_requested::Kind as RequestKind;
-use aep_types::{Capture, Event, FieldSpec, FieldSpecType, Object, Payload};
+use aep_types::{Capture, Event, FieldSpec, FieldSpecType, Object, Payload, RegisteredType};
 
 use crate::fingerprint::{self, Key, KeyMap};
 
@@ -106,8 +106,11 @@ impl Forms {
             return;
         };
         let here = fingerprint::key(&event.source, session);
-        match event.type_.as_str() {
-            "attention.requested" => {
+        let Some(registered) = event.registered_type() else {
+            return;
+        };
+        match registered {
+            RegisteredType::AttentionRequested => {
                 if let Ok(Payload::AttentionRequested(request)) = event.payload() {
                     if request.kind == RequestKind::Form {
                         let fields = request.fields.iter().flatten().map(Field::of).collect();
@@ -121,23 +124,23 @@ impl Forms {
                     }
                 }
             }
-            "attention.resolved" | "attention.timeout" => {
+            RegisteredType::AttentionResolved | RegisteredType::AttentionTimeout => {
                 if let Some(subject) = &event.subject {
                     self.remove(here, session, subject);
                 }
             }
-            "session.ended" => {
+            RegisteredType::SessionEnded => {
                 if let Some(requests) = self.sessions.remove(&here) {
                     for id in requests.keys() {
                         self.unindex(here, session, id);
                     }
                 }
             }
-            "attention.answered" | "control.attention.respond" => {
+            RegisteredType::AttentionAnswered | RegisteredType::ControlAttentionRespond => {
                 let Some(subject) = &event.subject else {
                     return;
                 };
-                let holder = if event.type_ == "attention.answered" {
+                let holder = if registered == RegisteredType::AttentionAnswered {
                     Some(here)
                 } else {
                     match self.by_request.get(&fingerprint::key(session, subject)) {
