@@ -87,7 +87,9 @@ use std::io::BufRead;
 
 use serde::{Deserialize, Serialize};
 
-use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
+use aep_types::reader::{
+    too_long_message, unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES,
+};
 use aep_types::{pointer_token, Category, Event, RegisteredType, Status};
 
 use crate::fingerprint::{self, KeyMap};
@@ -156,7 +158,7 @@ pub struct Summary {
 /// let started = r#"{"aep":"0.1","id":"e1","type":"session.started","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}"#;
 /// validator.check_line(1, started.as_bytes(), &mut findings);
 /// validator.check_line(2, started.as_bytes(), &mut findings);
-/// let summary = validator.finish(&mut findings);
+/// let summary = validator.finish();
 /// assert_eq!((findings[0].line, findings[0].rule), (2, Rule::Duplicate));
 /// assert_eq!((summary.events, summary.errors, summary.warnings), (2, 0, 1));
 /// ```
@@ -203,10 +205,7 @@ impl Validator {
             line,
             rule: Rule::LineTooLong,
             level: Rule::LineTooLong.severity(),
-            message: format!(
-                "the line is {bytes} bytes, over the line limit of {} bytes; skipped unread",
-                self.options.max_line_bytes
-            ),
+            message: too_long_message(bytes, self.options.max_line_bytes),
             id: None,
         };
         self.count(std::slice::from_ref(&finding));
@@ -262,11 +261,7 @@ impl Validator {
     fn decode(&mut self, bytes: &[u8], out: &mut Out<'_>) -> Option<Event> {
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.len() > self.options.max_line_bytes {
-            let message = format!(
-                "the line is {} bytes, over the line limit of {} bytes; skipped unread",
-                bytes.len(),
-                self.options.max_line_bytes
-            );
+            let message = too_long_message(bytes.len() as u64, self.options.max_line_bytes);
             out.report(Rule::LineTooLong, message, None);
             return None;
         }
@@ -368,10 +363,8 @@ impl Validator {
         }
     }
 
-    /// Ends the stream: any findings only the end can give (none today),
-    /// and the totals.
-    pub fn finish(self, findings: &mut Vec<Finding>) -> Summary {
-        let _ = findings;
+    /// Ends the stream: the totals.
+    pub fn finish(self) -> Summary {
         self.summary
     }
 }
@@ -574,9 +567,7 @@ pub fn validate_reader<R: BufRead>(
         findings.drain(..).for_each(&mut on_finding);
         on_progress(lines.bytes_read());
     }
-    let summary = validator.finish(&mut findings);
-    findings.drain(..).for_each(&mut on_finding);
-    Ok(summary)
+    Ok(validator.finish())
 }
 
 #[cfg(test)]

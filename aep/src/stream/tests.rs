@@ -195,6 +195,19 @@ fn a_long_line_is_one_finding_from_check_line_and_from_the_reader() {
         "the line is 101 bytes, over the line limit of 10 bytes; skipped unread"
     );
     assert_eq!(from_reader[1].rule, Rule::Envelope);
+    // One message, whichever part met the line first.
+    assert_eq!(
+        found[0].message,
+        "the line is 13 bytes, over the line limit of 10 bytes; skipped unread"
+    );
+    let error = aep_types::reader::EventReader::with_max_line_bytes(text.as_bytes(), 10)
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("line 1: {}", from_reader[0].message)
+    );
 }
 
 #[test]
