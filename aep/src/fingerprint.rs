@@ -17,8 +17,8 @@
 //!
 //! A [`SeenSet`] holds one `(Key, Canonical)` entry per distinct
 //! `(source, id)`: 24 bytes plus the hash table's control byte, at a load
-//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 58
-//! bytes per seen id.
+//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 57
+//! bytes per seen id (28.6 to 57.1, rounded).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
@@ -353,6 +353,44 @@ mod tests {
             let mut less = value.clone();
             less.as_object_mut().unwrap().remove(name);
             assert_ne!(canonical(&less), canonical(&value), "{name}");
+        }
+    }
+
+    /// The per-id memory figure the docs state: an entry plus its control
+    /// byte, over the table's load factor, as measured on the table itself.
+    #[test]
+    fn a_seen_id_costs_29_to_57_bytes_and_the_docs_say_so() {
+        let slot = std::mem::size_of::<(Key, Canonical)>() + 1;
+        let mut table: KeyMap<Canonical> = KeyMap::default();
+        let (mut least, mut most) = (f64::MAX, 0f64);
+        for n in 0..200_000u32 {
+            table.insert(key("s", &n.to_string()), 0);
+            if n >= 1000 {
+                // hashbrown keeps 1/8 of its buckets free.
+                let buckets = table.capacity() as f64 * 8.0 / 7.0;
+                let per_id = slot as f64 * buckets / table.len() as f64;
+                least = least.min(per_id);
+                most = most.max(per_id);
+            }
+        }
+        assert_eq!(
+            (least.round(), most.round()),
+            (29.0, 57.0),
+            "{least} {most}"
+        );
+        let figure = "29 to 57 bytes";
+        for (name, text) in [
+            ("README.md", include_str!("../../README.md")),
+            ("aep/README.md", include_str!("../README.md")),
+            ("aep/src/stream.rs", include_str!("stream.rs")),
+            ("aep/src/fingerprint.rs", include_str!("fingerprint.rs")),
+        ] {
+            let flat = text
+                .replace("//!", "")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(flat.contains(figure), "{name} does not say {figure}");
         }
     }
 

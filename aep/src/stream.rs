@@ -69,7 +69,7 @@
 //!
 //! - per seen `(source, id)`: a 128-bit key and a 64-bit fingerprint of the
 //!   event's canonical JSON form, 24 bytes plus hash-table overhead, **29 to
-//!   58 bytes per seen id** (depending on how full the table is);
+//!   57 bytes per seen id** (depending on how full the table is);
 //! - per `(source, session)`: the projection's state (agent, start and end
 //!   times, position, the runs with their times, the pending attention
 //!   requests);
