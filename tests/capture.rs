@@ -125,9 +125,38 @@ fn untyped_data_has_nothing_to_check() {
 }
 
 #[test]
-fn data_that_does_not_decode_is_left_to_validate_schema() {
+fn data_that_does_not_decode_fails_both_checks() {
     let e = event("run.failed", None, json!({"reason": 3}));
-    assert!(e.validate_capture().is_ok());
+    assert_eq!(pointers(e.validate_capture()), ["/data"]);
     assert_eq!(pointers(e.validate_schema()), ["/data/reason"]);
-    assert_eq!(pointers(e.validate()), ["/data/reason"]);
+    assert_eq!(pointers(e.validate()), ["/data/reason", "/data"]);
+}
+
+#[test]
+fn a_payload_that_does_not_decode_does_not_pass_the_capture_check() {
+    // `args` is `full` in a `metadata` event; `args_digest` breaks the
+    // payload's shape, so the typed payload cannot be read. Passing would
+    // let the `full` member through unchecked.
+    let e = event(
+        "tool.requested",
+        None,
+        json!({"tool": {"name": "B"}, "args": {"command": "cat ~/.ssh/id_ed25519"}, "args_digest": 5}),
+    );
+    let found = violations(e.validate_capture());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "/data");
+    assert!(
+        found[0].1.contains("capture cannot be verified"),
+        "says why: {}",
+        found[0].1
+    );
+    let all = pointers(e.validate());
+    assert!(
+        all.contains(&"/data/args_digest".to_owned()) && all.contains(&"/data".to_owned()),
+        "validate lists the decode error and the capture one: {all:?}"
+    );
+    assert!(
+        !pointers(e.validate_schema()).contains(&"/data".to_owned()),
+        "the schema check names the failing member only"
+    );
 }

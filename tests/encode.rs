@@ -31,7 +31,7 @@ fn a_described_member_in_extra_is_refused_naming_it() {
     let error = Payload::ToolRequested(p.clone())
         .to_data()
         .expect_err("`tool` would be written twice");
-    assert!(error.to_string().starts_with("/tool: "), "{error}");
+    assert!(error.to_string().starts_with("/data/tool: "), "{error}");
     assert!(serde_json::to_string(&p).is_err(), "the struct alone too");
 
     // Nested: `tool.name` both as the field and inside `tool.extra`.
@@ -104,4 +104,22 @@ fn untyped_data_is_kept_as_it_is_never_an_error() {
         text
     );
     assert_eq!(serde_json::to_string(&event).expect("encodes"), line);
+}
+
+#[test]
+fn an_encoding_error_names_the_array_item_from_the_event_root() {
+    let text = r#"{"kind":"form","prompt":"p","fields":[
+        {"id":"a","type":"number","label":"A"},
+        {"id":"b","type":"number","label":"B","max":10}]}"#;
+    let Payload::AttentionRequested(mut p) = payload("attention.requested", text) else {
+        panic!("typed")
+    };
+    p.fields.as_mut().expect("fields")[1].max = Some(f64::INFINITY);
+    let error = Payload::AttentionRequested(p)
+        .to_data()
+        .expect_err("not a JSON number");
+    assert!(
+        error.to_string().starts_with("/data/fields/1/max: "),
+        "{error}"
+    );
 }

@@ -120,9 +120,11 @@ fn deep_nesting_is_a_finding_not_a_stack_overflow() {
     let run = run(&["validate", &path], None);
     assert_eq!(run.code, 1, "{run:?}");
     // An array is not an event object; the nesting in `data` is past the
-    // parser's recursion limit, a payload error naming the place.
+    // parser's recursion limit, a payload error naming the place, and a
+    // payload that cannot be read cannot pass the capture check either.
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    assert!(lines[2].starts_with(&format!("{path}:2: error[capture]: ")));
     assert!(lines[0].starts_with(&format!("{path}:1: error[envelope]: ")));
     assert!(lines[1].starts_with(&format!("{path}:2: error[payload]: ")));
     assert!(lines[1].contains("/data/x/0/0/0"), "{}", lines[1]);

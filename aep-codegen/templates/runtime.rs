@@ -98,8 +98,11 @@ impl Data {
     }
 
     /// Data holding a serialised value, which must be a JSON object.
+    /// A failure names the place by its JSON Pointer from the event root
+    /// (`/data/...`), as decoding does.
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Result<Data, serde_json::Error> {
-        let raw = serde_json::value::to_raw_value(value)?;
+        let raw = serde_json::value::to_raw_value(value)
+            .map_err(|error| at("data", error))?;
         Data::checked(raw).map_err(de::Error::custom)
     }
 
@@ -513,7 +516,24 @@ impl<T: Numbers> Numbers for Option<T> {
 
 impl<T: Numbers> Numbers for Vec<T> {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter().map(AsNumbers))
+        let items: Vec<AsNumbers<'_, T>> = self.iter().map(AsNumbers).collect();
+        Items(&items).serialize(serializer)
+    }
+}
+
+/// Serialises a slice, naming the item in an error from inside it: the
+/// message starts with the JSON Pointer of the failing value, index first.
+pub struct Items<'a, T>(pub &'a [T]);
+
+impl<T: Serialize> Serialize for Items<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for (index, item) in self.0.iter().enumerate() {
+            seq.serialize_element(item)
+                .map_err(|error| at(&index.to_string(), error))?;
+        }
+        seq.end()
     }
 }
 
@@ -713,9 +733,20 @@ impl Validator {
     }
 }
 
+/// A member name as one JSON Pointer reference token (RFC 6901 §3): `~`
+/// becomes `~0` and `/` becomes `~1`. Every pointer built from keys goes
+/// through this.
+pub fn pointer_token(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        std::borrow::Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
+    } else {
+        std::borrow::Cow::Borrowed(key)
+    }
+}
+
 fn escape_into(pointer: &mut String, key: &str) {
     pointer.push('/');
-    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    pointer.push_str(&pointer_token(key));
 }
 
 pub use regex::Regex;

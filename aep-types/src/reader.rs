@@ -19,6 +19,12 @@ use std::io::{self, BufRead, Read};
 
 use crate::{Error, Event};
 
+/// What to say about a line of `bytes` bytes over the line limit `limit`,
+/// which is skipped unread. Every report of a long line uses this text.
+pub fn too_long_message(bytes: u64, limit: usize) -> String {
+    format!("the line is {bytes} bytes, over the line limit of {limit} bytes; skipped unread")
+}
+
 /// The default line limit: 4 MiB, far above any event an emitter sends
 /// (payload content is bounded by capture rules, not by the wire) and small
 /// enough that one hostile line cannot exhaust memory.
@@ -351,11 +357,14 @@ impl fmt::Display for LineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             LineErrorKind::Decode(e) => write!(f, "line {}: {e}", self.line),
-            LineErrorKind::TooLong { bytes, limit } => write!(
-                f,
-                "line {}: {bytes} bytes, over the line limit of {limit} bytes; skipped",
-                self.line
-            ),
+            LineErrorKind::TooLong { bytes, limit } => {
+                write!(
+                    f,
+                    "line {}: {}",
+                    self.line,
+                    too_long_message(*bytes, *limit)
+                )
+            }
             LineErrorKind::UnsupportedVersion(version) => write!(
                 f,
                 "line {}: `aep` version \"{version}\" has an unsupported major version; \

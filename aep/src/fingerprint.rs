@@ -8,21 +8,22 @@
 //!   two different pairs share a key with probability about 2⁻¹²⁸ per pair
 //!   of pairs;
 //! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON
-//!   form: members in any order, numbers compared by value (`1`, `1.0` and
-//!   `1e0` are one number; `-0` is `0`), strings after unescaping. Two events under one key are
+//!   form: members in any order, the last of duplicated members, numbers
+//!   compared by their exact decimal value whatever their size (`1`, `1.0`,
+//!   `1e0` and `10e-1` are one number; `-0` is `0`; `1e400` is not
+//!   `1e401`), strings after unescaping. Two events under one key are
 //!   compared only with each other, so mistaking a different event for a
 //!   redelivery has probability about 2⁻⁶⁴ per repeat.
 //!
 //! A [`SeenSet`] holds one `(Key, Canonical)` entry per distinct
 //! `(source, id)`: 24 bytes plus the hash table's control byte, at a load
-//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 58
-//! bytes per seen id.
+//! factor between 7/16 (just after the table doubled) and 7/8, so 29 to 57
+//! bytes per seen id (28.6 to 57.1, rounded).
 
 use std::collections::HashMap;
-use std::fmt;
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+mod json;
 
 /// A 128-bit name for a pair of strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,20 +53,15 @@ pub(crate) fn key(a: &str, b: &str) -> Key {
 }
 
 /// The fingerprint of the canonical form of a JSON text, or `None` when
-/// the text is not JSON (or nests deeper than serde_json's limit).
+/// the text is not JSON.
 ///
-/// The hash is computed while parsing, with no tree built. Scalars and
-/// arrays are written into their parent's hasher as a prefix-free encoding
-/// (a type tag, then the value; arrays between a start and an end tag); an
-/// object hashes each member (name and value) on its own, then writes the
-/// member hashes sorted, so member order does not matter.
-/// [`canonical_event`] is the same hash, computed from a decoded event.
+/// The hash is computed while scanning, with no tree built (see the
+/// `json` submodule for the encoding). [`canonical_event`] is the same
+/// hash, computed from a decoded event.
 #[cfg(test)]
 pub(crate) fn canonical_json(text: &str) -> Option<Canonical> {
     let mut hasher = DefaultHasher::new();
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    Feed(&mut hasher).deserialize(&mut deserializer).ok()?;
-    deserializer.end().ok()?;
+    json::feed(text, &mut hasher)?;
     Some(hasher.finish())
 }
 
@@ -78,8 +74,7 @@ pub(crate) fn canonical(value: &serde_json::Value) -> Canonical {
 // The encoding's type tags.
 const NULL: u8 = 0;
 const BOOL: u8 = 1;
-const INTEGER: u8 = 2;
-const FLOAT: u8 = 3;
+const NUMBER: u8 = 2;
 const STRING: u8 = 4;
 const ARRAY: u8 = 5;
 const OBJECT: u8 = 6;
@@ -109,8 +104,9 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
     fn integer(members: &mut Vec<u64>, name: &str, value: Option<i128>) {
         if let Some(value) = value {
             let mut h = member(name);
-            INTEGER.hash(&mut h);
-            value.hash(&mut h);
+            // Hashed as the text it is written as, like any number.
+            json::number(value.to_string().as_bytes(), &mut h)
+                .expect("an integer's text is a JSON number");
             members.push(h.finish());
         }
     }
@@ -133,10 +129,9 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
     text(&mut members, "capture", event.capture.map(|c| c.as_str()));
     if let Some(data) = &event.data {
         let mut h = member("data");
-        let mut deserializer = serde_json::Deserializer::from_str(data.get());
-        if Feed(&mut h).deserialize(&mut deserializer).is_err() {
-            // Nesting beyond serde_json's limit: the exact text still tells
-            // a byte-identical redelivery from anything else.
+        if json::feed(data.get(), &mut h).is_none() {
+            // Decoded data is JSON, so this does not happen; the exact text
+            // would still tell a byte-identical redelivery from anything else.
             h = member("data");
             0xffu8.hash(&mut h);
             data.get().hash(&mut h);
@@ -165,80 +160,6 @@ fn write_object(h: &mut DefaultHasher, members: &mut [u64]) {
     members.sort_unstable();
     OBJECT.hash(h);
     members.hash(h);
-}
-
-/// Writes one JSON value, while it is parsed, into a hasher.
-struct Feed<'h>(&'h mut DefaultHasher);
-
-impl<'de> DeserializeSeed<'de> for Feed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Feed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        NULL.hash(self.0);
-        Ok(())
-    }
-    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
-        BOOL.hash(self.0);
-        b.hash(self.0);
-        Ok(())
-    }
-    fn visit_i64<E>(self, i: i64) -> Result<(), E> {
-        INTEGER.hash(self.0);
-        i128::from(i).hash(self.0);
-        Ok(())
-    }
-    fn visit_u64<E>(self, u: u64) -> Result<(), E> {
-        INTEGER.hash(self.0);
-        i128::from(u).hash(self.0);
-        Ok(())
-    }
-    /// Floats by value, an integral float as the integer it equals (so `1`,
-    /// `1.0` and `1e0` are one number, and `-0.0` is `0`).
-    fn visit_f64<E>(self, f: f64) -> Result<(), E> {
-        if f.fract() == 0.0 && f.abs() < 1.7e38 {
-            INTEGER.hash(self.0);
-            (f as i128).hash(self.0);
-        } else {
-            FLOAT.hash(self.0);
-            f.to_bits().hash(self.0);
-        }
-        Ok(())
-    }
-    fn visit_str<E>(self, s: &str) -> Result<(), E> {
-        STRING.hash(self.0);
-        s.hash(self.0);
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
-        ARRAY.hash(self.0);
-        while items.next_element_seed(Feed(self.0))?.is_some() {}
-        ARRAY_END.hash(self.0);
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut members: Vec<u64> = Vec::with_capacity(map.size_hint().unwrap_or(8));
-        loop {
-            let mut h = DefaultHasher::new();
-            if map.next_key_seed(Feed(&mut h))?.is_none() {
-                break;
-            }
-            map.next_value_seed(Feed(&mut h))?;
-            members.push(h.finish());
-        }
-        write_object(self.0, &mut members);
-        Ok(())
-    }
 }
 
 /// What a dedupe set says about an event.
@@ -324,6 +245,64 @@ mod tests {
     }
 
     #[test]
+    fn a_duplicated_member_keeps_its_last_value() {
+        let last = canonical_json(r#"{"mode":"yolo"}"#);
+        assert_eq!(canonical_json(r#"{"mode":"safe","mode":"yolo"}"#), last);
+        assert_ne!(canonical_json(r#"{"mode":"yolo","mode":"safe"}"#), last);
+        assert_eq!(
+            canonical_json(r#"{"a":{"m":1,"m":2},"b":0}"#),
+            canonical_json(r#"{"b":0,"a":{"m":2}}"#)
+        );
+        // Escapes do not hide a duplicate.
+        assert_eq!(
+            canonical_json(r#"{"m":1,"\u006d":2}"#),
+            canonical_json(r#"{"m":2}"#)
+        );
+    }
+
+    #[test]
+    fn number_text_compares_by_exact_value() {
+        let same = |a: &str, b: &str| canonical_json(a) == canonical_json(b);
+        for (a, b) in [
+            ("1", "1.0"),
+            ("1", "1e0"),
+            ("1", "10e-1"),
+            ("0", "-0"),
+            ("0", "0e5"),
+            ("0.5", "5E-1"),
+            ("1e400", "1E400"),
+            ("1e400", "10e399"),
+            ("-2.50e-400", "-25e-401"),
+            ("100", "1e2"),
+            (r#"{"a":1e400,"b":1}"#, r#"{"b":1,"a":1e400}"#),
+        ] {
+            assert!(same(a, b), "{a} ≡ {b}");
+        }
+        for (a, b) in [
+            ("18446744073709551616", "18446744073709551617"),
+            ("1e400", "1e401"),
+            ("1e400", "-1e400"),
+            ("0.1", "0.10000000000000001"),
+            ("1", "\"1\""),
+            ("12", "21"),
+        ] {
+            assert!(!same(a, b), "{a} ≢ {b}");
+        }
+        for bad in ["01", "1.", ".5", "1e", "+1", "-", "1e+", "0x1"] {
+            assert_eq!(canonical_json(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn envelope_integers_hash_as_their_text() {
+        let line = r#"{"aep":"0.1","id":"e","type":"agent.heartbeat","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","seq":30,"n":-7,"data":{"big":1e400,"x":12345678901234567890123}}"#;
+        let event = aep_types::Event::from_json(line).unwrap();
+        assert_eq!(canonical_json(line), Some(canonical_event(&event)));
+        let respelled = line.replace("\"seq\":30", "\"seq\":3.0e1");
+        assert_eq!(canonical_json(line), canonical_json(&respelled));
+    }
+
+    #[test]
     fn different_values_differ() {
         let values = [
             json!(null),
@@ -374,6 +353,44 @@ mod tests {
             let mut less = value.clone();
             less.as_object_mut().unwrap().remove(name);
             assert_ne!(canonical(&less), canonical(&value), "{name}");
+        }
+    }
+
+    /// The per-id memory figure the docs state: an entry plus its control
+    /// byte, over the table's load factor, as measured on the table itself.
+    #[test]
+    fn a_seen_id_costs_29_to_57_bytes_and_the_docs_say_so() {
+        let slot = std::mem::size_of::<(Key, Canonical)>() + 1;
+        let mut table: KeyMap<Canonical> = KeyMap::default();
+        let (mut least, mut most) = (f64::MAX, 0f64);
+        for n in 0..200_000u32 {
+            table.insert(key("s", &n.to_string()), 0);
+            if n >= 1000 {
+                // hashbrown keeps 1/8 of its buckets free.
+                let buckets = table.capacity() as f64 * 8.0 / 7.0;
+                let per_id = slot as f64 * buckets / table.len() as f64;
+                least = least.min(per_id);
+                most = most.max(per_id);
+            }
+        }
+        assert_eq!(
+            (least.round(), most.round()),
+            (29.0, 57.0),
+            "{least} {most}"
+        );
+        let figure = "29 to 57 bytes";
+        for (name, text) in [
+            ("README.md", include_str!("../../README.md")),
+            ("aep/README.md", include_str!("../README.md")),
+            ("aep/src/stream.rs", include_str!("stream.rs")),
+            ("aep/src/fingerprint.rs", include_str!("fingerprint.rs")),
+        ] {
+            let flat = text
+                .replace("//!", "")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(flat.contains(figure), "{name} does not say {figure}");
         }
     }
 

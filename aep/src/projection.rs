@@ -76,7 +76,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use aep_types::Event;
+use aep_types::{Event, RegisteredType, Scope};
 
 use crate::fingerprint::{self, KeyMap, Seen, SeenSet};
 
@@ -403,10 +403,12 @@ fn utf16_cmp(a: &str, b: &str) -> Ordering {
 
 /// Whether `event_type` is a command (AEP-0004 §2): a command names its
 /// target's session under the sender's source, so it folds no state.
+/// The registered ones are those of scope `command` in the registry; a
+/// vendor command is `x.<vendor>.control.<verb>` (AEP-0004 §5).
 pub(crate) fn is_command(event_type: &str) -> bool {
-    match event_type {
-        "control.attention.respond" | "control.cancel" | "control.pause" | "control.resume" => true,
-        _ => event_type
+    match event_type.parse::<RegisteredType>() {
+        Ok(registered) => registered.scope() == Scope::Command,
+        Err(_) => event_type
             .strip_prefix("x.")
             .and_then(|rest| rest.split_once('.'))
             .is_some_and(|(vendor, rest)| {

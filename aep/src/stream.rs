@@ -69,7 +69,7 @@
 //!
 //! - per seen `(source, id)`: a 128-bit key and a 64-bit fingerprint of the
 //!   event's canonical JSON form, 24 bytes plus hash-table overhead, **29 to
-//!   58 bytes per seen id** (depending on how full the table is);
+//!   57 bytes per seen id** (depending on how full the table is);
 //! - per `(source, session)`: the projection's state (agent, start and end
 //!   times, position, the runs with their times, the pending attention
 //!   requests);
@@ -91,8 +91,10 @@ use std::io::BufRead;
 
 use serde::{Deserialize, Serialize};
 
-use aep_types::reader::{unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES};
-use aep_types::{Category, Event, Status};
+use aep_types::reader::{
+    too_long_message, unsupported_version, Line, LineReader, DEFAULT_MAX_LINE_BYTES,
+};
+use aep_types::{pointer_token, Category, Event, RegisteredType, Status};
 
 use crate::fingerprint::{self, KeyMap};
 use crate::projection::{Folded, Projection, Violation};
@@ -161,7 +163,7 @@ pub struct Summary {
 /// let started = r#"{"aep":"0.1","id":"e1","type":"session.started","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}"#;
 /// validator.check_line(1, started.as_bytes(), &mut findings);
 /// validator.check_line(2, started.as_bytes(), &mut findings);
-/// let summary = validator.finish(&mut findings);
+/// let summary = validator.finish();
 /// assert_eq!((findings[0].line, findings[0].rule), (2, Rule::Duplicate));
 /// assert_eq!((summary.events, summary.errors, summary.warnings), (2, 0, 1));
 /// ```
@@ -216,10 +218,7 @@ impl Validator {
             line,
             rule: Rule::LineTooLong,
             level: Rule::LineTooLong.severity(),
-            message: format!(
-                "the line is {bytes} bytes, over the line limit of {} bytes; skipped unread",
-                self.options.max_line_bytes
-            ),
+            message: too_long_message(bytes, self.options.max_line_bytes),
             id: None,
         };
         self.count(std::slice::from_ref(&finding));
@@ -312,16 +311,19 @@ impl Validator {
                 Problem::NotAChoice { field, value } => (
                     Rule::FormValues,
                     format!(
-                        "/data/answer/values/{field}: \"{value}\" is not a choice id of select field \
-                         `{field}` of request `{}`, and the field has no `other: true` (AEP-0006)",
-                        event.subject.as_deref().unwrap_or_default()
+                        "/data/answer/values/{token}: \"{value}\" is not a choice id of select \
+                         field `{field}` of request `{subject}`, and the field has no \
+                         `other: true` (AEP-0006)",
+                        token = pointer_token(&field),
+                        subject = event.subject.as_deref().unwrap_or_default(),
                     ),
                 ),
                 Problem::TextAtMetadata { field, other } => (
                     Rule::Capture,
                     format!(
-                        "/data/answer/values/{field}: {} is above capture `metadata`: free text \
+                        "/data/answer/values/{}: {} is above capture `metadata`: free text \
                          needs `redacted` at least (AEP-0006)",
+                        pointer_token(&field),
                         if other {
                             "`other` free text of a select field"
                         } else {
@@ -337,8 +339,8 @@ impl Validator {
     /// `ack-exclusivity`: one decision per command and target.
     fn check_ack(&mut self, event: &Event, out: &mut Out<'_>) {
         if !matches!(
-            event.type_.as_str(),
-            "control.accepted" | "control.rejected"
+            event.registered_type(),
+            Some(RegisteredType::ControlAccepted | RegisteredType::ControlRejected)
         ) {
             return;
         }
@@ -359,10 +361,8 @@ impl Validator {
         }
     }
 
-    /// Ends the stream: any findings only the end can give (none today),
-    /// and the totals.
-    pub fn finish(self, findings: &mut Vec<Finding>) -> Summary {
-        let _ = findings;
+    /// Ends the stream: the totals.
+    pub fn finish(self) -> Summary {
         self.summary
     }
 }
@@ -423,11 +423,7 @@ impl LineCheck {
         };
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.len() > options.max_line_bytes {
-            let message = format!(
-                "the line is {} bytes, over the line limit of {} bytes; skipped unread",
-                bytes.len(),
-                options.max_line_bytes
-            );
+            let message = too_long_message(bytes.len() as u64, options.max_line_bytes);
             return not_event(Rule::LineTooLong, message, None);
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -674,9 +670,7 @@ pub fn validate_reader<R: BufRead>(
         findings.drain(..).for_each(&mut on_finding);
         on_progress(lines.bytes_read());
     }
-    let summary = validator.finish(&mut findings);
-    findings.drain(..).for_each(&mut on_finding);
-    Ok(summary)
+    Ok(validator.finish())
 }
 
 #[cfg(test)]

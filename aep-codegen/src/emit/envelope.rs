@@ -124,6 +124,7 @@ fn methods(cx: &Context<'_>) -> TokenStream {
     let type_field = ident(&field(ir, "type").ident);
     let data_field = ident(&field(ir, "data").ident);
     let data_json = &field(ir, "data").json;
+    let data_pointer = format!("/{data_json}");
 
     // `new` takes every required attribute that is not a constant.
     let mut params = Vec::new();
@@ -226,8 +227,9 @@ fn methods(cx: &Context<'_>) -> TokenStream {
             /// capture level ([`capture_or_default`](Event::capture_or_default)).
             /// Members the schema does not describe count as the default
             /// level. Untyped data has no capture table and nothing to
-            /// check, and neither has data that does not decode (which
-            /// [`validate_schema`](Event::validate_schema) reports).
+            /// check. Data that does not decode cannot be classified and
+            /// fails the check with one violation at `/data` (the decode
+            /// error itself is [`validate_schema`](Event::validate_schema)'s).
             pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
                 self.check(false, true)
             }
@@ -249,11 +251,25 @@ fn methods(cx: &Context<'_>) -> TokenStream {
                             }
                             v.up();
                         }
-                        Err(error) if schema => {
-                            let pointer = error.pointer().unwrap_or_default().to_owned();
-                            v.report_at(pointer, error.to_string());
+                        Err(error) => {
+                            if schema {
+                                let pointer = error.pointer().unwrap_or_default().to_owned();
+                                v.report_at(pointer, error.to_string());
+                            }
+                            if capture {
+                                // Unreadable data cannot be shown to stay
+                                // within the level: fail rather than pass
+                                // members that were never classified.
+                                v.report_at(
+                                    #data_pointer.to_owned(),
+                                    format!(
+                                        "the payload does not decode as `{}`, so its capture cannot be verified against the `{}` level",
+                                        self.#type_field,
+                                        self.capture_or_default()
+                                    ),
+                                );
+                            }
                         }
-                        Err(_) => {}
                     }
                 }
                 v.finish().into_result()

@@ -188,6 +188,8 @@ fn serialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
         let json = &f.json;
         let value = if holds_numbers(&f.ty) {
             quote!(&super::runtime::AsNumbers(value))
+        } else if matches!(f.ty, Ty::Array(..)) {
+            quote!(&super::runtime::Items(value))
         } else {
             quote!(value)
         };

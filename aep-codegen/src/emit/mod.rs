@@ -143,7 +143,7 @@ fn root(ir: &Ir) -> TokenStream {
         pub mod capture;
         #(pub mod #schema_modules;)*
 
-        pub use runtime::{Data, Error, Object, Violation, Violations};
+        pub use runtime::{pointer_token, Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};

@@ -318,7 +318,11 @@ impl serde::Serialize for Guardrail {
             super::runtime::entry(&mut map, "verdict", value)?;
         }
         if let Some(value) = &self.categories {
-            super::runtime::entry(&mut map, "categories", value)?;
+            super::runtime::entry(
+                &mut map,
+                "categories",
+                &super::runtime::Items(value),
+            )?;
         }
         if let Some(value) = &self.detector {
             super::runtime::entry(&mut map, "detector", value)?;

@@ -219,16 +219,20 @@ impl serde::Serialize for AttentionRequested {
             super::runtime::entry(&mut map, "prompt", value)?;
         }
         if let Some(value) = &self.options {
-            super::runtime::entry(&mut map, "options", value)?;
+            super::runtime::entry(&mut map, "options", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.fields {
-            super::runtime::entry(&mut map, "fields", value)?;
+            super::runtime::entry(&mut map, "fields", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.expires_at {
             super::runtime::entry(&mut map, "expires_at", value)?;
         }
         if let Some(value) = &self.respond_via {
-            super::runtime::entry(&mut map, "respond_via", value)?;
+            super::runtime::entry(
+                &mut map,
+                "respond_via",
+                &super::runtime::Items(value),
+            )?;
         }
         if let Some(value) = &self.context {
             super::runtime::entry(&mut map, "context", value)?;

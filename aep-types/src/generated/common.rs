@@ -1566,7 +1566,7 @@ impl serde::Serialize for FieldSpec {
             super::runtime::entry(&mut map, "other", value)?;
         }
         if let Some(value) = &self.choices {
-            super::runtime::entry(&mut map, "choices", value)?;
+            super::runtime::entry(&mut map, "choices", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.min {
             super::runtime::entry(&mut map, "min", &super::runtime::AsNumbers(value))?;

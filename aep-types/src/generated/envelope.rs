@@ -792,8 +792,9 @@ impl Event {
     /// capture level ([`capture_or_default`](Event::capture_or_default)).
     /// Members the schema does not describe count as the default
     /// level. Untyped data has no capture table and nothing to
-    /// check, and neither has data that does not decode (which
-    /// [`validate_schema`](Event::validate_schema) reports).
+    /// check. Data that does not decode cannot be classified and
+    /// fails the check with one violation at `/data` (the decode
+    /// error itself is [`validate_schema`](Event::validate_schema)'s).
     pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
         self.check(false, true)
     }
@@ -819,11 +820,21 @@ impl Event {
                     }
                     v.up();
                 }
-                Err(error) if schema => {
-                    let pointer = error.pointer().unwrap_or_default().to_owned();
-                    v.report_at(pointer, error.to_string());
+                Err(error) => {
+                    if schema {
+                        let pointer = error.pointer().unwrap_or_default().to_owned();
+                        v.report_at(pointer, error.to_string());
+                    }
+                    if capture {
+                        v.report_at(
+                            "/data".to_owned(),
+                            format!(
+                                "the payload does not decode as `{}`, so its capture cannot be verified against the `{}` level",
+                                self.type_, self.capture_or_default()
+                            ),
+                        );
+                    }
                 }
-                Err(_) => {}
             }
         }
         v.finish().into_result()

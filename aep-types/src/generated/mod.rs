@@ -55,7 +55,7 @@ pub mod control_resume;
 pub mod control_accepted;
 pub mod control_rejected;
 
-pub use runtime::{Data, Error, Object, Violation, Violations};
+pub use runtime::{pointer_token, Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,

@@ -117,7 +117,7 @@ impl serde::Serialize for ResourceCitationRecorded {
         >(self.extra.keys(), &["citations", "count"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.citations {
-            super::runtime::entry(&mut map, "citations", value)?;
+            super::runtime::entry(&mut map, "citations", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.count {
             super::runtime::entry(&mut map, "count", value)?;

@@ -240,10 +240,18 @@ impl serde::Serialize for ResourceRetrievalReranked {
             super::runtime::entry(&mut map, "top_k", value)?;
         }
         if let Some(value) = &self.input_documents {
-            super::runtime::entry(&mut map, "input_documents", value)?;
+            super::runtime::entry(
+                &mut map,
+                "input_documents",
+                &super::runtime::Items(value),
+            )?;
         }
         if let Some(value) = &self.output_documents {
-            super::runtime::entry(&mut map, "output_documents", value)?;
+            super::runtime::entry(
+                &mut map,
+                "output_documents",
+                &super::runtime::Items(value),
+            )?;
         }
         if let Some(value) = &self.count {
             super::runtime::entry(&mut map, "count", value)?;

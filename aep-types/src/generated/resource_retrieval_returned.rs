@@ -141,7 +141,7 @@ impl serde::Serialize for ResourceRetrievalReturned {
         >(self.extra.keys(), &["documents", "count", "corpus", "duration_ms"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.documents {
-            super::runtime::entry(&mut map, "documents", value)?;
+            super::runtime::entry(&mut map, "documents", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.count {
             super::runtime::entry(&mut map, "count", value)?;

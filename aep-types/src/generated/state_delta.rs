@@ -108,7 +108,7 @@ impl serde::Serialize for StateDelta {
         >(self.extra.keys(), &["delta", "key", "rev"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.delta {
-            super::runtime::entry(&mut map, "delta", value)?;
+            super::runtime::entry(&mut map, "delta", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.key {
             super::runtime::entry(&mut map, "key", value)?;

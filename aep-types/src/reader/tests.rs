@@ -136,7 +136,7 @@ fn event_reader_reports_long_lines_invalid_utf8_and_nul_bytes() {
     assert_eq!(results[0].as_deref(), Ok("e1"));
     assert_eq!(
         results[1].as_ref().unwrap_err(),
-        "line 2: 2008 bytes, over the line limit of 1024 bytes; skipped"
+        "line 2: the line is 2008 bytes, over the line limit of 1024 bytes; skipped unread"
     );
     assert!(results[2].as_ref().unwrap_err().starts_with("line 3: "));
     assert!(results[3].as_ref().unwrap_err().starts_with("line 4: "));

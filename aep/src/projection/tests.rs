@@ -96,6 +96,14 @@ fn commands_and_agent_events_fold_no_state_but_are_deduplicated() {
     assert!(!is_command("x.acme.control."));
     assert!(!is_command("control.accepted"));
     assert!(is_command("x.a-b_1.control.x.y"));
+    // The registered commands are the registry's, whatever it lists.
+    for registered in aep_types::RegisteredType::ALL {
+        assert_eq!(
+            is_command(registered.as_str()),
+            registered.scope() == aep_types::Scope::Command,
+            "{registered}"
+        );
+    }
     // attention.routed carries a session and no seq: it folds a session.
     let routed = fold(&[ev(
         json!({"id": "r", "type": "attention.routed", "session": "s"}),

@@ -3,16 +3,18 @@
 //!
 //! Only what the checks need is kept of a `kind: "form"` request: each
 //! field's id, type, `multi`, `other` and choice ids (no labels, no
-//! prompt), from the request until its `attention.resolved` or
-//! `attention.timeout`.
+//! prompt), from the request until its `attention.resolved`,
+//! `attention.timeout` or the end of its session.
+
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use aep_types::attention_requested::Kind as RequestKind;
-use aep_types::{Capture, Event, FieldSpec, FieldSpecType, Object, Payload};
+use aep_types::{Capture, Event, FieldSpec, FieldSpecType, Object, Payload, RegisteredType};
 
-use crate::fingerprint::{self, KeyMap};
+use crate::fingerprint::{self, Key, KeyMap};
 
 /// One field of a pending form request, reduced to what the checks read.
 #[derive(Debug)]
@@ -80,12 +82,20 @@ pub(super) enum Problem {
     },
 }
 
-/// The pending form requests of a stream, keyed by `(session, id)`: an
-/// answer names its request by `subject` within the session, and a
-/// `control.attention.respond` comes from another source than the request.
+/// The pending form requests of a stream. Ids are unique per source and
+/// sessions are keyed `(source, session)` (AEP-0001 §5.2, §7), so requests
+/// are kept per `(source, session)` session, then by id; an
+/// `attention.answered`, `attention.resolved` or `attention.timeout` comes
+/// from the request's source. A `control.attention.respond` comes from
+/// another source and names only `session` and `subject`: it is checked
+/// when exactly one pending request matches them.
 #[derive(Debug, Default)]
 pub(super) struct Forms {
-    pending: KeyMap<Vec<Field>>,
+    /// Per `(source, session)`: the pending requests by id.
+    sessions: KeyMap<HashMap<String, Vec<Field>>>,
+    /// Per `(session, id)`: the `(source, session)` keys holding such a
+    /// request, for commands.
+    by_request: KeyMap<Vec<Key>>,
 }
 
 impl Forms {
@@ -95,29 +105,53 @@ impl Forms {
         let Some(session) = &event.session else {
             return;
         };
-        match event.type_.as_str() {
-            "attention.requested" => {
+        let here = fingerprint::key(&event.source, session);
+        let Some(registered) = event.registered_type() else {
+            return;
+        };
+        match registered {
+            RegisteredType::AttentionRequested => {
                 if let Ok(Payload::AttentionRequested(request)) = event.payload() {
                     if request.kind == RequestKind::Form {
-                        let fields = request.fields.iter().flatten().map(Field::of);
-                        self.pending
-                            .insert(fingerprint::key(session, &event.id), fields.collect());
+                        let fields = request.fields.iter().flatten().map(Field::of).collect();
+                        let requests = self.sessions.entry(here).or_default();
+                        if requests.insert(event.id.clone(), fields).is_none() {
+                            self.by_request
+                                .entry(fingerprint::key(session, &event.id))
+                                .or_default()
+                                .push(here);
+                        }
                     }
                 }
             }
-            "attention.resolved" | "attention.timeout" => {
+            RegisteredType::AttentionResolved | RegisteredType::AttentionTimeout => {
                 if let Some(subject) = &event.subject {
-                    self.pending.remove(&fingerprint::key(session, subject));
+                    self.remove(here, session, subject);
                 }
             }
-            "attention.answered" | "control.attention.respond" => {
+            RegisteredType::SessionEnded => {
+                if let Some(requests) = self.sessions.remove(&here) {
+                    for id in requests.keys() {
+                        self.unindex(here, session, id);
+                    }
+                }
+            }
+            RegisteredType::AttentionAnswered | RegisteredType::ControlAttentionRespond => {
                 let Some(subject) = &event.subject else {
                     return;
                 };
-                let Some(fields) = self.pending.get(&fingerprint::key(session, subject)) else {
-                    return;
+                let holder = if registered == RegisteredType::AttentionAnswered {
+                    Some(here)
+                } else {
+                    match self.by_request.get(&fingerprint::key(session, subject)) {
+                        Some(holders) if holders.len() == 1 => Some(holders[0]),
+                        _ => None,
+                    }
                 };
-                if let Some(values) = answer_values(event) {
+                let fields = holder
+                    .and_then(|key| self.sessions.get(&key))
+                    .and_then(|requests| requests.get(subject));
+                if let (Some(fields), Some(values)) = (fields, answer_values(event)) {
                     check_values(fields, &values, event.capture_or_default(), problems);
                 }
             }
@@ -125,10 +159,34 @@ impl Forms {
         }
     }
 
+    /// Forgets request `id` of the session `here` (named `session`).
+    fn remove(&mut self, here: Key, session: &str, id: &str) {
+        let Some(requests) = self.sessions.get_mut(&here) else {
+            return;
+        };
+        if requests.remove(id).is_some() {
+            if requests.is_empty() {
+                self.sessions.remove(&here);
+            }
+            self.unindex(here, session, id);
+        }
+    }
+
+    /// Removes `here` from the holders of request `(session, id)`.
+    fn unindex(&mut self, here: Key, session: &str, id: &str) {
+        let request = fingerprint::key(session, id);
+        if let Some(holders) = self.by_request.get_mut(&request) {
+            holders.retain(|&k| k != here);
+            if holders.is_empty() {
+                self.by_request.remove(&request);
+            }
+        }
+    }
+
     /// How many form requests are pending.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.pending.len()
+        self.sessions.values().map(HashMap::len).sum()
     }
 }
 

@@ -95,9 +95,7 @@ pub fn validate_reader_parallel<R: BufRead>(
     if let Some(error) = read_error {
         return Err(error);
     }
-    let summary = validator.finish(&mut findings);
-    findings.drain(..).for_each(&mut on_finding);
-    Ok(summary)
+    Ok(validator.finish())
 }
 
 /// The stream part of a checked batch, in line order; gives the batch back

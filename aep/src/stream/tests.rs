@@ -105,6 +105,7 @@ fn per_line_rules() {
             (3, "envelope"),
             (4, "envelope"),
             (5, "payload"),
+            (5, "capture"),
             (6, "unregistered-type"),
             (7, "reserved-type"),
             (9, "envelope"),
@@ -194,6 +195,19 @@ fn a_long_line_is_one_finding_from_check_line_and_from_the_reader() {
         "the line is 101 bytes, over the line limit of 10 bytes; skipped unread"
     );
     assert_eq!(from_reader[1].rule, Rule::Envelope);
+    // One message, whichever part met the line first.
+    assert_eq!(
+        found[0].message,
+        "the line is 13 bytes, over the line limit of 10 bytes; skipped unread"
+    );
+    let error = aep_types::reader::EventReader::with_max_line_bytes(text.as_bytes(), 10)
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("line 1: {}", from_reader[0].message)
+    );
 }
 
 #[test]
@@ -272,11 +286,130 @@ fn deep_nesting_is_a_finding_not_a_stack_overflow() {
     .unwrap();
     let got: Vec<_> = found.iter().map(|f| (f.line, f.rule.name())).collect();
     // The bare array is not an event; inside `data` the payload cannot be
-    // typed; the same line again is still recognised as a redelivery.
-    assert_eq!(got, [(1, "envelope"), (2, "payload"), (3, "duplicate")]);
+    // typed (so neither can its capture be verified); the same line again
+    // is still recognised as a redelivery.
+    assert_eq!(
+        got,
+        [
+            (1, "envelope"),
+            (2, "payload"),
+            (2, "capture"),
+            (3, "duplicate")
+        ]
+    );
     assert!(
         found[1].message.contains("recursion limit"),
         "{}",
         found[1].message
+    );
+}
+
+#[test]
+fn a_full_member_beside_an_undecodable_one_is_a_capture_finding() {
+    let lines = [line(json!({
+        "id": "e1", "type": "tool.requested", "session": "s", "seq": 1,
+        "data": {"tool": {"name": "B"}, "args": {"command": "cat ~/.ssh/id_ed25519"}, "args_digest": 5},
+    }))];
+    let found = findings(&lines);
+    assert!(found.contains(&(1, "payload")), "{found:?}");
+    assert!(found.contains(&(1, "capture")), "{found:?}");
+}
+
+/// A `kind: "form"` request `id` from `source` with one closed select `db`.
+fn form_request(source: &str, id: &str, seq: u64) -> String {
+    line(json!({
+        "id": id, "source": source, "type": "attention.requested", "session": "s", "seq": seq,
+        "capture": "redacted",
+        "data": {"kind": "form", "prompt": "p", "fields": [
+            {"id": "db", "type": "select", "label": "1", "choices": [{"id": "pg", "label": "1"}]}
+        ]}
+    }))
+}
+
+#[test]
+fn form_requests_of_two_sources_with_one_id_stay_apart() {
+    let lines = [
+        form_request("urn:a", "r1", 1),
+        line(json!({
+            "id": "r1", "source": "urn:b", "type": "attention.requested", "session": "s", "seq": 1,
+            "data": {"kind": "permission", "prompt": "p"}
+        })),
+        line(json!({
+            "id": "b2", "source": "urn:b", "type": "attention.resolved", "session": "s", "seq": 2,
+            "subject": "r1", "data": {"resolution": "answered"}
+        })),
+        line(json!({
+            "id": "a2", "source": "urn:a", "type": "attention.answered", "session": "s", "seq": 2,
+            "subject": "r1", "capture": "redacted",
+            "data": {"answer": {"values": {"db": "mysql"}}}
+        })),
+    ];
+    assert_eq!(findings(&lines), [(4, "form-values")]);
+}
+
+#[test]
+fn a_command_answers_the_request_of_the_session_it_names() {
+    let lines = [
+        form_request("urn:a", "r1", 1),
+        line(json!({
+            "id": "c1", "source": "urn:console", "type": "control.attention.respond",
+            "session": "s", "subject": "r1", "capture": "redacted",
+            "data": {"answer": {"values": {"db": "mysql"}}}
+        })),
+    ];
+    assert_eq!(findings(&lines), [(2, "form-values")]);
+}
+
+#[test]
+fn a_session_end_drops_its_pending_forms() {
+    let mut forms = Forms::default();
+    let mut problems = Vec::new();
+    let event = |text: String| -> Event { serde_json::from_str(&text).unwrap() };
+    forms.check(&event(form_request("urn:a", "r1", 1)), &mut problems);
+    forms.check(&event(form_request("urn:b", "r1", 1)), &mut problems);
+    assert_eq!(forms.len(), 2);
+    let ended = line(json!({
+        "id": "end", "source": "urn:a", "type": "session.ended", "session": "s", "seq": 2,
+        "data": {"reason": "normal"}
+    }));
+    forms.check(&event(ended), &mut problems);
+    assert_eq!(forms.len(), 1, "only urn:a's session ended");
+    assert!(problems.is_empty());
+}
+
+#[test]
+fn form_findings_escape_field_ids_in_their_pointer() {
+    let request = line(json!({
+        "id": "q", "type": "attention.requested", "session": "s", "seq": 1,
+        "data": {"kind": "form", "prompt": "p", "fields": [
+            {"id": "t/x~y", "type": "select", "label": "1", "choices": [{"id": "pg", "label": "1"}]},
+            {"id": "n/o", "type": "string", "label": "2"}
+        ]}
+    }));
+    let answer = line(json!({
+        "id": "a", "type": "attention.answered", "session": "s", "seq": 2, "subject": "q",
+        "data": {"answer": {"values": {"t/x~y": "mysql", "n/o": "words"}}}
+    }));
+    let text = [request, answer].join("\n");
+    let mut messages = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| messages.push(f.message),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("/data/answer/values/t~1x~0y: ")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("/data/answer/values/n~1o: ")),
+        "{messages:?}"
     );
 }

@@ -12,7 +12,7 @@ pub mod capture;
 pub mod odd_names;
 pub mod odd_shapes;
 
-pub use runtime::{Data, Error, Object, Violation, Violations};
+pub use runtime::{pointer_token, Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,

@@ -277,7 +277,7 @@ impl serde::Serialize for OddShapes {
             super::runtime::entry(&mut map, "deep", value)?;
         }
         if let Some(value) = &self.grid {
-            super::runtime::entry(&mut map, "grid", value)?;
+            super::runtime::entry(&mut map, "grid", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.numbers {
             super::runtime::entry(
@@ -294,7 +294,7 @@ impl serde::Serialize for OddShapes {
             )?;
         }
         if let Some(value) = &self.free {
-            super::runtime::entry(&mut map, "free", value)?;
+            super::runtime::entry(&mut map, "free", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.object_or_string {
             super::runtime::entry(&mut map, "object_or_string", value)?;
@@ -312,7 +312,7 @@ impl serde::Serialize for OddShapes {
             super::runtime::entry(&mut map, "anything_scalar", value)?;
         }
         if let Some(value) = &self.tags {
-            super::runtime::entry(&mut map, "tags", value)?;
+            super::runtime::entry(&mut map, "tags", &super::runtime::Items(value))?;
         }
         if let Some(value) = &self.kind {
             super::runtime::entry(&mut map, "kind", value)?;

@@ -108,7 +108,8 @@ impl Payload {
     }
 
     /// The payload as an event's `data`. Fails, naming the member by
-    /// its JSON Pointer, where writing would give what no reader
+    /// its JSON Pointer from the event root (`/data/fields/1/max`),
+    /// where writing would give what no reader
     /// accepts: a non-finite number, or an `extra` entry named like
     /// a member the schema describes.
     pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
