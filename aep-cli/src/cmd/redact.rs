@@ -34,8 +34,8 @@ Examples:
 /// The pipeline's settings, shared with `aep emit`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PipelineArgs {
-    /// The home directory to replace with `~` (every /home/<user> and
-    /// /Users/<user> prefix is replaced anyway).
+    /// The home directory to replace with `~` (every /home/NAME and
+    /// /Users/NAME prefix is replaced anyway).
     #[arg(long, value_name = "DIR")]
     pub home: Option<String>,
 
