@@ -1,12 +1,13 @@
 //! Compact fingerprints: what dedupe remembers instead of events.
 //!
-//! Two hashes, both SipHash-1-3 (the standard library's default hasher,
-//! with fixed keys, so results are stable within a build; they never leave
-//! the process):
+//! Two hashes, both foldhash's quality variant with fixed seeds (results
+//! are stable within a build; they never leave the process). The
+//! probabilities below hold for inputs that are not crafted against the
+//! hash: it is fast and statistically sound, not cryptographic.
 //!
 //! - a [`Key`] of 128 bits names a pair of strings such as `(source, id)`;
-//!   two different pairs share a key with probability about 2⁻¹²⁸ per pair
-//!   of pairs;
+//!   (two 64-bit hashes under different seeds); two different pairs share
+//!   a key with probability about 2⁻¹²⁸ per pair of pairs;
 //! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON
 //!   form: members in any order, the last of duplicated members, numbers
 //!   compared by their exact decimal value whatever their size (`1`, `1.0`,
@@ -21,9 +22,26 @@
 //! bytes per seen id (28.6 to 57.1, rounded).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::io::Write as _;
+
+use foldhash::quality::{FixedState, FoldHasher};
 
 mod json;
+
+/// The hasher behind keys and fingerprints: foldhash's quality variant, a
+/// fast 64-bit hash of good statistical quality, with fixed seeds so that
+/// results repeat from run to run. Like any unkeyed 64-bit hash it is not
+/// a defence against collisions crafted on purpose.
+type FastHasher = FoldHasher<'static>;
+
+/// A fresh hasher for the given seed.
+fn hasher(seed: u64) -> FastHasher {
+    FixedState::with_seed(seed).build_hasher()
+}
+
+/// The seed of fingerprints and of object members' hashers.
+const FINGERPRINT_SEED: u64 = 0x6165_7066_7072_696e;
 
 /// A 128-bit name for a pair of strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,9 +59,8 @@ pub(crate) type Canonical = u64;
 
 /// The key of the pair `(a, b)`.
 pub(crate) fn key(a: &str, b: &str) -> Key {
-    let half = |seed: u8| {
-        let mut h = DefaultHasher::new();
-        seed.hash(&mut h);
+    let half = |seed: u64| {
+        let mut h = hasher(seed);
         // `str::hash` is length-delimited, so ("ab", "c") ≠ ("a", "bc").
         a.hash(&mut h);
         b.hash(&mut h);
@@ -60,9 +77,9 @@ pub(crate) fn key(a: &str, b: &str) -> Key {
 /// hash, computed from a decoded event.
 #[cfg(test)]
 pub(crate) fn canonical_json(text: &str) -> Option<Canonical> {
-    let mut hasher = DefaultHasher::new();
-    json::feed(text, &mut hasher)?;
-    Some(hasher.finish())
+    let mut h = hasher(FINGERPRINT_SEED);
+    json::feed(text, &mut h)?;
+    Some(h.finish())
 }
 
 /// The fingerprint of a value's canonical form.
@@ -87,8 +104,8 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
     use aep_types::ExtensionValue;
 
     /// A member's hasher, with its name written.
-    fn member(name: &str) -> DefaultHasher {
-        let mut h = DefaultHasher::new();
+    fn member(name: &str) -> FastHasher {
+        let mut h = hasher(FINGERPRINT_SEED);
         STRING.hash(&mut h);
         name.hash(&mut h);
         h
@@ -105,8 +122,11 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
         if let Some(value) = value {
             let mut h = member(name);
             // Hashed as the text it is written as, like any number.
-            json::number(value.to_string().as_bytes(), &mut h)
-                .expect("an integer's text is a JSON number");
+            let mut text = [0u8; 40];
+            let mut rest = &mut text[..];
+            write!(rest, "{value}").expect("an i128 takes at most 40 bytes");
+            let len = 40 - rest.len();
+            json::number(&text[..len], &mut h).expect("an integer's text is a JSON number");
             members.push(h.finish());
         }
     }
@@ -150,13 +170,13 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
             }
         }
     }
-    let mut h = DefaultHasher::new();
+    let mut h = hasher(FINGERPRINT_SEED);
     write_object(&mut h, &mut members);
     h.finish()
 }
 
 /// Writes an object, given its member hashes, into its parent's hasher.
-fn write_object(h: &mut DefaultHasher, members: &mut [u64]) {
+fn write_object(h: &mut FastHasher, members: &mut [u64]) {
     members.sort_unstable();
     OBJECT.hash(h);
     members.hash(h);

@@ -12,9 +12,12 @@
 //! agree and different values differ whatever their magnitude.
 
 use std::borrow::Cow;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
-use super::{write_object, ARRAY, ARRAY_END, BOOL, NULL, NUMBER, STRING};
+use super::{
+    hasher, write_object, FastHasher, ARRAY, ARRAY_END, BOOL, FINGERPRINT_SEED, NULL, NUMBER,
+    STRING,
+};
 
 /// An open container.
 enum Frame {
@@ -26,12 +29,12 @@ enum Frame {
 
 /// Hashes the canonical form of `text` into `root`; `None` when `text` is
 /// not one JSON value.
-pub(super) fn feed(text: &str, root: &mut DefaultHasher) -> Option<()> {
+pub(super) fn feed(text: &str, root: &mut FastHasher) -> Option<()> {
     let b = text.as_bytes();
     let mut frames: Vec<Frame> = Vec::new();
     // The hashers of the object members being read; the innermost is where
     // values go (`root` when there is none).
-    let mut members: Vec<DefaultHasher> = Vec::new();
+    let mut members: Vec<FastHasher> = Vec::new();
     let mut i = 0;
     'value: loop {
         i = skip_space(b, i);
@@ -160,7 +163,7 @@ fn skip_space(b: &[u8], mut i: usize) -> usize {
 
 /// Reads a member name and its colon at `i`: the index after the colon,
 /// the name's identity, and the member's hasher with the name written.
-fn member(text: &str, i: usize) -> Option<(usize, u64, DefaultHasher)> {
+fn member(text: &str, i: usize) -> Option<(usize, u64, FastHasher)> {
     if text.as_bytes().get(i) != Some(&b'"') {
         return None;
     }
@@ -169,9 +172,9 @@ fn member(text: &str, i: usize) -> Option<(usize, u64, DefaultHasher)> {
     if text.as_bytes().get(next) != Some(&b':') {
         return None;
     }
-    let mut id = DefaultHasher::new();
+    let mut id = hasher(FINGERPRINT_SEED);
     name.as_ref().hash(&mut id);
-    let mut h = DefaultHasher::new();
+    let mut h = hasher(FINGERPRINT_SEED);
     STRING.hash(&mut h);
     name.as_ref().hash(&mut h);
     Some((next + 1, id.finish(), h))
@@ -269,7 +272,19 @@ pub(super) fn number(t: &[u8], h: &mut impl Hasher) -> Option<()> {
     negative.hash(h);
     let significant = count - leading - trailing;
     significant.hash(h);
-    all.skip(leading).take(significant).for_each(|c| c.hash(h));
+    // The digits in chunks of a fixed size, whatever their split between
+    // integer and fraction.
+    let mut chunk = [0u8; 32];
+    let mut filled = 0;
+    for &c in all.skip(leading).take(significant) {
+        chunk[filled] = c;
+        filled += 1;
+        if filled == chunk.len() {
+            h.write(&chunk);
+            filled = 0;
+        }
+    }
+    h.write(&chunk[..filled]);
     // The value is significand × 10^(exponent − fraction digits + trailing zeros).
     let shift = i128::try_from(trailing).ok()? - i128::try_from(fraction.len()).ok()?;
     let exponent_text = &exponent_text[exponent_text.iter().take_while(|&&c| c == b'0').count()..];
