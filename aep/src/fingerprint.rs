@@ -5,7 +5,7 @@
 //! probabilities below hold for inputs that are not crafted against the
 //! hash: it is fast and statistically sound, not cryptographic.
 //!
-//! - a [`Key`] of 128 bits names a pair of strings such as `(source, id)`;
+//! - a [`Key`] of 128 bits names a pair of strings such as `(source, id)`
 //!   (two 64-bit hashes under different seeds); two different pairs share
 //!   a key with probability about 2⁻¹²⁸ per pair of pairs;
 //! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON

@@ -33,5 +33,5 @@ echo "== typed decoding (envelope model, then the payload model its type selects
 "$bin/aep-bench" --corpus "$corpus" --passes 3 | grep -E '^\| `(floor|typed|filter)`'
 echo "== stream validation of the corpus"
 measure "aep validate --jobs 1" "$bin/aep" validate --jobs 1 "$corpus"
-measure "aep validate (all cores)" "$bin/aep" validate "$corpus"
+measure "aep validate --jobs $(nproc)" "$bin/aep" validate --jobs "$(nproc)" "$corpus"
 measure "ajv 8 + ajv-formats peer" node "$work/ajv-validate.mjs" "$root/schemas" "$corpus"

@@ -221,7 +221,7 @@ pub fn run(options: &Options) -> Report {
         },
         Measurement {
             name: "stream_parallel",
-            what: "aep::stream::validate_reader_parallel on the available cores (`aep validate`)",
+            what: "aep::stream::validate_reader_parallel on the available cores (`aep validate --jobs N`)",
             run: Box::new(move || {
                 let summary = validate_reader_parallel(
                     options.corpus.as_bytes(),
