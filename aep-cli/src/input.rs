@@ -28,6 +28,24 @@ pub struct InputArgs {
     pub files: Vec<PathBuf>,
 }
 
+/// The input arguments of the subcommands that read one stream.
+#[derive(Debug, clap::Args)]
+pub struct OneInputArgs {
+    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
+    /// A longer line is reported and skipped, never held in memory.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "4MiB",
+        value_parser = parse_bytes
+    )]
+    pub max_line_bytes: usize,
+
+    /// The JSONL file to read; `-` (the default) reads standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub file: PathBuf,
+}
+
 /// An opened input.
 pub struct Input {
     /// The name to print: the path as given, or [`STDIN_NAME`].

@@ -3,7 +3,6 @@
 //! bridges).
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use aep::aep_types::reader::{unsupported_version, Line, LineReader};
 use aep::bridge::cloudevents::{self, CloudEvent};
@@ -12,7 +11,7 @@ use aep::{Capture, Event};
 
 use super::Status;
 use crate::diag;
-use crate::input::{self, parse_bytes};
+use crate::input::{self, OneInputArgs};
 use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
@@ -73,19 +72,8 @@ pub struct Args {
     #[arg(long, value_name = "LEVEL", value_parser = parse_capture)]
     pub max_capture: Option<Capture>,
 
-    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
-    /// A longer line is refused without being held in memory.
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value = "4MiB",
-        value_parser = parse_bytes
-    )]
-    pub max_line_bytes: usize,
-
-    /// The JSONL file to read; `-` (the default) reads standard input.
-    #[arg(value_name = "FILE", default_value = "-")]
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub input: OneInputArgs,
 }
 
 /// What `--to` converts AEP events to.
@@ -124,7 +112,7 @@ type Converter = Box<dyn FnMut(&[u8], &mut dyn FnMut(String)) -> Result<Converte
 
 /// Runs `aep convert`.
 pub fn run(args: &Args) -> Status {
-    let input = match input::open(&args.file) {
+    let input = match input::open(&args.input.file) {
         Ok(input) => input,
         Err(e) => {
             diag!("aep convert: error: {e}");
@@ -133,7 +121,7 @@ pub fn run(args: &Args) -> Status {
     };
     let mut convert = converter(args);
     let mut out = Stdout::new();
-    let mut lines = LineReader::new(input.reader, args.max_line_bytes);
+    let mut lines = LineReader::new(input.reader, args.input.max_line_bytes);
     let (mut converted, mut refused) = (0u64, 0u64);
     loop {
         let (number, result) = match lines.next_line() {
@@ -142,7 +130,7 @@ pub fn run(args: &Args) -> Status {
                 number,
                 Err(format!(
                     "the line is {bytes} bytes, over the limit of {} (--max-line-bytes)",
-                    args.max_line_bytes
+                    args.input.max_line_bytes
                 )),
             ),
             Ok(Some((number, Line::Text(text)))) => {

@@ -2,7 +2,6 @@
 //! at a capture ceiling out (AEP-0003 §9).
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use aep::emit::Emitter;
 use aep::reader::{Line, LineReader};
@@ -11,7 +10,7 @@ use aep::{Capture, Event};
 use super::redact::PipelineArgs;
 use super::Status;
 use crate::diag;
-use crate::input::{self, parse_bytes, InputError};
+use crate::input::{self, InputError, OneInputArgs};
 use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
@@ -48,23 +47,13 @@ pub struct Args {
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 
-    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value = "4MiB",
-        value_parser = parse_bytes
-    )]
-    pub max_line_bytes: usize,
-
-    /// The JSONL file to read; `-` (the default) reads standard input.
-    #[arg(value_name = "FILE", default_value = "-")]
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub input: OneInputArgs,
 }
 
 /// Runs `aep emit`.
 pub fn run(args: &Args) -> Status {
-    let input = match input::open(&args.file) {
+    let input = match input::open(&args.input.file) {
         Ok(input) => input,
         Err(e) => {
             diag!("aep emit: error: {e}");
@@ -74,7 +63,7 @@ pub fn run(args: &Args) -> Status {
     let emitter = Emitter::with_redactor(args.pipeline.redactor());
     let mut out = Stdout::new();
     let name = input.name;
-    let mut lines = LineReader::new(input.reader, args.max_line_bytes);
+    let mut lines = LineReader::new(input.reader, args.input.max_line_bytes);
     let mut status = Status::Clean;
     loop {
         let (number, line) = match lines.next_line() {

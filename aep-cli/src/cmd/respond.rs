@@ -14,7 +14,6 @@ mod event;
 mod prompt;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use aep::attention_requested::RespondVia;
@@ -22,7 +21,7 @@ use aep::projection::project;
 use aep::{AttentionRequested, Event, Payload};
 
 use crate::diag;
-use crate::input::{self, parse_bytes};
+use crate::input::{self, OneInputArgs};
 use event::{Emit, Sender};
 
 const LONG_ABOUT: &str = "\
@@ -130,18 +129,8 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub text: Option<String>,
 
-    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value = "4MiB",
-        value_parser = parse_bytes
-    )]
-    pub max_line_bytes: usize,
-
-    /// The JSONL capture holding the request; `-` reads standard input.
-    #[arg(value_name = "FILE", default_value = "-")]
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub input: OneInputArgs,
 }
 
 /// The request being answered and what the capture says about its session.
@@ -197,7 +186,7 @@ fn respond(args: &Args) -> Result<(), Stop> {
             "standard input is not a terminal: answer with --values, --option or --text".into(),
         ));
     }
-    let name = input::display_name(&args.file);
+    let name = input::display_name(&args.input.file);
     let request = pick(args, &name)?;
     let via = request.payload.respond_via.as_deref();
     if args.emit == Emit::Respond && via.is_some_and(|via| !via.contains(&RespondVia::Control)) {
@@ -230,10 +219,12 @@ fn respond(args: &Args) -> Result<(), Stop> {
 
 /// Reads the capture and picks the request to answer.
 fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
-    let input = input::open(&args.file).map_err(|e| Stop::Failure(e.to_string()))?;
+    let input = input::open(&args.input.file).map_err(|e| Stop::Failure(e.to_string()))?;
     let mut events = Vec::new();
-    let reader =
-        aep::aep_types::reader::EventReader::with_max_line_bytes(input.reader, args.max_line_bytes);
+    let reader = aep::aep_types::reader::EventReader::with_max_line_bytes(
+        input.reader,
+        args.input.max_line_bytes,
+    );
     for result in reader {
         match result {
             Ok(event) => events.push(event),
