@@ -83,6 +83,25 @@ impl<R: BufRead> LineReader<R> {
     /// input. An I/O error is returned as is; reading may go on after it
     /// only if the input can.
     pub fn next_line(&mut self) -> io::Result<Option<(u64, Line<'_>)>> {
+        Ok(self
+            .next_line_with_ending()?
+            .map(|(number, line, _)| (number, line)))
+    }
+
+    /// As [`next_line`](Self::next_line), with the line's ending as it was
+    /// read (`\n`, `\r\n`, a `\r` or nothing at the end of the input;
+    /// nothing for a line over the limit), for writing lines back byte for
+    /// byte.
+    ///
+    /// ```
+    /// use aep_types::reader::{Line, LineReader};
+    ///
+    /// let mut lines = LineReader::new(&b"ok\r\nlast"[..], 8);
+    /// assert_eq!(lines.next_line_with_ending()?, Some((1, Line::Text(b"ok"), &b"\r\n"[..])));
+    /// assert_eq!(lines.next_line_with_ending()?, Some((2, Line::Text(b"last"), &b""[..])));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn next_line_with_ending(&mut self) -> io::Result<Option<(u64, Line<'_>, &[u8])>> {
         self.buffer.clear();
         // Room for the longest allowed line and its `\r\n`.
         let room = (self.max_line_bytes as u64).saturating_add(2);
@@ -104,19 +123,18 @@ impl<R: BufRead> LineReader<R> {
             }
             // Whether a `\r` preceded the newline is not known, and does
             // not matter: the line is over the limit either way.
-            return Ok(Some((self.line, Line::TooLong { bytes })));
+            return Ok(Some((self.line, Line::TooLong { bytes }, &[])));
         }
-        if ended {
-            self.buffer.pop();
+        let mut end = self.buffer.len() - usize::from(ended);
+        if end > 0 && self.buffer[end - 1] == b'\r' {
+            end -= 1;
         }
-        if self.buffer.last() == Some(&b'\r') {
-            self.buffer.pop();
+        if end > self.max_line_bytes {
+            let bytes = end as u64;
+            return Ok(Some((self.line, Line::TooLong { bytes }, &[])));
         }
-        if self.buffer.len() > self.max_line_bytes {
-            let bytes = self.buffer.len() as u64;
-            return Ok(Some((self.line, Line::TooLong { bytes })));
-        }
-        Ok(Some((self.line, Line::Text(&self.buffer))))
+        let (text, ending) = self.buffer.split_at(end);
+        Ok(Some((self.line, Line::Text(text), ending)))
     }
 
     /// Consumes input up to and including the next `\n`; returns the bytes

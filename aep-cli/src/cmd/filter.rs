@@ -1,11 +1,11 @@
 //! `aep filter`: the lines whose events match an `attr-match` filter
 //! (AEP-0003 §6), passed on byte for byte.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 
 use aep::filter::Filter;
-use aep::reader::unsupported_version;
+use aep::reader::{too_long_message, unsupported_version, Line, LineReader};
 
 use super::Status;
 use crate::diag;
@@ -93,8 +93,14 @@ pub fn run(args: &Args) -> Status {
                 continue;
             }
         };
-        let mut lines = RawLines::new(input.reader, args.max_line_bytes);
-        match filter_one(&filter, &input.name, &mut lines, &mut out) {
+        let mut lines = LineReader::new(input.reader, args.max_line_bytes);
+        match filter_one(
+            &filter,
+            &input.name,
+            &mut lines,
+            args.max_line_bytes,
+            &mut out,
+        ) {
             Ok(bad) if bad > 0 => status = status.max(Status::Findings),
             Ok(_) => {}
             Err(Stop::Read(e)) => {
@@ -127,30 +133,33 @@ enum Stop {
 fn filter_one<R: BufRead>(
     filter: &Filter,
     name: &str,
-    lines: &mut RawLines<R>,
+    lines: &mut LineReader<R>,
+    limit: usize,
     out: &mut Stdout,
 ) -> Result<u64, Stop> {
     let mut bad = 0;
     let mut skipped = 0u64;
-    let limit = lines.max_line_bytes;
-    while let Some((number, raw)) = lines.next_line().map_err(Stop::Read)? {
-        let (text, ending) = match raw {
-            Raw::TooLong { bytes } => {
+    while let Some((number, line, ending)) = lines.next_line_with_ending().map_err(Stop::Read)? {
+        let text = match line {
+            Line::TooLong { bytes } => {
                 bad += 1;
                 diag!(
-                    "aep filter: {name}:{number}: the line is {bytes} bytes, over the line \
-                     limit of {limit} bytes; skipped unread"
+                    "aep filter: {name}:{number}: {}",
+                    too_long_message(bytes, limit)
                 );
                 continue;
             }
-            Raw::Line { text, ending } => (text, ending),
+            Line::Text(text) => text,
         };
         match decide(filter, text) {
             Decision::Pass => {
+                // The line as it came; a last line without a newline gets one.
                 let w = out.writer();
                 w.write_all(text).map_err(|e| Stop::Write(e.into()))?;
-                w.write_all(if ending.is_empty() { b"\n" } else { ending })
-                    .map_err(|e| Stop::Write(e.into()))?;
+                w.write_all(ending).map_err(|e| Stop::Write(e.into()))?;
+                if !ending.ends_with(b"\n") {
+                    w.write_all(b"\n").map_err(|e| Stop::Write(e.into()))?;
+                }
             }
             Decision::Drop => {}
             Decision::Unsupported(version) => {
@@ -198,113 +207,5 @@ fn decide(filter: &Filter, text: &[u8]) -> Decision {
             ),
             None => Decision::NotAnEvent(error.to_string()),
         },
-    }
-}
-
-/// A line as read, with its ending kept so that it can be written back
-/// unchanged.
-enum Raw<'a> {
-    /// The line's text and its ending (`\n`, `\r\n`, or empty for a last
-    /// line without one).
-    Line { text: &'a [u8], ending: &'a [u8] },
-    /// A line over the limit, skipped unread.
-    TooLong { bytes: u64 },
-}
-
-/// Splits input into lines of at most a limit, keeping their endings.
-struct RawLines<R> {
-    input: R,
-    max_line_bytes: usize,
-    buffer: Vec<u8>,
-    line: u64,
-}
-
-impl<R: BufRead> RawLines<R> {
-    fn new(input: R, max_line_bytes: usize) -> Self {
-        RawLines {
-            input,
-            max_line_bytes,
-            buffer: Vec::new(),
-            line: 0,
-        }
-    }
-
-    fn next_line(&mut self) -> io::Result<Option<(u64, Raw<'_>)>> {
-        self.buffer.clear();
-        let room = (self.max_line_bytes as u64).saturating_add(2);
-        let n = (&mut self.input)
-            .take(room)
-            .read_until(b'\n', &mut self.buffer)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        self.line += 1;
-        let mut end = self.buffer.len();
-        if self.buffer[..end].ends_with(b"\n") {
-            end -= 1;
-            if self.buffer[..end].ends_with(b"\r") {
-                end -= 1;
-            }
-        } else if n as u64 == room {
-            let mut bytes = n as u64;
-            loop {
-                let chunk = self.input.fill_buf()?;
-                if chunk.is_empty() {
-                    break;
-                }
-                match chunk.iter().position(|&b| b == b'\n') {
-                    Some(i) => {
-                        self.input.consume(i + 1);
-                        bytes += i as u64;
-                        break;
-                    }
-                    None => {
-                        let used = chunk.len();
-                        self.input.consume(used);
-                        bytes += used as u64;
-                    }
-                }
-            }
-            return Ok(Some((self.line, Raw::TooLong { bytes })));
-        }
-        if end > self.max_line_bytes {
-            return Ok(Some((self.line, Raw::TooLong { bytes: end as u64 })));
-        }
-        let (text, ending) = self.buffer.split_at(end);
-        Ok(Some((self.line, Raw::Line { text, ending })))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lines(input: &[u8], limit: usize) -> Vec<String> {
-        let mut reader = RawLines::new(input, limit);
-        let mut out = Vec::new();
-        while let Some((_, raw)) = reader.next_line().unwrap() {
-            out.push(match raw {
-                Raw::Line { text, ending } => format!(
-                    "{}|{}",
-                    String::from_utf8_lossy(text),
-                    String::from_utf8_lossy(ending).escape_debug()
-                ),
-                Raw::TooLong { bytes } => format!("too long: {bytes}"),
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn lines_keep_their_endings_and_long_ones_are_skipped() {
-        assert_eq!(
-            lines(b"ab\r\ncd\nmuch too long\r\nlast", 8),
-            ["ab|\\r\\n", "cd|\\n", "too long: 14", "last|"]
-        );
-        // Exactly at the limit with CRLF, and one over.
-        assert_eq!(
-            lines(b"12345678\r\n123456789\n", 8),
-            ["12345678|\\r\\n", "too long: 9"]
-        );
     }
 }

@@ -221,3 +221,41 @@ fn an_empty_input_has_no_lines_and_no_events() {
     let (results, _) = events(b"\n\r\n  \n");
     assert!(results.is_empty(), "{results:?}");
 }
+
+/// Each line as `text|ending`, or `too long: N`.
+fn lines_with_endings(input: &[u8], limit: usize) -> Vec<String> {
+    let mut reader = LineReader::new(input, limit);
+    let mut out = Vec::new();
+    while let Some((_, line, ending)) = reader.next_line_with_ending().unwrap() {
+        out.push(match line {
+            Line::Text(text) => format!(
+                "{}|{}",
+                String::from_utf8_lossy(text),
+                String::from_utf8_lossy(ending).escape_debug()
+            ),
+            Line::TooLong { bytes } => format!("too long: {bytes}"),
+        });
+    }
+    out
+}
+
+#[test]
+fn lines_keep_their_endings_and_long_ones_are_skipped() {
+    assert_eq!(
+        lines_with_endings(b"ab\r\ncd\nmuch too long\r\nlast", 8),
+        ["ab|\\r\\n", "cd|\\n", "too long: 14", "last|"]
+    );
+    // Exactly at the limit with CRLF, and one over; a torn `\r` last.
+    assert_eq!(
+        lines_with_endings(b"12345678\r\n123456789\nend\r", 8),
+        ["12345678|\\r\\n", "too long: 9", "end|\\r"]
+    );
+    // The same lines as `next_line` reads them.
+    let input = b"ab\r\ncd\nmuch too long\r\nlast\r";
+    let mut with = LineReader::new(&input[..], 8);
+    let mut without = LineReader::new(&input[..], 8);
+    while let Some((number, line, _)) = with.next_line_with_ending().unwrap() {
+        assert_eq!(without.next_line().unwrap(), Some((number, line)));
+    }
+    assert_eq!(without.next_line().unwrap(), None);
+}
