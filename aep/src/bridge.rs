@@ -26,6 +26,20 @@ pub mod ocsf;
 pub mod otlp;
 mod time;
 
+use std::borrow::Cow;
+
+use aep_types::{Capture, Event};
+
+/// `event` at capture `max` at most: the event itself when it is at or
+/// below, else its down-levelled copy (the exporters' ceilings).
+fn at_most(event: &Event, max: Capture) -> Cow<'_, Event> {
+    if event.capture_or_default() > max {
+        Cow::Owned(event.down_level(max))
+    } else {
+        Cow::Borrowed(event)
+    }
+}
+
 /// The reverse-DNS root AEP types carry outside AEP streams (AEP-0001 §6):
 /// the CloudEvents `type` and the OTLP `event_name` are this root followed
 /// by the bare AEP type.

@@ -273,13 +273,7 @@ pub fn project(event: &Event, options: &Options) -> Result<Option<Value>, OcsfEr
     let Some(mapping) = mapping(&event.type_) else {
         return Ok(None);
     };
-    let ceilinged;
-    let event = if event.capture_or_default() > options.max_capture {
-        ceilinged = event.down_level(options.max_capture);
-        &ceilinged
-    } else {
-        event
-    };
+    let event = &*super::at_most(event, options.max_capture);
     let nanos =
         super::time::unix_nanos(&event.time).ok_or_else(|| OcsfError::Time(event.time.clone()))?;
     let millis = i64::try_from(nanos.div_euclid(1_000_000))

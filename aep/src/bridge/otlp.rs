@@ -225,13 +225,7 @@ impl TraceContext {
 /// The log record of `event` (§3.2), after down-levelling it to
 /// `options.max_capture` (§3.3).
 pub fn to_log_record(event: &Event, options: &Options) -> Result<LogRecord, OtlpError> {
-    let ceilinged;
-    let event = if event.capture_or_default() > options.max_capture {
-        ceilinged = event.down_level(options.max_capture);
-        &ceilinged
-    } else {
-        event
-    };
+    let event = &*super::at_most(event, options.max_capture);
     let time_unix_nano = super::time::unix_nanos(&event.time)
         .and_then(|nanos| u64::try_from(nanos).ok())
         .ok_or_else(|| OtlpError::Time(event.time.clone()))?;
