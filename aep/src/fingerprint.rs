@@ -1,12 +1,12 @@
 //! Compact fingerprints: what dedupe remembers instead of events.
 //!
-//! Two hashes, both foldhash's quality variant with fixed seeds (results
-//! are stable within a build; they never leave the process). The
-//! probabilities below hold for inputs that are not crafted against the
-//! hash: it is fast and statistically sound, not cryptographic.
+//! Two hashes, both SipHash-1-3 (the standard library's hasher) under a
+//! key drawn at random once per process, so that nobody outside the process
+//! can aim inputs at a table slot or a fingerprint; results differ from run
+//! to run and never leave the process:
 //!
 //! - a [`Key`] of 128 bits names a pair of strings such as `(source, id)`
-//!   (two 64-bit hashes under different seeds); two different pairs share
+//!   (two 64-bit hashes, each after its own tag byte); two different pairs share
 //!   a key with probability about 2⁻¹²⁸ per pair of pairs;
 //! - a [`Canonical`] fingerprint of 64 bits names an event's canonical JSON
 //!   form: members in any order, the last of duplicated members, numbers
@@ -22,26 +22,24 @@
 //! bytes per seen id (28.6 to 57.1, rounded).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash, Hasher, RandomState};
 use std::io::Write as _;
-
-use foldhash::quality::{FixedState, FoldHasher};
+use std::sync::OnceLock;
 
 mod json;
 
-/// The hasher behind keys and fingerprints: foldhash's quality variant, a
-/// fast 64-bit hash of good statistical quality, with fixed seeds so that
-/// results repeat from run to run. Like any unkeyed 64-bit hash it is not
-/// a defence against collisions crafted on purpose.
-type FastHasher = FoldHasher<'static>;
-
-/// A fresh hasher for the given seed.
-fn hasher(seed: u64) -> FastHasher {
-    FixedState::with_seed(seed).build_hasher()
+/// A fresh hasher under the process's key.
+fn hasher() -> DefaultHasher {
+    static KEYS: OnceLock<RandomState> = OnceLock::new();
+    KEYS.get_or_init(RandomState::new).build_hasher()
 }
 
-/// The seed of fingerprints and of object members' hashers.
-const FINGERPRINT_SEED: u64 = 0x6165_7066_7072_696e;
+/// Writes a string's value, as bytes (UTF-8, or WTF-8 where JSON text
+/// escapes a lone surrogate), the way `str` hashes itself.
+fn write_text(h: &mut impl Hasher, bytes: &[u8]) {
+    h.write(bytes);
+    h.write_u8(0xff);
+}
 
 /// A 128-bit name for a pair of strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +57,9 @@ pub(crate) type Canonical = u64;
 
 /// The key of the pair `(a, b)`.
 pub(crate) fn key(a: &str, b: &str) -> Key {
-    let half = |seed: u64| {
-        let mut h = hasher(seed);
+    let half = |seed: u8| {
+        let mut h = hasher();
+        seed.hash(&mut h);
         // `str::hash` is length-delimited, so ("ab", "c") ≠ ("a", "bc").
         a.hash(&mut h);
         b.hash(&mut h);
@@ -77,7 +76,7 @@ pub(crate) fn key(a: &str, b: &str) -> Key {
 /// hash, computed from a decoded event.
 #[cfg(test)]
 pub(crate) fn canonical_json(text: &str) -> Option<Canonical> {
-    let mut h = hasher(FINGERPRINT_SEED);
+    let mut h = hasher();
     json::feed(text, &mut h)?;
     Some(h.finish())
 }
@@ -104,17 +103,17 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
     use aep_types::ExtensionValue;
 
     /// A member's hasher, with its name written.
-    fn member(name: &str) -> FastHasher {
-        let mut h = hasher(FINGERPRINT_SEED);
+    fn member(name: &str) -> DefaultHasher {
+        let mut h = hasher();
         STRING.hash(&mut h);
-        name.hash(&mut h);
+        write_text(&mut h, name.as_bytes());
         h
     }
     fn text(members: &mut Vec<u64>, name: &str, value: Option<&str>) {
         if let Some(value) = value {
             let mut h = member(name);
             STRING.hash(&mut h);
-            value.hash(&mut h);
+            write_text(&mut h, value.as_bytes());
             members.push(h.finish());
         }
     }
@@ -170,13 +169,13 @@ pub(crate) fn canonical_event(event: &aep_types::Event) -> Canonical {
             }
         }
     }
-    let mut h = hasher(FINGERPRINT_SEED);
+    let mut h = hasher();
     write_object(&mut h, &mut members);
     h.finish()
 }
 
 /// Writes an object, given its member hashes, into its parent's hasher.
-fn write_object(h: &mut FastHasher, members: &mut [u64]) {
+fn write_object(h: &mut DefaultHasher, members: &mut [u64]) {
     members.sort_unstable();
     OBJECT.hash(h);
     members.hash(h);
@@ -262,6 +261,32 @@ mod tests {
         assert_eq!(canonical(&one), canonical(&one_exp));
         assert_eq!(canonical(&zero), canonical(&minus_zero));
         assert_ne!(canonical(&json!(1.5)), canonical(&json!(1)));
+    }
+
+    #[test]
+    fn escapes_are_unescaped_and_lone_surrogates_kept() {
+        let same = [
+            (r#""\u00e9""#, r#""é""#),
+            (r#""\ud83d\ude00""#, r#""😀""#),
+            (r#""a\/b\n""#, r#""a/b\u000a""#),
+            (r#"{"\ud800":1,"b":2}"#, r#"{"b":2,"\ud800":1}"#),
+        ];
+        for (a, b) in same {
+            assert!(canonical_json(a).is_some(), "{a}");
+            assert_eq!(canonical_json(a), canonical_json(b), "{a} {b}");
+        }
+        let different = [
+            (r#""\ud800""#, r#""\udc00""#),
+            (r#""\ud800\u0041""#, r#""\u0041\ud800""#),
+            (r#""\ud83d\ude00""#, r#""\ude00\ud83d""#),
+            (r#"["","\u0000"]"#, r#"["\u0000",""]"#),
+        ];
+        for (a, b) in different {
+            assert_ne!(canonical_json(a), canonical_json(b), "{a} {b}");
+        }
+        for bad in [r#""\x41""#, r#""\u00g1""#, r#""\u+041""#, r#""\"#] {
+            assert_eq!(canonical_json(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -12,29 +12,29 @@
 //! agree and different values differ whatever their magnitude.
 
 use std::borrow::Cow;
-use std::hash::{Hash, Hasher};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::{
-    hasher, write_object, FastHasher, ARRAY, ARRAY_END, BOOL, FINGERPRINT_SEED, NULL, NUMBER,
-    STRING,
-};
+use super::{hasher, write_object, write_text, ARRAY, ARRAY_END, BOOL, NULL, NUMBER, STRING};
 
 /// An open container.
-enum Frame {
+enum Frame<'a> {
     Array,
     /// `(name, member hash)` of the members so far, and the name of the
     /// member whose value is being read (its hasher is on the stack).
-    Object(Vec<(u64, u64)>, u64),
+    Object(Vec<(Name<'a>, u64)>, Name<'a>),
 }
+
+/// A member name's value, unescaped.
+type Name<'a> = Cow<'a, [u8]>;
 
 /// Hashes the canonical form of `text` into `root`; `None` when `text` is
 /// not one JSON value.
-pub(super) fn feed(text: &str, root: &mut FastHasher) -> Option<()> {
+pub(super) fn feed(text: &str, root: &mut DefaultHasher) -> Option<()> {
     let b = text.as_bytes();
     let mut frames: Vec<Frame> = Vec::new();
     // The hashers of the object members being read; the innermost is where
     // values go (`root` when there is none).
-    let mut members: Vec<FastHasher> = Vec::new();
+    let mut members: Vec<DefaultHasher> = Vec::new();
     let mut i = 0;
     'value: loop {
         i = skip_space(b, i);
@@ -68,7 +68,7 @@ pub(super) fn feed(text: &str, root: &mut FastHasher) -> Option<()> {
                 let (next, s) = string(text, i)?;
                 i = next;
                 STRING.hash(h);
-                s.as_ref().hash(h);
+                write_text(h, &s);
             }
             b't' => {
                 i = literal(b, i, b"true")?;
@@ -114,7 +114,8 @@ pub(super) fn feed(text: &str, root: &mut FastHasher) -> Option<()> {
                     }
                 }
                 Some(Frame::Object(done, name)) => {
-                    done.push((*name, members.pop()?.finish()));
+                    let name = std::mem::take(name);
+                    done.push((name, members.pop()?.finish()));
                     match b.get(i)? {
                         b',' => {
                             let (next, name, hasher) = member(text, skip_space(b, i + 1))?;
@@ -142,13 +143,13 @@ pub(super) fn feed(text: &str, root: &mut FastHasher) -> Option<()> {
 }
 
 /// The member hashes of an object, keeping only the last member of each name.
-fn last_of_each_name(members: &mut [(u64, u64)]) -> Vec<u64> {
+fn last_of_each_name(members: &mut [(Name<'_>, u64)]) -> Vec<u64> {
     // Stable: members of one name stay in document order.
-    members.sort_by_key(|&(name, _)| name);
+    members.sort_by(|(a, _), (b, _)| a.cmp(b));
     let mut hashes = Vec::with_capacity(members.len());
-    for (k, &(name, hash)) in members.iter().enumerate() {
-        if members.get(k + 1).is_none_or(|&(next, _)| next != name) {
-            hashes.push(hash);
+    for (k, (name, hash)) in members.iter().enumerate() {
+        if members.get(k + 1).is_none_or(|(next, _)| next != name) {
+            hashes.push(*hash);
         }
     }
     hashes
@@ -162,8 +163,8 @@ fn skip_space(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Reads a member name and its colon at `i`: the index after the colon,
-/// the name's identity, and the member's hasher with the name written.
-fn member(text: &str, i: usize) -> Option<(usize, u64, FastHasher)> {
+/// the name, and the member's hasher with the name written.
+fn member(text: &str, i: usize) -> Option<(usize, Name<'_>, DefaultHasher)> {
     if text.as_bytes().get(i) != Some(&b'"') {
         return None;
     }
@@ -172,17 +173,16 @@ fn member(text: &str, i: usize) -> Option<(usize, u64, FastHasher)> {
     if text.as_bytes().get(next) != Some(&b':') {
         return None;
     }
-    let mut id = hasher(FINGERPRINT_SEED);
-    name.as_ref().hash(&mut id);
-    let mut h = hasher(FINGERPRINT_SEED);
+    let mut h = hasher();
     STRING.hash(&mut h);
-    name.as_ref().hash(&mut h);
-    Some((next + 1, id.finish(), h))
+    write_text(&mut h, &name);
+    Some((next + 1, name, h))
 }
 
 /// Reads the string starting at `i` (its opening quote): the index after
-/// it and its value, unescaped.
-fn string(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
+/// it and its value, unescaped, as bytes (WTF-8: a lone surrogate, which
+/// JSON text may escape, becomes its three-byte form).
+fn string(text: &str, i: usize) -> Option<(usize, Cow<'_, [u8]>)> {
     let b = text.as_bytes();
     let mut j = i + 1;
     let mut escaped = false;
@@ -197,12 +197,82 @@ fn string(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
             _ => j += 1,
         }
     }
+    let raw = b.get(i + 1..j)?;
     let value = if escaped {
-        Cow::Owned(serde_json::from_str(&text[i..=j]).ok()?)
+        Cow::Owned(unescape(raw)?)
     } else {
-        Cow::Borrowed(&text[i + 1..j])
+        Cow::Borrowed(raw)
     };
     Some((j + 1, value))
+}
+
+/// The value of a string's text between its quotes; `None` on a bad escape.
+fn unescape(raw: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut k = 0;
+    while let Some(&c) = raw.get(k) {
+        k += 1;
+        if c != b'\\' {
+            out.push(c);
+            continue;
+        }
+        let escape = *raw.get(k)?;
+        k += 1;
+        let byte = match escape {
+            b'"' | b'\\' | b'/' => escape,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let unit = hex4(raw.get(k..k + 4)?)?;
+                k += 4;
+                let mut point = u32::from(unit);
+                // A high surrogate followed by an escaped low one is one
+                // character; any other surrogate stands alone.
+                if (0xd800..0xdc00).contains(&unit) && raw.get(k..k + 2) == Some(b"\\u") {
+                    if let Some(low @ 0xdc00..0xe000) = raw.get(k + 2..k + 6).and_then(hex4) {
+                        point = 0x10000 + ((point - 0xd800) << 10) + (u32::from(low) - 0xdc00);
+                        k += 6;
+                    }
+                }
+                push_wtf8(&mut out, point);
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(byte);
+    }
+    Some(out)
+}
+
+/// Four hex digits.
+fn hex4(digits: &[u8]) -> Option<u16> {
+    digits.iter().try_fold(0u16, |n, &d| {
+        let v = (d as char).to_digit(16)?;
+        Some(n << 4 | v as u16)
+    })
+}
+
+/// Appends a code point (a surrogate included) in UTF-8's byte layout.
+fn push_wtf8(out: &mut Vec<u8>, point: u32) {
+    // Each arm's `as u8` keeps the low bits the layout puts in that byte.
+    match point {
+        0..=0x7f => out.push(point as u8),
+        0x80..=0x7ff => out.extend([0xc0 | (point >> 6) as u8, 0x80 | (point & 0x3f) as u8]),
+        0x800..=0xffff => out.extend([
+            0xe0 | (point >> 12) as u8,
+            0x80 | ((point >> 6) & 0x3f) as u8,
+            0x80 | (point & 0x3f) as u8,
+        ]),
+        _ => out.extend([
+            0xf0 | (point >> 18) as u8,
+            0x80 | ((point >> 12) & 0x3f) as u8,
+            0x80 | ((point >> 6) & 0x3f) as u8,
+            0x80 | (point & 0x3f) as u8,
+        ]),
+    }
 }
 
 /// The index after `word` if it is at `i`.

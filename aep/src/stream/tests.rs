@@ -413,3 +413,56 @@ fn form_findings_escape_field_ids_in_their_pointer() {
         "{messages:?}"
     );
 }
+
+/// Raw JSONL lines of `tool.requested` event `e1` with the given `data`
+/// text, the first at seq 1 and the second at seq 2 (so only dedupe can
+/// speak about the second).
+fn redelivery(first_data: &str, second_data: &str) -> Vec<String> {
+    [first_data, second_data]
+        .iter()
+        .map(|data| {
+            format!(
+                r#"{{"aep":"0.1","id":"e1","type":"tool.requested","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":1,"capture":"full","data":{data}}}"#
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn strings_of_nul_characters_in_another_order_are_another_event() {
+    // Empty and NUL-only strings swapped, or split differently.
+    for (a, b) in [
+        (r#"[0,"","\u0000"]"#, r#"[0,"\u0000",""]"#),
+        (r#"[-1,"","\u0000\u0000",2]"#, r#"[-1,"\u0000\u0000","",2]"#),
+        (r#"[0,"","\u0000\u0000"]"#, r#"[0,"\u0000","\u0000"]"#),
+    ] {
+        for name in ["x", "k", "q"] {
+            let first =
+                format!(r#"{{"tool":{{"name":"Bash","call_id":"t"}},"args":{{"{name}":{a}}}}}"#);
+            let second =
+                format!(r#"{{"tool":{{"name":"Bash","call_id":"t"}},"args":{{"{name}":{b}}}}}"#);
+            assert_eq!(
+                findings(&redelivery(&first, &second)),
+                [(2, "id-collision")],
+                "{a} then {b} under `{name}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_reordered_redelivery_with_a_lone_surrogate_is_a_redelivery() {
+    let first = r#"{"tool":{"name":"Bash","call_id":"t"},"args":{"command":"\ud800","x":1}}"#;
+    let second = r#"{"args":{"x":1,"command":"\ud800"},"tool":{"call_id":"t","name":"Bash"}}"#;
+    // The typed payload refuses the surrogate (`payload` and `capture`
+    // findings); dedupe still reads the data as the JSON it is.
+    let dedupe = |lines: &[String]| -> Vec<_> {
+        findings(lines)
+            .into_iter()
+            .filter(|&(_, rule)| matches!(rule, "duplicate" | "id-collision"))
+            .collect()
+    };
+    assert_eq!(dedupe(&redelivery(first, second)), [(2, "duplicate")]);
+    let other = r#"{"tool":{"name":"Bash","call_id":"t"},"args":{"command":"\udc00","x":1}}"#;
+    assert_eq!(dedupe(&redelivery(first, other)), [(2, "id-collision")]);
+}
