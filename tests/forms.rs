@@ -509,3 +509,12 @@ fn a_non_finite_answer_does_not_serialize() {
         "2.5"
     );
 }
+
+#[test]
+fn errors_come_in_the_forms_order_then_unknown_keys() {
+    // (Unknown keys follow the map's own order; one is enough here.)
+    let answer = json!({"zone": 1, "dbs": "pg", "port": 0});
+    let errors = form::validate_values(&fields(), &values(answer)).expect_err("refused");
+    let fields: Vec<String> = errors.0.into_iter().map(|e| e.field).collect();
+    assert_eq!(fields, ["name", "port", "dbs", "region", "zone"]);
+}

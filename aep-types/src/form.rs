@@ -165,23 +165,19 @@ pub fn decode_values(
 /// and no key names a field the form does not have.
 ///
 /// Every error names the field and the rule, so an emitter can answer
-/// `control.rejected{reason: "invalid"}` with a useful `detail`.
+/// `control.rejected{reason: "invalid"}` with a useful `detail`. Errors
+/// come in the form's field order, then the keys that name no field.
 pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), FormErrors> {
     let mut errors = Vec::new();
+    // In the form's order, then the members that name no field.
     for field in fields {
-        if field.required == Some(true) && !values.contains_key(&field.id) {
-            errors.push(FormError {
-                field: field.id.clone(),
-                rule: FormRule::Required,
-            });
-        }
-    }
-    for (key, value) in values {
-        let Some(field) = fields.iter().find(|f| &f.id == key) else {
-            errors.push(FormError {
-                field: key.clone(),
-                rule: FormRule::UnknownField,
-            });
+        let Some(value) = values.get(&field.id) else {
+            if field.required == Some(true) {
+                errors.push(FormError {
+                    field: field.id.clone(),
+                    rule: FormRule::Required,
+                });
+            }
             continue;
         };
         match FormValue::decode(field, value) {
@@ -195,13 +191,21 @@ pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), Form
                         max: field.max,
                     };
                     errors.push(FormError {
-                        field: key.clone(),
+                        field: field.id.clone(),
                         rule,
                     });
                 }
             }
             Ok(_) => {}
             Err(e) => errors.push(e),
+        }
+    }
+    for key in values.keys() {
+        if !fields.iter().any(|f| &f.id == key) {
+            errors.push(FormError {
+                field: key.clone(),
+                rule: FormRule::UnknownField,
+            });
         }
     }
     FormErrors(errors).into_result()

@@ -56,8 +56,9 @@ pub struct Args {
 
     /// Threads for decoding and the per-event checks (the stream rules
     /// run in line order on one); the output is the same for any number.
-    /// Default: 1, since more threads measured slower on two cores (see the
-    /// README's performance section); try more on a bigger machine.
+    /// Default: 1; on two cores a second thread gained little wall time
+    /// for twice the memory, and lost under load (see the README's
+    /// performance section). Try more on a bigger machine.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
