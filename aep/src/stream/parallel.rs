@@ -13,14 +13,14 @@ use super::{validate_reader, Finding, LineCheck, Options, Summary, Validator};
 /// Input bytes per batch, per thread: enough to make starting threads
 /// cheap against the work, little enough to bound memory (a batch holds
 /// its lines and their decoded events).
-const BATCH_BYTES_PER_JOB: usize = 1 << 20;
+const BATCH_BYTES_PER_JOB: usize = 1 << 18;
 
 /// Lines per batch, per thread, whatever their size.
-const BATCH_LINES_PER_JOB: usize = 8192;
+const BATCH_LINES_PER_JOB: usize = 2048;
 
 /// [`validate_reader`] on `jobs` threads: the same findings in the same
 /// order, the same summary, the same progress calls. Lines are read in
-/// batches (about 1 MiB per thread); each batch is decoded and its events
+/// batches (about 256 KiB per thread); each batch is decoded and its events
 /// checked in parallel, then the stream rules fold it in line order. With
 /// `jobs` at most 1 this is [`validate_reader`].
 ///
