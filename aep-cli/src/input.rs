@@ -10,27 +10,9 @@ use std::path::{Path, PathBuf};
 /// The name findings and messages use for standard input.
 pub const STDIN_NAME: &str = "<stdin>";
 
-/// The input arguments shared by the subcommands that read streams.
+/// The line limit every subcommand that reads JSONL takes.
 #[derive(Debug, clap::Args)]
-pub struct InputArgs {
-    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
-    /// A longer line is reported and skipped without being held in memory.
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value = "4MiB",
-        value_parser = parse_bytes
-    )]
-    pub max_line_bytes: usize,
-
-    /// JSONL files to read, one event per line; `-` reads standard input.
-    #[arg(value_name = "FILE", required = true)]
-    pub files: Vec<PathBuf>,
-}
-
-/// The input arguments of the subcommands that read one stream.
-#[derive(Debug, clap::Args)]
-pub struct OneInputArgs {
+pub struct LineLimit {
     /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
     /// A longer line is reported and skipped, never held in memory.
     #[arg(
@@ -40,6 +22,24 @@ pub struct OneInputArgs {
         value_parser = parse_bytes
     )]
     pub max_line_bytes: usize,
+}
+
+/// The input arguments shared by the subcommands that read streams.
+#[derive(Debug, clap::Args)]
+pub struct InputArgs {
+    #[command(flatten)]
+    pub limit: LineLimit,
+
+    /// JSONL files to read, one event per line; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// The input arguments of the subcommands that read one stream.
+#[derive(Debug, clap::Args)]
+pub struct OneInputArgs {
+    #[command(flatten)]
+    pub limit: LineLimit,
 
     /// The JSONL file to read; `-` (the default) reads standard input.
     #[arg(value_name = "FILE", default_value = "-")]

@@ -121,7 +121,7 @@ pub fn run(args: &Args) -> Status {
     };
     let mut convert = converter(args);
     let mut out = Stdout::new();
-    let mut lines = LineReader::new(input.reader, args.input.max_line_bytes);
+    let mut lines = LineReader::new(input.reader, args.input.limit.max_line_bytes);
     let (mut converted, mut refused) = (0u64, 0u64);
     loop {
         let (number, result) = match lines.next_line() {
@@ -130,7 +130,7 @@ pub fn run(args: &Args) -> Status {
                 number,
                 Err(format!(
                     "the line is {bytes} bytes, over the limit of {} (--max-line-bytes)",
-                    args.input.max_line_bytes
+                    args.input.limit.max_line_bytes
                 )),
             ),
             Ok(Some((number, Line::Text(text)))) => {

@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> Status {
     let emitter = Emitter::with_redactor(args.pipeline.redactor());
     let mut out = Stdout::new();
     let name = input.name;
-    let mut lines = LineReader::new(input.reader, args.input.max_line_bytes);
+    let mut lines = LineReader::new(input.reader, args.input.limit.max_line_bytes);
     let mut status = Status::Clean;
     loop {
         let (number, line) = match lines.next_line() {

@@ -56,16 +56,8 @@ pub struct Args {
     #[arg(value_name = "FILTER_JSON")]
     pub filter: String,
 
-    /// The longest line read, in bytes (suffixes KiB, MiB, GiB accepted).
-    /// A longer line is reported, skipped without being held in memory, and
-    /// not written.
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value = "4MiB",
-        value_parser = input::parse_bytes
-    )]
-    pub max_line_bytes: usize,
+    #[command(flatten)]
+    pub limit: input::LineLimit,
 
     /// JSONL files to read, one event per line; `-` (the default) reads
     /// standard input.
@@ -93,12 +85,12 @@ pub fn run(args: &Args) -> Status {
                 continue;
             }
         };
-        let mut lines = LineReader::new(input.reader, args.max_line_bytes);
+        let mut lines = LineReader::new(input.reader, args.limit.max_line_bytes);
         match filter_one(
             &filter,
             &input.name,
             &mut lines,
-            args.max_line_bytes,
+            args.limit.max_line_bytes,
             &mut out,
         ) {
             Ok(bad) if bad > 0 => status = status.max(Status::Findings),

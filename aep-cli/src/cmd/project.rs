@@ -62,7 +62,7 @@ pub fn run(args: &Args) -> Status {
                 return Status::Failure;
             }
         };
-        if let Err(e) = read_events(input, args.input.max_line_bytes, &mut events) {
+        if let Err(e) = read_events(input, args.input.limit.max_line_bytes, &mut events) {
             diag!("aep project: error: {e}");
             return Status::Failure;
         }

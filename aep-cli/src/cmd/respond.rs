@@ -223,7 +223,7 @@ fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
     let mut events = Vec::new();
     let reader = aep::aep_types::reader::EventReader::with_max_line_bytes(
         input.reader,
-        args.input.max_line_bytes,
+        args.input.limit.max_line_bytes,
     );
     for result in reader {
         match result {

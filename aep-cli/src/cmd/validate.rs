@@ -77,7 +77,7 @@ pub enum Format {
 /// Runs `aep validate`.
 pub fn run(args: &Args) -> Status {
     let options = Options {
-        max_line_bytes: args.input.max_line_bytes,
+        max_line_bytes: args.input.limit.max_line_bytes,
     };
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
