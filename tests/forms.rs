@@ -518,3 +518,22 @@ fn errors_come_in_the_forms_order_then_unknown_keys() {
     let fields: Vec<String> = errors.0.into_iter().map(|e| e.field).collect();
     assert_eq!(fields, ["name", "port", "dbs", "region", "zone"]);
 }
+
+#[test]
+fn a_repeated_field_id_is_checked_as_its_first_field() {
+    let fields: Vec<FieldSpec> = serde_json::from_value(json!([
+        {"id": "port", "type": "number", "label": "Port", "required": true},
+        {"id": "port", "type": "boolean", "label": "Port again", "required": true}
+    ]))
+    .expect("field specs");
+    assert_eq!(
+        form::validate_values(&fields, &values(json!({"port": 5}))),
+        Ok(())
+    );
+    let errors = form::validate_values(&fields, &values(json!({}))).expect_err("required");
+    assert_eq!(
+        rules(errors),
+        [("port".to_owned(), FormRule::Required)],
+        "one error for the id, not one per field"
+    );
+}

@@ -90,6 +90,12 @@ fn a_large_generated_stream_gives_the_same_output_on_1_and_4_jobs() {
     let piped = run(&["validate", "--jobs", "4", "-"], Some(input.as_bytes()));
     let first = run(&["validate", "--jobs", "1", &path], None);
     assert_eq!(piped.stdout.replace("<stdin>", &path), first.stdout);
+    // Any number of jobs asked: no more than the maximum are started.
+    let most = run(&["validate", "--jobs", "65535", &path], None);
+    assert_eq!(
+        (most.code, most.stdout, most.stderr),
+        (first.code, first.stdout, first.stderr)
+    );
 }
 
 #[test]

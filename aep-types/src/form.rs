@@ -169,8 +169,13 @@ pub fn decode_values(
 /// come in the form's field order, then the keys that name no field.
 pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), FormErrors> {
     let mut errors = Vec::new();
-    // In the form's order, then the members that name no field.
-    for field in fields {
+    // In the form's order, then the members that name no field. Field ids
+    // are unique by the schema's word; where a form repeats one, its first
+    // field is the one that counts.
+    for (i, field) in fields.iter().enumerate() {
+        if fields[..i].iter().any(|f| f.id == field.id) {
+            continue;
+        }
         let Some(value) = values.get(&field.id) else {
             if field.required == Some(true) {
                 errors.push(FormError {

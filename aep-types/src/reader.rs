@@ -116,13 +116,8 @@ impl<R: BufRead> LineReader<R> {
         let ended = self.buffer.last() == Some(&b'\n');
         if !ended && n as u64 == room {
             // Over the limit with no end in sight: count the rest, keep none.
-            let (skipped, newline) = self.skip_line()?;
-            let mut bytes = n as u64 + skipped;
-            if newline {
-                bytes -= 1;
-            }
-            // Whether a `\r` preceded the newline is not known, and does
-            // not matter: the line is over the limit either way.
+            let (skipped, ending) = self.skip_line(self.buffer.last().copied())?;
+            let bytes = n as u64 + skipped - ending;
             return Ok(Some((self.line, Line::TooLong { bytes }, &[])));
         }
         let mut end = self.buffer.len() - usize::from(ended);
@@ -138,8 +133,9 @@ impl<R: BufRead> LineReader<R> {
     }
 
     /// Consumes input up to and including the next `\n`; returns the bytes
-    /// consumed and whether a `\n` was found.
-    fn skip_line(&mut self) -> io::Result<(u64, bool)> {
+    /// consumed and how many of them are the line's ending (`\n`, `\r\n`,
+    /// or a `\r` last in the input). `last` is the byte read just before.
+    fn skip_line(&mut self, mut last: Option<u8>) -> io::Result<(u64, u64)> {
         let mut skipped = 0u64;
         loop {
             let chunk = match self.input.fill_buf() {
@@ -148,17 +144,21 @@ impl<R: BufRead> LineReader<R> {
                 Err(e) => return Err(e),
             };
             if chunk.is_empty() {
-                return Ok((skipped, false));
+                return Ok((skipped, u64::from(last == Some(b'\r'))));
             }
-            let (used, found) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (chunk.len(), false),
+            let newline = chunk.iter().position(|&b| b == b'\n');
+            let used = newline.map_or(chunk.len(), |i| i + 1);
+            let before_newline = match newline {
+                Some(0) => last,
+                Some(i) => Some(chunk[i - 1]),
+                None => None,
             };
+            last = chunk.last().copied();
             self.input.consume(used);
             skipped += used as u64;
             self.bytes_read += used as u64;
-            if found {
-                return Ok((skipped, true));
+            if newline.is_some() {
+                return Ok((skipped, 1 + u64::from(before_newline == Some(b'\r'))));
             }
         }
     }

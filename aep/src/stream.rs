@@ -77,8 +77,9 @@
 //! - per pending form request: its fields' ids, types and choice ids;
 //! - one line buffer, at most [`Options::max_line_bytes`] plus 2 bytes.
 //!
-//! [`validate_reader_parallel`] holds in addition one batch of lines
-//! (about 1 MiB of input per thread) and their decoded events.
+//! [`validate_reader_parallel`] holds in addition two batches of lines
+//! (about 256 KiB of input per thread each, 4 MiB at most) and their
+//! decoded events.
 //!
 //! A 64-bit fingerprint can take a different event for a redelivery with
 //! probability about 2⁻⁶⁴ per repeated id.
@@ -99,7 +100,7 @@ use aep_types::{pointer_token, Category, Event, RegisteredType, Status};
 use crate::fingerprint::{self, KeyMap};
 use crate::projection::{Folded, Projection, Violation};
 use forms::{Forms, Problem};
-pub use parallel::validate_reader_parallel;
+pub use parallel::{validate_reader_parallel, MAX_JOBS};
 pub use rule::{Level, Rule};
 
 /// One thing the validator found.

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use aep::aep_types::reader::{unsupported_version, Line, LineReader};
+use aep::aep_types::reader::{too_long_message, unsupported_version, Line, LineReader};
 use aep::bridge::cloudevents::{self, CloudEvent};
 use aep::bridge::{ocsf, otlp};
 use aep::{Capture, Event};
@@ -128,10 +128,7 @@ pub fn run(args: &Args) -> Status {
             Ok(None) => break,
             Ok(Some((number, Line::TooLong { bytes }))) => (
                 number,
-                Err(format!(
-                    "the line is {bytes} bytes, over the limit of {} (--max-line-bytes)",
-                    args.input.limit.max_line_bytes
-                )),
+                Err(too_long_message(bytes, args.input.limit.max_line_bytes)),
             ),
             Ok(Some((number, Line::Text(text)))) => {
                 let name = &input.name;
@@ -162,7 +159,7 @@ pub fn run(args: &Args) -> Status {
             Ok(Converted::Nothing) => {}
             Err(message) => {
                 refused += 1;
-                diag!("{}:{number}: error: {message}", input.name);
+                diag!("aep convert: {}:{number}: error: {message}", input.name);
             }
         }
     }

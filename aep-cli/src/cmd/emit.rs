@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use aep::emit::Emitter;
-use aep::reader::{Line, LineReader};
+use aep::reader::{too_long_message, Line, LineReader};
 use aep::{Capture, Event};
 
 use super::redact::PipelineArgs;
@@ -77,7 +77,10 @@ pub fn run(args: &Args) -> Status {
         let text = match line {
             Line::Text(text) => text,
             Line::TooLong { bytes } => {
-                diag!("aep emit: {name}:{number}: a line of {bytes} bytes, longer than --max-line-bytes; skipped");
+                diag!(
+                    "aep emit: {name}:{number}: {}",
+                    too_long_message(bytes, args.input.limit.max_line_bytes)
+                );
                 status = Status::Findings;
                 continue;
             }

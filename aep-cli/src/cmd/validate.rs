@@ -56,8 +56,9 @@ pub struct Args {
 
     /// Threads for decoding and the per-event checks (the stream rules
     /// run in line order on one); the output is the same for any number.
-    /// Default: the available cores. `--jobs 1` takes the least CPU time
-    /// and memory, and is the fastest on a machine busy with other work.
+    /// Default: the available cores; more than 64 are not used. `--jobs 1`
+    /// takes the least CPU time and memory, and is the fastest on a machine
+    /// busy with other work.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 

@@ -73,7 +73,8 @@ fn the_limit_counts_content_not_the_line_ending() {
             (1, Ok(b"1234".to_vec())),
             (2, Err(5)),
             (3, Ok(b"1234".to_vec())),
-            (4, Err(6)),
+            // The length without the `\r\n`, as with `\n`.
+            (4, Err(5)),
             (5, Ok(b"1234".to_vec())),
         ]
     );
@@ -243,7 +244,7 @@ fn lines_with_endings(input: &[u8], limit: usize) -> Vec<String> {
 fn lines_keep_their_endings_and_long_ones_are_skipped() {
     assert_eq!(
         lines_with_endings(b"ab\r\ncd\nmuch too long\r\nlast", 8),
-        ["ab|\\r\\n", "cd|\\n", "too long: 14", "last|"]
+        ["ab|\\r\\n", "cd|\\n", "too long: 13", "last|"]
     );
     // Exactly at the limit with CRLF, and one over; a torn `\r` last.
     assert_eq!(

@@ -18,11 +18,24 @@ const BATCH_BYTES_PER_JOB: usize = 1 << 18;
 /// Lines per batch, per thread, whatever their size.
 const BATCH_LINES_PER_JOB: usize = 2048;
 
+/// The most threads used, whatever is asked: past this, threads only add
+/// memory (each holds its share of a batch) and start-up cost.
+pub const MAX_JOBS: usize = 64;
+
+/// Input bytes per batch at most, whatever the number of threads, so that
+/// memory stays bounded on a machine with many cores.
+const MAX_BATCH_BYTES: usize = 4 << 20;
+
+/// Lines per batch at most, whatever the number of threads.
+const MAX_BATCH_LINES: usize = 32 * 1024;
+
 /// [`validate_reader`] on `jobs` threads: the same findings in the same
 /// order, the same summary, the same progress calls. Lines are read in
-/// batches (about 256 KiB per thread); each batch is decoded and its events
-/// checked in parallel, then the stream rules fold it in line order. With
-/// `jobs` at most 1 this is [`validate_reader`].
+/// batches (about 256 KiB per thread, 4 MiB at most); each batch is
+/// decoded and its events checked in parallel, then the stream rules fold
+/// it in line order. With `jobs` at most 1 this is [`validate_reader`];
+/// more than [`MAX_JOBS`] are not used, and a thread the system refuses to
+/// start leaves its share to the calling thread.
 ///
 /// ```
 /// use aep::stream::{validate_reader_parallel, Options};
@@ -47,6 +60,7 @@ pub fn validate_reader_parallel<R: BufRead>(
     if jobs <= 1 {
         return validate_reader(reader, options, on_finding, on_progress);
     }
+    let jobs = jobs.min(MAX_JOBS);
     let line_options = options.clone();
     let mut lines = LineReader::new(reader, options.max_line_bytes);
     let mut validator = Validator::new(options);
@@ -151,8 +165,12 @@ impl Batch {
     /// Reads lines until the batch is full; `Ok(false)` at the end of the
     /// input.
     fn fill<R: BufRead>(&mut self, lines: &mut LineReader<R>, jobs: usize) -> io::Result<bool> {
-        let max_bytes = BATCH_BYTES_PER_JOB.saturating_mul(jobs);
-        let max_lines = BATCH_LINES_PER_JOB.saturating_mul(jobs);
+        let max_bytes = BATCH_BYTES_PER_JOB
+            .saturating_mul(jobs)
+            .min(MAX_BATCH_BYTES);
+        let max_lines = BATCH_LINES_PER_JOB
+            .saturating_mul(jobs)
+            .min(MAX_BATCH_LINES);
         while self.bytes.len() < max_bytes && self.items.len() < max_lines {
             let Some((number, line)) = lines.next_line()? else {
                 return Ok(false);
@@ -195,15 +213,23 @@ impl Batch {
         }
         let chunks = split_by_bytes(&self.items, jobs);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = chunks[1..]
+            // A chunk whose thread the system refuses is checked here.
+            let parts: Vec<_> = chunks[1..]
                 .iter()
-                .map(|chunk| scope.spawn(|| check_items(chunk)))
+                .map(|chunk| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, || check_items(chunk))
+                        .map_err(|_| chunk)
+                })
                 .collect();
             let mut checked = check_items(chunks[0]);
-            for handle in handles {
-                match handle.join() {
-                    Ok(part) => checked.extend(part),
-                    Err(panic) => std::panic::resume_unwind(panic),
+            for part in parts {
+                match part {
+                    Ok(handle) => match handle.join() {
+                        Ok(part) => checked.extend(part),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    },
+                    Err(chunk) => checked.extend(check_items(chunk)),
                 }
             }
             checked

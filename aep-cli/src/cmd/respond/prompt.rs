@@ -105,7 +105,14 @@ fn fill_form(
     mut ask: impl FnMut(&FieldSpec, Option<&str>) -> Result<Option<Value>, Error>,
 ) -> Result<Object, Error> {
     let mut values = Object::new();
-    let mut to_ask: Vec<(&FieldSpec, Option<String>)> = fields.iter().map(|f| (f, None)).collect();
+    // One question per field id: where a form repeats an id, its first
+    // field counts, as in `validate_values`.
+    let mut to_ask: Vec<(&FieldSpec, Option<String>)> = fields
+        .iter()
+        .enumerate()
+        .filter(|&(i, f)| !fields[..i].iter().any(|g| g.id == f.id))
+        .map(|(_, f)| (f, None))
+        .collect();
     loop {
         for (field, refusal) in &to_ask {
             match ask(field, refusal.as_deref())? {
@@ -428,6 +435,25 @@ mod tests {
             ]
         );
         assert_eq!(Value::Object(values), serde_json::json!({"n": 3, "s": "x"}));
+    }
+
+    #[test]
+    fn a_repeated_field_id_is_asked_once_as_its_first_field() {
+        let fields = [
+            field(serde_json::json!({"id": "p", "type": "number", "label": "P", "required": true})),
+            field(
+                serde_json::json!({"id": "p", "type": "boolean", "label": "P2", "required": true}),
+            ),
+        ];
+        let mut asked = Vec::new();
+        let values = fill_form(&fields, |field, _| {
+            asked.push(field.label.clone());
+            assert!(asked.len() < 10, "asked again and again: {asked:?}");
+            Ok(Some(Value::from(5)))
+        })
+        .expect("the form is filled");
+        assert_eq!(asked, ["P"]);
+        assert_eq!(Value::Object(values), serde_json::json!({"p": 5}));
     }
 
     #[test]
