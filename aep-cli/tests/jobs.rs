@@ -104,3 +104,19 @@ fn zero_jobs_is_a_usage_error() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--jobs"), "{}", run.stderr);
 }
+
+#[test]
+fn threads_the_system_refuses_leave_the_work_to_one_thread() {
+    // A minimum stack no system grants makes every thread start fail.
+    let corpus = "../aep/tests/fixtures/stream/forms.jsonl";
+    let refused = common::aep()
+        .args(["validate", "--jobs", "4", corpus])
+        .current_dir(common::crate_dir())
+        .env("RUST_MIN_STACK", "100000000000000")
+        .output()
+        .unwrap();
+    let one = run(&["validate", "--jobs", "1", corpus], None);
+    assert_eq!(refused.status.code(), Some(one.code));
+    assert_eq!(String::from_utf8_lossy(&refused.stdout), one.stdout);
+    assert_eq!(String::from_utf8_lossy(&refused.stderr), one.stderr);
+}

@@ -9,6 +9,7 @@
 pub mod claude_code;
 pub mod mcp;
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -68,10 +69,13 @@ impl FormValue {
                 error(FormRule::NotAChoice(text.clone()))
             }
             (FieldSpecType::Select, Value::Array(items)) if is_multi(field) => {
+                let choices = choice_ids(field);
                 let mut ids = Vec::with_capacity(items.len());
                 for item in items {
                     match item {
-                        Value::String(id) if is_choice(field, id) || takes_other(field) => {
+                        Value::String(id)
+                            if choices.contains(id.as_str()) || takes_other(field) =>
+                        {
                             ids.push(id.clone())
                         }
                         Value::String(id) => return error(FormRule::NotAChoice(id.clone())),
@@ -109,7 +113,10 @@ impl FormValue {
         match self {
             FormValue::Text(_) => false,
             FormValue::Number(_) | FormValue::Boolean(_) | FormValue::Choice(_) => true,
-            FormValue::Choices(ids) => ids.iter().all(|id| is_choice(field, id)),
+            FormValue::Choices(ids) => {
+                let choices = choice_ids(field);
+                ids.iter().all(|id| choices.contains(id.as_str()))
+            }
         }
     }
 }
@@ -143,8 +150,9 @@ pub fn decode_values(
 ) -> Result<Vec<(String, FormValue)>, FormErrors> {
     let mut decoded = Vec::new();
     let mut errors = Vec::new();
+    let by_id = first_by_id(fields);
     for (key, value) in values {
-        match fields.iter().find(|f| &f.id == key) {
+        match by_id.get(key.as_str()) {
             Some(field) => match FormValue::decode(field, value) {
                 Ok(v) => decoded.push((key.clone(), v)),
                 Err(e) => errors.push(e),
@@ -172,8 +180,9 @@ pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), Form
     // In the form's order, then the members that name no field. Field ids
     // are unique by the schema's word; where a form repeats one, its first
     // field is the one that counts.
-    for (i, field) in fields.iter().enumerate() {
-        if fields[..i].iter().any(|f| f.id == field.id) {
+    let mut ids = HashSet::with_capacity(fields.len());
+    for field in fields {
+        if !ids.insert(field.id.as_str()) {
             continue;
         }
         let Some(value) = values.get(&field.id) else {
@@ -206,7 +215,7 @@ pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), Form
         }
     }
     for key in values.keys() {
-        if !fields.iter().any(|f| &f.id == key) {
+        if !ids.contains(key.as_str()) {
             errors.push(FormError {
                 field: key.clone(),
                 rule: FormRule::UnknownField,
@@ -234,17 +243,19 @@ pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), Form
 /// whatever this function returns.
 pub fn gate_values(fields: &[FieldSpec], values: &Object, ceiling: Capture) -> Object {
     let mut gated = Object::new();
+    let by_id = first_by_id(fields);
     for (key, value) in values {
-        let Some(field) = fields.iter().find(|f| &f.id == key) else {
+        let Some(field) = by_id.get(key.as_str()) else {
             continue;
         };
         let kept = match ceiling {
             Capture::Redacted | Capture::Full => Some(value.clone()),
             Capture::Metadata | Capture::None => match FormValue::decode(field, value) {
                 Ok(FormValue::Choices(ids)) => {
+                    let choices = choice_ids(field);
                     let closed: Vec<String> = ids
                         .iter()
-                        .filter(|id| is_choice(field, id))
+                        .filter(|id| choices.contains(id.as_str()))
                         .cloned()
                         .collect();
                     match closed.len() {
@@ -281,6 +292,26 @@ fn form_request(prompt: String, fields: Vec<FieldSpec>) -> AttentionRequested {
 
 fn is_choice(field: &FieldSpec, id: &str) -> bool {
     field.choices.iter().flatten().any(|c| c.id == id)
+}
+
+/// The choice ids of a field, for answers that name many.
+fn choice_ids(field: &FieldSpec) -> HashSet<&str> {
+    field
+        .choices
+        .iter()
+        .flatten()
+        .map(|c| c.id.as_str())
+        .collect()
+}
+
+/// Each field id's first field (a form that repeats an id is answered by
+/// its first field).
+fn first_by_id(fields: &[FieldSpec]) -> HashMap<&str, &FieldSpec> {
+    let mut by_id = HashMap::with_capacity(fields.len());
+    for field in fields {
+        by_id.entry(field.id.as_str()).or_insert(field);
+    }
+    by_id
 }
 
 fn takes_other(field: &FieldSpec) -> bool {

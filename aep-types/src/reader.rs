@@ -105,21 +105,26 @@ impl<R: BufRead> LineReader<R> {
         self.buffer.clear();
         // Room for the longest allowed line and its `\r\n`.
         let room = (self.max_line_bytes as u64).saturating_add(2);
-        let n = (&mut self.input)
+        let read = (&mut self.input)
             .take(room)
-            .read_until(b'\n', &mut self.buffer)?;
+            .read_until(b'\n', &mut self.buffer);
+        // Bytes taken before an error count as read, too.
+        self.bytes_read += self.buffer.len() as u64;
+        let n = read?;
         if n == 0 {
             return Ok(None);
         }
-        self.bytes_read += n as u64;
-        self.line += 1;
         let ended = self.buffer.last() == Some(&b'\n');
         if !ended && n as u64 == room {
             // Over the limit with no end in sight: count the rest, keep none.
+            // (The line is numbered once it is read, so that an error in
+            // between is said of this line.)
             let (skipped, ending) = self.skip_line(self.buffer.last().copied())?;
+            self.line += 1;
             let bytes = n as u64 + skipped - ending;
             return Ok(Some((self.line, Line::TooLong { bytes }, &[])));
         }
+        self.line += 1;
         let mut end = self.buffer.len() - usize::from(ended);
         if end > 0 && self.buffer[end - 1] == b'\r' {
             end -= 1;

@@ -113,6 +113,15 @@ fn an_io_error_while_skipping_is_returned() {
     }
     let mut reader = LineReader::new(BufReader::with_capacity(16, Failing(false)), 4);
     assert_eq!(reader.next_line().unwrap_err().to_string(), "gone");
+    // The line is not counted as read, and the bytes taken are.
+    assert_eq!(reader.line(), 0);
+    assert_eq!(reader.bytes_read(), 16);
+    // So the event reader says the error is on line 1.
+    let mut events =
+        EventReader::with_max_line_bytes(BufReader::with_capacity(16, Failing(false)), 4);
+    let error = events.next().unwrap().unwrap_err();
+    assert!(error.is_io());
+    assert!(error.to_string().starts_with("line 1: "), "{error}");
 }
 
 fn events(input: &[u8]) -> (Vec<Result<String, String>>, u64) {

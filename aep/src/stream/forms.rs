@@ -6,7 +6,7 @@
 //! prompt), from the request until its `attention.resolved`,
 //! `attention.timeout` or the end of its session.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -57,7 +57,7 @@ enum Kind {
     Select {
         other: bool,
         /// The choice ids.
-        choices: Vec<String>,
+        choices: HashSet<String>,
     },
 }
 
@@ -210,8 +210,13 @@ fn answer_values(event: &Event) -> Option<Object> {
 /// Checks each answer value against its field: non-choice strings on a
 /// closed select, and (at `metadata`) free text.
 fn check_values(fields: &[Field], values: &Object, capture: Capture, problems: &mut Vec<Problem>) {
+    // Each id's first field, as `validate_values` takes it.
+    let mut by_id = HashMap::with_capacity(fields.len());
+    for field in fields {
+        by_id.entry(field.id.as_str()).or_insert(field);
+    }
     for (key, value) in values {
-        let Some(field) = fields.iter().find(|f| &f.id == key) else {
+        let Some(field) = by_id.get(key.as_str()) else {
             continue;
         };
         let strings: Vec<&str> = match value {
@@ -229,7 +234,7 @@ fn check_values(fields: &[Field], values: &Object, capture: Capture, problems: &
             Kind::Select { other, choices } => {
                 let mut free_text = false;
                 for s in strings {
-                    if choices.iter().any(|c| c == s) {
+                    if choices.contains(s) {
                         continue;
                     }
                     if *other {

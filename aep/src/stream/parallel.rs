@@ -5,6 +5,7 @@
 
 use std::io::{self, BufRead};
 use std::ops::Range;
+use std::sync::mpsc;
 
 use aep_types::reader::{Line, LineReader};
 
@@ -22,8 +23,9 @@ const BATCH_LINES_PER_JOB: usize = 2048;
 /// memory (each holds its share of a batch) and start-up cost.
 pub const MAX_JOBS: usize = 64;
 
-/// Input bytes per batch at most, whatever the number of threads, so that
-/// memory stays bounded on a machine with many cores.
+/// Input bytes per batch, whatever the number of threads, so that memory
+/// stays bounded on a machine with many cores (a batch stops filling past
+/// it, so it may end one line beyond).
 const MAX_BATCH_BYTES: usize = 4 << 20;
 
 /// Lines per batch at most, whatever the number of threads.
@@ -31,7 +33,7 @@ const MAX_BATCH_LINES: usize = 32 * 1024;
 
 /// [`validate_reader`] on `jobs` threads: the same findings in the same
 /// order, the same summary, the same progress calls. Lines are read in
-/// batches (about 256 KiB per thread, 4 MiB at most); each batch is
+/// batches (about 256 KiB per thread, 4 MiB and a line at most); each batch is
 /// decoded and its events checked in parallel, then the stream rules fold
 /// it in line order. With `jobs` at most 1 this is [`validate_reader`];
 /// more than [`MAX_JOBS`] are not used, and a thread the system refuses to
@@ -62,69 +64,90 @@ pub fn validate_reader_parallel<R: BufRead>(
     }
     let jobs = jobs.min(MAX_JOBS);
     let line_options = options.clone();
-    let mut lines = LineReader::new(reader, options.max_line_bytes);
-    let mut validator = Validator::new(options);
-    let mut findings = Vec::new();
-    // A pipeline of two stages: while the threads check one batch, this
-    // thread folds the one before and reads the one after.
-    let read_error = std::thread::scope(|scope| {
+    // A pipeline of two stages: while a checking thread checks one batch
+    // (on `jobs` threads), this thread folds the one before and reads the
+    // one after. Batches go round between the two.
+    std::thread::scope(|scope| {
         let line_options = &line_options;
+        let (to_check, unchecked) = mpsc::sync_channel::<Batch>(1);
+        let (to_fold, checked) = mpsc::sync_channel::<Checked>(1);
+        let started = std::thread::Builder::new().spawn_scoped(scope, move || {
+            for batch in unchecked {
+                let lines = batch.check(line_options, jobs);
+                if to_fold.send((batch, lines)).is_err() {
+                    break;
+                }
+            }
+        });
+        let Ok(checker) = started else {
+            // No thread to be had: one thread does it all.
+            return validate_reader(reader, options, on_finding, on_progress);
+        };
+        // The checking thread's next result; its panic, if it stopped.
+        let mut checker = Some(checker);
+        let mut next_checked = || match checked.recv() {
+            Ok(done) => done,
+            Err(_) => std::panic::resume_unwind(match checker.take().map(|c| c.join()) {
+                Some(Err(panic)) => panic,
+                _ => Box::new("the checking thread stopped early"),
+            }),
+        };
+        let mut lines = LineReader::new(reader, options.max_line_bytes);
+        let mut validator = Validator::new(options);
+        let mut findings = Vec::new();
         let mut spare = Batch::default();
-        let mut pending = None;
+        let mut in_flight = false;
         loop {
             let mut batch = std::mem::take(&mut spare);
             batch.clear();
             let filled = batch.fill(&mut lines, jobs);
-            let checking = scope.spawn(move || {
-                let checked = batch.check(line_options, jobs);
-                (batch, checked)
-            });
-            if let Some(previous) = pending.replace(checking) {
+            if to_check.send(batch).is_err() {
+                // The checking thread is gone: drain what it sent, then
+                // `next_checked` raises its panic.
+                loop {
+                    next_checked();
+                }
+            }
+            if in_flight {
                 spare = fold(
-                    previous,
+                    next_checked(),
                     &mut validator,
                     &mut findings,
                     &mut on_finding,
                     &mut on_progress,
                 );
             }
+            in_flight = true;
             // Lines read before an I/O error are checked, as one thread does.
             match filled {
                 Ok(true) => {}
                 Ok(false) | Err(_) => {
-                    if let Some(last) = pending.take() {
-                        fold(
-                            last,
-                            &mut validator,
-                            &mut findings,
-                            &mut on_finding,
-                            &mut on_progress,
-                        );
-                    }
-                    return filled.err();
+                    fold(
+                        next_checked(),
+                        &mut validator,
+                        &mut findings,
+                        &mut on_finding,
+                        &mut on_progress,
+                    );
+                    return filled.map(|_| validator.finish());
                 }
             }
         }
-    });
-    if let Some(error) = read_error {
-        return Err(error);
-    }
-    Ok(validator.finish())
+    })
 }
+
+/// A batch and what the checks of its lines found.
+type Checked = (Batch, Vec<Option<LineCheck>>);
 
 /// The stream part of a checked batch, in line order; gives the batch back
 /// for reuse.
 fn fold(
-    checking: std::thread::ScopedJoinHandle<'_, (Batch, Vec<Option<LineCheck>>)>,
+    (batch, checked): Checked,
     validator: &mut Validator,
     findings: &mut Vec<Finding>,
     on_finding: &mut impl FnMut(Finding),
     on_progress: &mut impl FnMut(u64),
 ) -> Batch {
-    let (batch, checked) = match checking.join() {
-        Ok(done) => done,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
     for (item, checked) in batch.items.iter().zip(checked) {
         match checked {
             Some(checked) => validator.check_decoded(checked, findings),

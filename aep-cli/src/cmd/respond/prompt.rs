@@ -8,6 +8,7 @@
 //! whole form is checked once more, and a field it refuses is shown with
 //! the refusal and asked again.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use aep::attention_requested::Kind;
@@ -107,11 +108,11 @@ fn fill_form(
     let mut values = Object::new();
     // One question per field id: where a form repeats an id, its first
     // field counts, as in `validate_values`.
+    let mut ids = HashSet::new();
     let mut to_ask: Vec<(&FieldSpec, Option<String>)> = fields
         .iter()
-        .enumerate()
-        .filter(|&(i, f)| !fields[..i].iter().any(|g| g.id == f.id))
-        .map(|(_, f)| (f, None))
+        .filter(|f| ids.insert(f.id.as_str()))
+        .map(|f| (f, None))
         .collect();
     loop {
         for (field, refusal) in &to_ask {
