@@ -78,7 +78,7 @@
 //! - one line buffer, at most [`Options::max_line_bytes`] plus 2 bytes.
 //!
 //! [`validate_reader_parallel`] holds in addition two batches of lines
-//! (about 256 KiB of input per thread each, 4 MiB at most) and their
+//! (about 256 KiB of input per thread each, 4 MiB and a line at most) and their
 //! decoded events.
 //!
 //! A 64-bit fingerprint can take a different event for a redelivery with

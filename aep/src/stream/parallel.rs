@@ -151,7 +151,8 @@ fn fold(
     for (item, checked) in batch.items.iter().zip(checked) {
         match checked {
             Some(checked) => validator.check_decoded(checked, findings),
-            None => validator.too_long(item.number, item.too_long, findings),
+            // Only a line over the limit goes unchecked.
+            None => validator.too_long(item.number, item.too_long.unwrap_or(0), findings),
         }
         findings.drain(..).for_each(&mut *on_finding);
         on_progress(item.read);
@@ -171,12 +172,10 @@ struct Item {
     number: u64,
     /// The line's bytes in the batch buffer (empty for a long line).
     text: Range<usize>,
-    /// The length of a line over the limit, which was not read; 0 if none.
-    too_long: u64,
+    /// The length of a line over the limit, which was not read.
+    too_long: Option<u64>,
     /// The input bytes read once this line was.
     read: u64,
-    /// Whether the line was over the limit.
-    long: bool,
 }
 
 impl Batch {
@@ -199,19 +198,18 @@ impl Batch {
                 return Ok(false);
             };
             let start = self.bytes.len();
-            let (too_long, long) = match line {
+            let too_long = match line {
                 Line::Text(text) => {
                     self.bytes.extend_from_slice(text);
-                    (0, false)
+                    None
                 }
-                Line::TooLong { bytes } => (bytes, true),
+                Line::TooLong { bytes } => Some(bytes),
             };
             self.items.push(Item {
                 number,
                 text: start..self.bytes.len(),
                 too_long,
                 read: lines.bytes_read(),
-                long,
             });
         }
         Ok(true)
@@ -224,7 +222,7 @@ impl Batch {
             items
                 .iter()
                 .map(|item| {
-                    (!item.long).then(|| {
+                    item.too_long.is_none().then(|| {
                         let text = &self.bytes[item.text.clone()];
                         LineCheck::decode_and_check(options, item.number, text)
                     })
