@@ -22,7 +22,7 @@ fn stream_corpora() -> Vec<String> {
 fn jobs_1_and_4_print_the_same_on_every_corpus() {
     let mut files = stream_corpora();
     files.push(EXAMPLE.to_owned());
-    files.push("tests/fixtures/errors.jsonl".to_owned());
+    files.push(common::fixture("errors.jsonl"));
     for format in ["text", "json"] {
         for file in &files {
             let one = run(&["validate", "--format", format, "--jobs", "1", file], None);
@@ -83,18 +83,17 @@ fn a_large_generated_stream_gives_the_same_output_on_1_and_4_jobs() {
     assert!(one.stdout.contains("error[unregistered-type]"));
     assert!(one.stdout.contains("error[json]"));
     assert_eq!(
-        (four.code, four.stdout, four.stderr),
-        (one.code, one.stdout, one.stderr)
+        (four.code, &four.stdout, &four.stderr),
+        (one.code, &one.stdout, &one.stderr)
     );
     // Standard input too.
     let piped = run(&["validate", "--jobs", "4", "-"], Some(input.as_bytes()));
-    let first = run(&["validate", "--jobs", "1", &path], None);
-    assert_eq!(piped.stdout.replace("<stdin>", &path), first.stdout);
+    assert_eq!(piped.stdout.replace("<stdin>", &path), one.stdout);
     // Any number of jobs asked: no more than the maximum are started.
     let most = run(&["validate", "--jobs", "65535", &path], None);
     assert_eq!(
-        (most.code, most.stdout, most.stderr),
-        (first.code, first.stdout, first.stderr)
+        (most.code, &most.stdout, &most.stderr),
+        (one.code, &one.stdout, &one.stderr)
     );
 }
 
@@ -109,14 +108,14 @@ fn zero_jobs_is_a_usage_error() {
 fn threads_the_system_refuses_leave_the_work_to_one_thread() {
     // A minimum stack no system grants makes every thread start fail.
     let corpus = "../aep/tests/fixtures/stream/forms.jsonl";
-    let refused = common::aep()
+    let mut command = common::aep();
+    command
         .args(["validate", "--jobs", "4", corpus])
-        .current_dir(common::crate_dir())
-        .env("RUST_MIN_STACK", "100000000000000")
-        .output()
-        .unwrap();
+        .env("RUST_MIN_STACK", "100000000000000");
+    let refused = common::run_command(command, None);
     let one = run(&["validate", "--jobs", "1", corpus], None);
-    assert_eq!(refused.status.code(), Some(one.code));
-    assert_eq!(String::from_utf8_lossy(&refused.stdout), one.stdout);
-    assert_eq!(String::from_utf8_lossy(&refused.stderr), one.stderr);
+    assert_eq!(
+        (refused.code, refused.stdout, refused.stderr),
+        (one.code, one.stdout, one.stderr)
+    );
 }

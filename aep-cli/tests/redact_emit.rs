@@ -35,21 +35,13 @@ fn redact_options() {
 #[test]
 fn redact_secret_from_the_environment() {
     let mut command = common::aep();
-    let output = command
+    command
         .args(["redact", "--secret-env", "AEP_TEST_SECRET"])
-        .env("AEP_TEST_SECRET", "from-env-42")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(b"x from-env-42 y")?;
-            child.wait_with_output()
-        })
-        .unwrap();
+        .env("AEP_TEST_SECRET", "from-env-42");
+    let out = common::run_command(command, Some(b"x from-env-42 y"));
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
-        "x [REDACTED:secret] y"
+        (out.code, out.stdout.as_str()),
+        (0, "x [REDACTED:secret] y")
     );
 }
 

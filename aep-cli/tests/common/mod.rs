@@ -23,8 +23,15 @@ pub fn aep() -> Command {
 
 /// Runs `aep ARGS` with `stdin` (empty when `None`) in the crate directory.
 pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Run {
-    let mut child = aep()
-        .args(args)
+    let mut command = aep();
+    command.args(args);
+    run_command(command, stdin)
+}
+
+/// Runs a prepared `aep` command (arguments, environment) as [`run`] does.
+pub fn run_command(mut command: Command, stdin: Option<&[u8]>) -> Run {
+    let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+    let mut child = command
         .current_dir(crate_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
