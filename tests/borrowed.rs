@@ -4,7 +4,7 @@
 //! same values and the same payload; and typing in one read
 //! (`decode_typed`) agrees with decoding, then typing.
 
-use aep_tests::{mutate_bytes, read_fixture, Report, Rng};
+use aep_tests::{mutate_bytes, read_fixture, valid_lines, Report, Rng};
 use aep_types::{Capture, Event, EventRef, ExtensionValueRef, Severity};
 use serde_json::Value;
 
@@ -110,18 +110,10 @@ fn agree(bytes: &[u8]) -> Result<bool, String> {
     Ok(owned.is_ok())
 }
 
-fn corpus() -> Vec<String> {
-    read_fixture("valid.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn agrees_on_every_valid_line() {
     let mut report = Report::default();
-    for (i, line) in corpus().iter().enumerate() {
+    for (i, line) in valid_lines().iter().enumerate() {
         let outcome = agree(line.as_bytes()).and_then(|ok| {
             ok.then_some(())
                 .ok_or_else(|| "a valid line was refused".to_owned())
@@ -150,7 +142,7 @@ fn agrees_on_every_invalid_envelope() {
 
 #[test]
 fn agrees_on_mutated_lines() {
-    let corpus = corpus();
+    let corpus = valid_lines();
     let mut rng = Rng(0x0BAD_5EED_0000_0014);
     let (mut accepted, mut refused) = (0, 0);
     for _ in 0..20_000 {
@@ -240,7 +232,7 @@ fn agrees_on_every_invalid_payload() {
 #[test]
 fn typing_in_one_read_does_not_depend_on_member_order() {
     let mut report = Report::default();
-    for (i, line) in corpus().iter().enumerate() {
+    for (i, line) in valid_lines().iter().enumerate() {
         // `data` first, then the envelope in reverse order.
         let Value::Object(members) = serde_json::from_str::<Value>(line).expect("JSON") else {
             panic!("valid.jsonl:{}: not an object", i + 1)

@@ -23,6 +23,15 @@ pub fn read_fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The events of `valid.jsonl`, one line each.
+pub fn valid_lines() -> Vec<String> {
+    read_fixture("valid.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Collects case failures and fails the test once, listing all of them.
 #[derive(Default)]
 pub struct Report {

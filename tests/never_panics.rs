@@ -5,17 +5,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use aep_tests::{mutate_bytes, read_fixture, root, Rng, ScratchRegistry};
+use aep_tests::{mutate_bytes, root, valid_lines, Rng, ScratchRegistry};
 use aep_types::{Capture, Event};
 use serde_json::{json, Map, Value};
-
-fn corpus() -> Vec<String> {
-    read_fixture("valid.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_owned)
-        .collect()
-}
 
 /// Everything a consumer does with one line; panics propagate.
 fn consume(bytes: &[u8]) -> bool {
@@ -48,7 +40,7 @@ fn consume(bytes: &[u8]) -> bool {
 
 #[test]
 fn mutated_bytes_never_panic() {
-    let corpus = corpus();
+    let corpus = valid_lines();
     let mut rng = Rng(0x0BAD_5EED_0000_0001);
     let (mut cases, mut decoded) = (0, 0);
     for _ in 0..20_000 {

@@ -57,7 +57,7 @@ fn write_value(out: &mut String, value: &Value) {
         }
         Value::Object(members) => {
             let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-            sorted.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            sorted.sort_by(|(a, _), (b, _)| crate::projection::utf16_cmp(a, b));
             out.push('{');
             for (i, (name, member)) in sorted.into_iter().enumerate() {
                 if i > 0 {

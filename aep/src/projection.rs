@@ -394,7 +394,7 @@ impl PartialOrd for GroupKey {
 /// Compares strings by UTF-16 code units, as JavaScript's `<` does. It
 /// differs from Rust's (code point) order only between a character above
 /// U+FFFF and one in U+E000..=U+FFFF.
-fn utf16_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
     if a.is_ascii() && b.is_ascii() {
         return a.cmp(b);
     }

@@ -243,7 +243,11 @@ impl Redactor {
         };
         match text {
             Cow::Borrowed(text) => self.rules_pass(text),
-            Cow::Owned(text) => Cow::Owned(self.rules_pass(&text).into_owned()),
+            // Keep the operator pass's string when the rules change nothing.
+            Cow::Owned(text) => match self.rules_pass(&text) {
+                Cow::Owned(redacted) => Cow::Owned(redacted),
+                Cow::Borrowed(_) => Cow::Owned(text),
+            },
         }
     }
 

@@ -86,13 +86,7 @@ pub fn run(args: &Args) -> Status {
             }
         };
         let mut lines = LineReader::new(input.reader, args.limit.max_line_bytes);
-        match filter_one(
-            &filter,
-            &input.name,
-            &mut lines,
-            args.limit.max_line_bytes,
-            &mut out,
-        ) {
+        match filter_one(&filter, &input.name, &mut lines, &mut out) {
             Ok(bad) if bad > 0 => status = status.max(Status::Findings),
             Ok(_) => {}
             Err(Stop::Read(e)) => {
@@ -126,7 +120,6 @@ fn filter_one<R: BufRead>(
     filter: &Filter,
     name: &str,
     lines: &mut LineReader<R>,
-    limit: usize,
     out: &mut Stdout,
 ) -> Result<u64, Stop> {
     let mut bad = 0;
@@ -137,7 +130,7 @@ fn filter_one<R: BufRead>(
                 bad += 1;
                 diag!(
                     "aep filter: {name}:{number}: {}",
-                    too_long_message(bytes, limit)
+                    too_long_message(bytes, lines.max_line_bytes())
                 );
                 continue;
             }

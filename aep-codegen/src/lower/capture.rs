@@ -3,6 +3,7 @@
 //! `redacted`-level free text. An emitter holding full content needs them
 //! (AEP-0003 §9); the schemas state them, so they are not kept by hand.
 
+use crate::error::child;
 use crate::ir::{FreeText, Item, Module, PayloadIr, Sibling, Struct, Ty, TypePath};
 
 /// The suffix of a digest sibling.
@@ -55,14 +56,14 @@ impl<'m> Walk<'m> {
     fn walk_struct(&mut self, s: &'m Struct, pointer: &str) {
         let has = |name: &str| s.fields.iter().any(|f| f.json == name);
         for field in &s.fields {
-            let at = format!("{pointer}/{}", escape(&field.json));
+            let at = child(pointer, &field.json);
             let digest = format!("{}{DIGEST}", field.json);
             let redacted = format!("{}{REDACTED}", field.json);
             let is_sibling = [DIGEST, REDACTED]
                 .iter()
                 .any(|suffix| field.json.strip_suffix(suffix).is_some_and(&has));
             if has(&digest) || has(&redacted) {
-                let sibling = |name: &str| has(name).then(|| format!("{pointer}/{}", escape(name)));
+                let sibling = |name: &str| has(name).then(|| child(pointer, name));
                 self.siblings.push(Sibling {
                     pointer: at.clone(),
                     digest: sibling(&digest),
@@ -91,11 +92,6 @@ impl<'m> Walk<'m> {
             _ => {}
         }
     }
-}
-
-/// A member name as a JSON Pointer token (RFC 6901).
-fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]
