@@ -573,8 +573,7 @@ impl<T: Numbers> Numbers for Option<T> {
 
 impl<T: Numbers> Numbers for Vec<T> {
     fn write<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let items: Vec<AsNumbers<'_, T>> = self.iter().map(AsNumbers).collect();
-        Items(&items).serialize(serializer)
+        serialize_items(serializer, self.iter().map(AsNumbers))
     }
 }
 
@@ -584,14 +583,22 @@ pub struct Items<'a, T>(pub &'a [T]);
 
 impl<T: Serialize> Serialize for Items<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for (index, item) in self.0.iter().enumerate() {
-            seq.serialize_element(item).map_err(|error| at(&index.to_string(), error))?;
-        }
-        seq.end()
+        serialize_items(serializer, self.0.iter())
     }
+}
+
+/// Serialises a sequence as [`Items`] does.
+fn serialize_items<S: Serializer, T: Serialize>(
+    serializer: S,
+    items: impl ExactSizeIterator<Item = T>,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+
+    let mut seq = serializer.serialize_seq(Some(items.len()))?;
+    for (index, item) in items.enumerate() {
+        seq.serialize_element(&item).map_err(|error| at(&index.to_string(), error))?;
+    }
+    seq.end()
 }
 
 /// Serialises a value holding `f64`s through [`Numbers`].
