@@ -177,14 +177,9 @@ pub fn decode_values(
 /// come in the form's field order, then the keys that name no field.
 pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), FormErrors> {
     let mut errors = Vec::new();
-    // In the form's order, then the members that name no field. Field ids
-    // are unique by the schema's word; where a form repeats one, its first
-    // field is the one that counts.
-    let mut ids = HashSet::with_capacity(fields.len());
-    for field in fields {
-        if !ids.insert(field.id.as_str()) {
-            continue;
-        }
+    // In the form's order, then the members that name no field.
+    let by_id = first_by_id(fields);
+    for field in answered_fields(fields) {
         let Some(value) = values.get(&field.id) else {
             if field.required == Some(true) {
                 errors.push(FormError {
@@ -215,7 +210,7 @@ pub fn validate_values(fields: &[FieldSpec], values: &Object) -> Result<(), Form
         }
     }
     for key in values.keys() {
-        if !ids.contains(key.as_str()) {
+        if !by_id.contains_key(key.as_str()) {
             errors.push(FormError {
                 field: key.clone(),
                 rule: FormRule::UnknownField,
@@ -304,8 +299,16 @@ fn choice_ids(field: &FieldSpec) -> HashSet<&str> {
         .collect()
 }
 
-/// Each field id's first field (a form that repeats an id is answered by
-/// its first field).
+/// The fields a form's answer is checked against, in the form's order:
+/// field ids are unique by the schema's word, and where a form repeats one
+/// anyway, its first field is the one that counts (in every function of
+/// this module).
+pub fn answered_fields(fields: &[FieldSpec]) -> impl Iterator<Item = &FieldSpec> {
+    let mut ids = HashSet::with_capacity(fields.len());
+    fields.iter().filter(move |f| ids.insert(f.id.as_str()))
+}
+
+/// Each field id's first field, as [`answered_fields`] takes them.
 fn first_by_id(fields: &[FieldSpec]) -> HashMap<&str, &FieldSpec> {
     let mut by_id = HashMap::with_capacity(fields.len());
     for field in fields {

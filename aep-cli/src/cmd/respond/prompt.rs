@@ -8,11 +8,10 @@
 //! whole form is checked once more, and a field it refuses is shown with
 //! the refusal and asked again.
 
-use std::collections::HashSet;
 use std::fmt;
 
 use aep::attention_requested::Kind;
-use aep::form::{validate_values, FormValue};
+use aep::form::{answered_fields, validate_values, FormValue};
 use aep::{AttentionRequested, Choice, FieldSpec, FieldSpecType, Object};
 use inquire::error::{CustomUserError, InquireError};
 use inquire::list_option::ListOption;
@@ -106,14 +105,9 @@ fn fill_form(
     mut ask: impl FnMut(&FieldSpec, Option<&str>) -> Result<Option<Value>, Error>,
 ) -> Result<Object, Error> {
     let mut values = Object::new();
-    // One question per field id: where a form repeats an id, its first
-    // field counts, as in `validate_values`.
-    let mut ids = HashSet::new();
-    let mut to_ask: Vec<(&FieldSpec, Option<String>)> = fields
-        .iter()
-        .filter(|f| ids.insert(f.id.as_str()))
-        .map(|f| (f, None))
-        .collect();
+    // One question per field id, as `validate_values` checks them.
+    let mut to_ask: Vec<(&FieldSpec, Option<String>)> =
+        answered_fields(fields).map(|f| (f, None)).collect();
     loop {
         for (field, refusal) in &to_ask {
             match ask(field, refusal.as_deref())? {
