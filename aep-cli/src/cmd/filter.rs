@@ -26,7 +26,8 @@ must match:
 
 An absent attribute matches nothing, except severity, capture and epoch,
 which read as info, metadata and 0. `time`, `seq`, `aep`, `traceparent` and
-`data` are not filterable; an invalid filter is refused with its reason.
+`data` are not filterable, and `*` makes a pattern only on `type` (anywhere
+else it is refused); an invalid filter is refused with its reason.
 
 Only the envelope is decoded (strictly: a line must be an event); payloads
 are not checked, `aep validate` does that. A line that is not an event is
