@@ -28,10 +28,11 @@ converted input line:
                      attributes AEP cannot carry are dropped with a warning,
                      and events that are not valid AEP events are refused
 
-OTLP and OCSF are egress points of the capture model: events above
---max-capture (default `metadata`) are down-levelled before they leave. The
-CloudEvents directions are lossless and down-level only when --max-capture
-is given.
+OTLP and OCSF are egress points of the capture model: an event above
+--max-capture (default `metadata`) leaves as its envelope alone, no member
+of its payload with it, stating its own capture. The CloudEvents directions
+are lossless and down-level (as a forwarding hop does) only when
+--max-capture is given.
 
 A line that cannot be converted is reported on standard error with its line
 number, and the rest is converted. The input is not validated beyond what
@@ -67,8 +68,9 @@ pub struct Args {
     pub from: Option<Origin>,
 
     /// The capture ceiling: `none`, `metadata`, `redacted` or `full`. Events
-    /// above it are down-levelled first. Default: `metadata` for otlp and
-    /// ocsf, none (lossless) for cloudevents.
+    /// above it are exported from their envelope alone (otlp, ocsf) or
+    /// down-levelled (cloudevents). Default: `metadata` for otlp and ocsf,
+    /// none (lossless) for cloudevents.
     #[arg(long, value_name = "LEVEL", value_parser = parse_capture)]
     pub max_capture: Option<Capture>,
 

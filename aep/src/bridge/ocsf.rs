@@ -4,9 +4,10 @@
 //! Ten types project ([`MAPPINGS`], §4.2) onto Authentication (3002),
 //! Process Activity (1007) and Detection Finding (2004); every other
 //! event gives no record (`Ok(None)`): a scope decision, not a loss.
-//! [`project`] first down-levels the event to `max_capture` (§4.6, default
-//! `metadata`), then builds the record from the envelope and the
-//! surviving payload only (§4.3):
+//! [`project`] builds the record from the envelope and, when the event is
+//! at or below `max_capture` (§4.6, default `metadata`), its payload
+//! (§4.3); an event above the ceiling gives a record made from its
+//! envelope alone, as it is (not down-levelled):
 //!
 //! - `class_uid`, `category_uid`, `activity_id`, `type_uid` (class × 100 +
 //!   activity), and `status_id` where the table has one;
@@ -20,15 +21,17 @@
 //! - the class objects: `user`/`session`, `actor`/`process`/`device`
 //!   (`hostname` the `source` URI's authority, else `name` the `source`),
 //!   or `finding_info` (one `uid` per attention lifecycle);
-//! - `unmapped.aep`, the envelope without `data` (extension attributes
-//!   included, `capture` as down-levelled), and `unmapped.data`, the
-//!   surviving payload, omitted when empty.
+//! - `unmapped.aep`, the envelope without `data`, verbatim (extension
+//!   attributes included, `capture` the event's own), and `unmapped.data`,
+//!   the payload when it is exported, omitted when empty.
 //!
 //! The record never invents a value: without a `subject`, `process` has
 //! no `name` and a later lifecycle event's `finding_info` no `uid`; without
-//! a surviving `tool.call_id`, `process` has no `uid` (§4.3's documented
-//! edge); the device `hostname` is the authority as written (a port or
-//! user info included).
+//! an exported `tool.call_id` (none in the payload, or the payload above
+//! the ceiling), `process` has no `uid` (§4.3's documented edge); an
+//! `attention.resolved` above the ceiling claims no disposition, since its
+//! `resolution` is not read; the device `hostname` is the authority as
+//! written (a port or user info included).
 //!
 //! ```
 //! use aep::bridge::ocsf::{project, Options};
@@ -234,8 +237,8 @@ pub const fn severity_id(severity: Severity) -> u32 {
 /// The projection's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// The capture ceiling: events above it are down-levelled before
-    /// projection (§4.6). Default `metadata`.
+    /// The capture ceiling: events above it are projected from their
+    /// envelope alone (§4.6). Default `metadata`.
     pub max_capture: Capture,
 }
 
@@ -273,16 +276,15 @@ pub fn project(event: &Event, options: &Options) -> Result<Option<Value>, OcsfEr
     let Some(mapping) = mapping(&event.type_) else {
         return Ok(None);
     };
-    let event = &*super::at_most(event, options.max_capture);
     let nanos =
         super::time::unix_nanos(&event.time).ok_or_else(|| OcsfError::Time(event.time.clone()))?;
     let millis = i64::try_from(nanos.div_euclid(1_000_000))
         .map_err(|_| OcsfError::Time(event.time.clone()))?;
-    let payload = match (&event.data, event.capture_or_default()) {
-        (Some(data), level) if level > Capture::None => data
+    let payload = match super::exported_data(event, options.max_capture) {
+        Some(data) => data
             .to_object()
             .map_err(|e| OcsfError::Data(e.to_string()))?,
-        _ => Map::new(),
+        None => Map::new(),
     };
 
     let class = mapping.class;
