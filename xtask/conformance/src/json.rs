@@ -42,8 +42,8 @@ fn same_number(x: &serde_json::Number, y: &serde_json::Number) -> bool {
 }
 
 /// What differs between `expected` and `got`, one line per difference
-/// with its JSON Pointer (`/` is the whole value); empty when they are
-/// [`same`]. At most a few are listed, then how many more there are.
+/// with its JSON Pointer (`/` is the whole value), members in name order;
+/// empty when they are [`same`]. At most a few are listed, then how many more there are.
 pub fn diff(expected: &Value, got: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk("", expected, got, &mut out);
@@ -73,20 +73,27 @@ fn walk(path: &str, expected: &Value, got: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Members in name order, whatever order the map keeps them in.
+fn sorted(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut members: Vec<_> = map.iter().collect();
+    members.sort_by_key(|(key, _)| *key);
+    members
+}
+
 fn objects(
     path: &str,
     expected: &Map<String, Value>,
     got: &Map<String, Value>,
     out: &mut Vec<String>,
 ) {
-    for (key, e) in expected {
+    for (key, e) in sorted(expected) {
         let here = format!("{path}/{}", escape(key));
         match got.get(key) {
             Some(g) => walk(&here, e, g, out),
             None => out.push(format!("{here}: missing, expected {}", show(e))),
         }
     }
-    for (key, g) in got {
+    for (key, g) in sorted(got) {
         if !expected.contains_key(key) {
             out.push(format!(
                 "{path}/{}: not expected, got {}",

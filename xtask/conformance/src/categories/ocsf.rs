@@ -87,11 +87,12 @@ fn class_subset(classes: &Map<String, Value>, record: &Value) -> Vec<String> {
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     if let Some(members) = record.as_object() {
-        let unknown: Vec<&str> = members
+        let mut unknown: Vec<&str> = members
             .keys()
             .map(String::as_str)
             .filter(|k| !attributes.contains(k))
             .collect();
+        unknown.sort_unstable();
         if !unknown.is_empty() {
             failures.push(format!("not attributes of class {class_uid}: {unknown:?}"));
         }
