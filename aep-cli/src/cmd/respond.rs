@@ -20,9 +20,10 @@ use aep::attention_requested::RespondVia;
 use aep::projection::project;
 use aep::{AttentionRequested, Event, Payload};
 
+use super::redact::PipelineArgs;
 use crate::diag;
 use crate::input::{self, OneInputArgs};
-use event::{Emit, Sender};
+use event::{Emit, FreeText, Sender};
 
 const LONG_ABOUT: &str = "\
 Answers a pending attention request of an AEP capture and prints the answer
@@ -56,9 +57,14 @@ request's id, `session` the request's session, no `seq`, `source` and
 `agent` naming the sender. With --emit answered it is the emitter's
 `attention.answered` echo instead (`via: \"control\"`), for adapters that
 answer locally: it carries the request's `run`, and the next `seq` (and
-`epoch`) of the request's session. `capture` is `redacted` when the answer
-carries free text (a string field, an \"Other\" text, --text), `metadata`
-otherwise.";
+`epoch`) of the request's session.
+
+An answer that carries free text (a string field, an \"Other\" text,
+--text) is written at `capture: \"redacted\"`, and its text goes through the
+redaction pipeline first (see `aep redact`; --home, --secret, --secret-env
+and --no-pii set it up as for `aep emit`): `redacted` says the pipeline ran.
+To send the text as typed, say --capture full: the event then says `full`.
+An answer without free text is `metadata`.";
 
 const AFTER_HELP: &str = "\
 Exit status:
@@ -129,8 +135,26 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub text: Option<String>,
 
+    /// The capture level of an answer that carries free text: `redacted`
+    /// passes the text through the redaction pipeline, `full` sends it as
+    /// typed.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = TextCapture::Redacted)]
+    pub capture: TextCapture,
+
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+
     #[command(flatten)]
     pub input: OneInputArgs,
+}
+
+/// The `--capture` levels: the two that carry free text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextCapture {
+    /// Through the redaction pipeline.
+    Redacted,
+    /// As typed.
+    Full,
 }
 
 /// The request being answered and what the capture says about its session.
@@ -209,7 +233,15 @@ fn respond(args: &Args) -> Result<(), Stop> {
         source: args.source.clone(),
         agent: args.agent.clone(),
     };
-    let event = event::build(&request, &answer, args.emit, &sender).map_err(Stop::Bug)?;
+    let emitter;
+    let text = match args.capture {
+        TextCapture::Full => FreeText::Full,
+        TextCapture::Redacted => {
+            emitter = aep::emit::Emitter::with_redactor(args.pipeline.redactor());
+            FreeText::Redacted(&emitter)
+        }
+    };
+    let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
     let line = serde_json::to_string(&event).map_err(|e| Stop::Bug(e.to_string()))?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{line}")
