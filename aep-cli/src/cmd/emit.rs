@@ -21,7 +21,10 @@ original content first; at `redacted`, the *_redacted siblings and every
 redacted-level text through the redaction pipeline (see `aep redact`) and
 the full-only members dropped; at `metadata`, only structural members, with
 the prompt and labels synthesized; at `none`, the envelope alone. `capture`
-is set to the ceiling.";
+is set to the ceiling, or to the event's own `capture` where that is lower:
+no level is ever raised (AEP-0001 §8.2(b)). An event without `capture` is
+taken as the full content it carries; one without `data` is emitted
+without it.";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 when every line was emitted, 1 when some line was not an
