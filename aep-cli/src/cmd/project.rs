@@ -1,7 +1,5 @@
 //! `aep project`: the batch state projection of JSONL files, as JSON.
 
-use std::io::Write;
-
 use aep::projection::project;
 use aep::reader::EventReader;
 use aep::Event;
@@ -124,13 +122,10 @@ fn write_json(
     snapshot: &aep::projection::Snapshot,
     compact: bool,
 ) -> Result<(), WriteError> {
-    let w = out.writer();
-    let result = if compact {
-        serde_json::to_writer(&mut *w, snapshot)
+    let json = if compact {
+        serde_json::to_vec(snapshot)
     } else {
-        serde_json::to_writer_pretty(&mut *w, snapshot)
+        serde_json::to_vec_pretty(snapshot)
     };
-    result.map_err(std::io::Error::from)?;
-    w.write_all(b"\n")?;
-    Ok(())
+    out.line(&json.map_err(std::io::Error::from)?, b"\n")
 }

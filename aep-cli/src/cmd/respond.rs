@@ -13,7 +13,7 @@ mod answer;
 mod event;
 mod prompt;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use aep::attention_requested::RespondVia;
@@ -23,6 +23,7 @@ use aep::{AttentionRequested, Event, Payload};
 use super::redact::PipelineArgs;
 use crate::diag;
 use crate::input::{self, OneInputArgs};
+use crate::output::Stdout;
 use event::{Emit, FreeText, Sender};
 
 const LONG_ABOUT: &str = "\
@@ -242,11 +243,12 @@ fn respond(args: &Args) -> Result<(), Stop> {
         }
     };
     let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
-    let line = serde_json::to_string(&event).map_err(|e| Stop::Bug(e.to_string()))?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{line}")
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Stop::Failure(format!("cannot write to standard output: {e}")))
+    let line = serde_json::to_vec(&event).map_err(|e| Stop::Bug(e.to_string()))?;
+    let mut out = Stdout::new();
+    // The answer was not delivered when standard output went away.
+    out.line(&line, b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| Stop::Failure(e.to_string()))
 }
 
 /// Reads the capture and picks the request to answer.

@@ -2,14 +2,14 @@
 //! files, one finding per line of output.
 
 use std::cell::Cell;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read};
 
 use aep::stream::{validate_reader_parallel, Finding, Level, Options, Summary};
 use serde::Serialize;
 
 use super::Status;
 use crate::diag;
-use crate::input::{self, Input, InputArgs, InputError};
+use crate::input::{self, Input, InputArgs, InputError, Reader};
 use crate::output::{Stdout, WriteError};
 use crate::progress::Progress;
 
@@ -168,13 +168,15 @@ fn validate_one(
             errors |= finding.level == Level::Error;
             // On a terminal each finding shows at once (and around the
             // progress bar); into a pipe or file they are buffered.
+            let mut line = Vec::new();
+            write_finding(&mut line, format, name, &finding);
             let written = if out.is_terminal() {
                 progress.suspend(|| {
-                    write_finding(out.writer(), format, name, &finding)?;
+                    out.line(&line, b"")?;
                     out.flush()
                 })
             } else {
-                write_finding(out.writer(), format, name, &finding)
+                out.line(&line, b"")
             };
             if let Err(e) = written {
                 write_error = Some(e);
@@ -192,23 +194,19 @@ fn validate_one(
     }
 }
 
-/// Prints one finding.
-fn write_finding(
-    w: &mut impl Write,
-    format: Format,
-    file: &str,
-    finding: &Finding,
-) -> Result<(), WriteError> {
+/// One finding as its line of output.
+fn write_finding(w: &mut Vec<u8>, format: Format, file: &str, finding: &Finding) {
     match format {
         Format::Text => {
             let severity = severity_name(finding.level);
             let message = one_line(&finding.message);
-            if finding.line == 0 {
-                write!(w, "{file}: ")?;
+            let place = if finding.line == 0 {
+                format!("{file}: ")
             } else {
-                write!(w, "{file}:{}: ", finding.line)?;
-            }
-            writeln!(w, "{severity}[{}]: {message}", finding.rule.name())?;
+                format!("{file}:{}: ", finding.line)
+            };
+            let rule = finding.rule.name();
+            w.extend_from_slice(format!("{place}{severity}[{rule}]: {message}\n").as_bytes());
         }
         Format::Json => {
             let record = JsonFinding {
@@ -219,11 +217,13 @@ fn write_finding(
                 message: &finding.message,
                 id: finding.id.as_deref(),
             };
-            serde_json::to_writer(&mut *w, &record).map_err(io::Error::from)?;
-            w.write_all(b"\n")?;
+            // Plain strings and numbers: encoding cannot fail.
+            if serde_json::to_writer(&mut *w, &record).is_err() {
+                w.clear();
+            }
+            w.push(b'\n');
         }
     }
-    Ok(())
 }
 
 /// A finding as `--format json` prints it.
@@ -316,7 +316,7 @@ fn plural(n: u64, noun: &str) -> String {
 /// A reader that reports end of input once `stopped` is set, so that
 /// validation ends soon after standard output goes away.
 struct UntilStopped<'a> {
-    inner: Box<dyn BufRead>,
+    inner: Reader,
     stopped: &'a Cell<bool>,
 }
 
@@ -378,7 +378,7 @@ mod tests {
             id: id.map(str::to_owned),
         };
         let mut out = Vec::new();
-        write_finding(&mut out, format, "f.jsonl", &finding).unwrap();
+        write_finding(&mut out, format, "f.jsonl", &finding);
         String::from_utf8(out).unwrap()
     }
 
