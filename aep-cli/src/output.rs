@@ -10,6 +10,8 @@
 use std::fmt;
 use std::io::{self, IsTerminal, StdoutLock, Write};
 
+use crate::terminal::Newlines;
+
 /// Why a write to standard output failed.
 #[derive(Debug)]
 pub enum WriteError {
@@ -150,11 +152,14 @@ impl Stdout {
 }
 
 /// Writes one line to standard error, ignoring failure: a diagnostic that
-/// cannot be shown must not turn into a panic.
+/// cannot be shown must not turn into a panic. Control characters other
+/// than line ends are escaped: diagnostics quote event text.
 pub fn diagnostic(args: fmt::Arguments<'_>) {
-    let mut stderr = io::stderr().lock();
-    let _ = stderr.write_fmt(args);
-    let _ = stderr.write_all(b"\n");
+    let text = args.to_string();
+    let mut line = crate::terminal::escape(&text, Newlines::Keep).into_owned();
+    line.push('\n');
+    // One write, so that lines from several processes do not mix.
+    let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// `diagnostic(format_args!(...))`.

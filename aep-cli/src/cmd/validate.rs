@@ -12,6 +12,7 @@ use crate::diag;
 use crate::input::{self, Input, InputArgs, InputError, Reader};
 use crate::output::{Stdout, WriteError};
 use crate::progress::Progress;
+use crate::terminal::{self, Newlines};
 
 const LONG_ABOUT: &str = "\
 Checks JSONL captures of AEP events: each line against the envelope and its
@@ -201,9 +202,9 @@ fn write_finding(w: &mut Vec<u8>, format: Format, file: &str, finding: &Finding)
             let severity = severity_name(finding.level);
             let message = one_line(&finding.message);
             let place = if finding.line == 0 {
-                format!("{file}: ")
+                format!("{}: ", one_line(file))
             } else {
-                format!("{file}:{}: ", finding.line)
+                format!("{}:{}: ", one_line(file), finding.line)
             };
             let rule = finding.rule.name();
             w.extend_from_slice(format!("{place}{severity}[{rule}]: {message}\n").as_bytes());
@@ -246,13 +247,9 @@ fn severity_name(level: Level) -> &'static str {
     }
 }
 
-/// A message on one output line: line breaks become spaces.
+/// Event text on one output line, its control characters escaped.
 fn one_line(message: &str) -> std::borrow::Cow<'_, str> {
-    if message.contains(['\n', '\r']) {
-        message.replace(['\n', '\r'], " ").into()
-    } else {
-        message.into()
-    }
+    terminal::escape(message, Newlines::Escape)
 }
 
 /// The totals over every file.
@@ -386,7 +383,7 @@ mod tests {
     fn findings_print_as_documented() {
         assert_eq!(
             printed(Format::Text, 3, Some("e1")),
-            "f.jsonl:3: warning[duplicate]: two lines\n"
+            "f.jsonl:3: warning[duplicate]: two\\nlines\n"
         );
         assert_eq!(
             printed(Format::Json, 3, Some("e1")),
@@ -399,7 +396,7 @@ mod tests {
         // A finding about the whole stream has no line; no id, no member.
         assert_eq!(
             printed(Format::Text, 0, None),
-            "f.jsonl: warning[duplicate]: two lines\n"
+            "f.jsonl: warning[duplicate]: two\\nlines\n"
         );
         assert_eq!(
             printed(Format::Json, 0, None),
@@ -413,7 +410,8 @@ mod tests {
 
     #[test]
     fn messages_stay_on_one_line() {
-        assert_eq!(one_line("a\nb\r\nc"), "a b  c");
+        assert_eq!(one_line("a\nb\r\nc"), "a\\nb\\r\\nc");
+        assert_eq!(one_line("s\u{1b}]0;owned\u{7}"), "s\\x1b]0;owned\\x07");
         assert_eq!(one_line("plain"), "plain");
     }
 }
