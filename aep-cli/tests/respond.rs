@@ -544,3 +544,18 @@ fn verbatim_free_text_is_sent_at_full() {
     let output = respond(&["--option", "allow", "--capture", "metadata"], &file);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
+
+/// Every diagnostic names the command that printed it.
+#[test]
+fn a_skipped_line_is_noted_under_the_commands_name() {
+    let mut file = capture(&[permission_request()]);
+    writeln!(file, "not an event").unwrap();
+    let output = respond(&["--option", "allow"], &file);
+    let (_, _) = written(&output);
+    let notes = stderr(&output);
+    assert!(notes.starts_with("aep respond: "), "{notes}");
+    assert!(
+        notes.contains(":2: ") || notes.contains("line 2"),
+        "{notes}"
+    );
+}

@@ -141,7 +141,8 @@ pub fn run(args: &Args) -> Status {
             ),
             Ok(Some((number, Line::Text(text)))) => {
                 let name = &input.name;
-                let mut warn = |message: String| diag!("{name}:{number}: warning: {message}");
+                let mut warn =
+                    |message: String| diag!("aep convert: {name}:{number}: warning: {message}");
                 (number, convert(text, &mut warn))
             }
             Err(e) => {

@@ -263,7 +263,7 @@ fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
         match result {
             Ok(event) => events.push(event),
             Err(e) if e.is_io() => return Err(Stop::Failure(format!("{name}: {e}"))),
-            Err(e) => diag!("{name}: skipped {e}"),
+            Err(e) => diag!("aep respond: {name}: {e}; skipped"),
         }
     }
     let snapshot = project(&events);
