@@ -258,13 +258,32 @@ fn every_broken_rule_is_listed() {
     refused(&output, &["field `name`", "field `pick`", "field `port`"]);
 }
 
+/// Exit status 2 (a usage error), nothing on standard output, and every
+/// `needle` in the message.
+fn usage_error(output: &Output, needles: &[&str]) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(output.stdout.is_empty(), "nothing is written");
+    for needle in needles {
+        assert!(message.contains(needle), "`{needle}` in: {message}");
+    }
+}
+
 #[test]
-fn values_that_are_not_an_object_are_refused() {
-    refused(&answer_form(json!([1])), &["--values", "JSON object"]);
+fn values_that_are_not_an_object_are_a_usage_error() {
+    usage_error(&answer_form(json!([1])), &["--values", "JSON object"]);
     let file = capture(&[form_request()]);
-    refused(
+    usage_error(
         &respond(&["--values", "{name"], &file),
         &["--values", "not JSON"],
+    );
+    // A field given twice would lose one of its values.
+    usage_error(
+        &respond(
+            &["--values", r#"{"name": "a", "port": 1, "name": "b"}"#],
+            &file,
+        ),
+        &["--values", "`name` is given twice"],
     );
 }
 

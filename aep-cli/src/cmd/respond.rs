@@ -73,9 +73,10 @@ Exit status:
   1    nothing to answer (no pending request, an unknown --id), or an answer
        the request refuses (the field and the rule are named); nothing is
        written
-  2    a usage error, an input that cannot be read, or an event that would
-       break the protocol (a bug: its violations are printed, it is not
-       written)
+  2    a usage error (--values that is not a JSON object or names a member
+       twice included), an input that cannot be read, or an event that
+       would break the protocol (a bug: its violations are printed, it is
+       not written)
   130  cancelled at a prompt; nothing is written
 
 Examples:
@@ -222,7 +223,12 @@ fn respond(args: &Args) -> Result<(), Stop> {
         );
     }
     let answer = match reply {
-        Some(reply) => reply.check(&request.payload).map_err(Stop::Refused)?,
+        Some(reply) => reply
+            .check(&request.payload)
+            .map_err(|refusal| match refusal {
+                answer::Refusal::Usage(message) => Stop::Failure(message),
+                answer::Refusal::Rule(message) => Stop::Refused(message),
+            })?,
         None => match prompt::ask(&request.payload) {
             Ok(answer) => answer,
             Err(prompt::Error::Cancelled) => return Err(Stop::Cancelled),

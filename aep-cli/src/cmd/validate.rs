@@ -41,6 +41,9 @@ Examples:
   aep validate --max-line-bytes 16MiB big.jsonl
   aep validate --jobs 1 capture.jsonl";
 
+/// The most `--jobs` (the library uses no more threads).
+const MAX_JOBS: i64 = aep::stream::MAX_JOBS as i64;
+
 /// The arguments of `aep validate`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -56,11 +59,11 @@ pub struct Args {
     pub format: Format,
 
     /// Threads for decoding and the per-event checks (the stream rules
-    /// run in line order on one); the output is the same for any number.
-    /// Default: the available cores; more than 64 are not used. `--jobs 1`
+    /// run in line order on one), from 1 to 64; the output is the same for
+    /// any number. Default: the available cores, at most 64. `--jobs 1`
     /// takes the least CPU time and memory, and is the fastest on a machine
     /// busy with other work.
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_JOBS))]
     pub jobs: Option<u16>,
 
     #[command(flatten)]
