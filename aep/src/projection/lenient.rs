@@ -54,7 +54,8 @@ const STRINGS: [&str; 3] = ["session", "run", "subject"];
 /// The optional integer attributes the fold reads.
 const POSITIONS: [&str; 2] = ["seq", "epoch"];
 
-/// Reads `line` for the fold (see the [module documentation](self)).
+/// Reads `line` for the fold: strictly when it is a valid event, else by
+/// the attributes the fold reads (see the [`projection`](super) module).
 ///
 /// ```
 /// use aep::projection::read;
