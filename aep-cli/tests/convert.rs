@@ -191,7 +191,7 @@ fn from_cloudevents_warns_on_dropped_attributes_and_refuses_foreign_types() {
     );
     let diagnostics = stderr(&output);
     assert!(
-        diagnostics.contains("<stdin>:1: warning: dropped attribute `Bad-Name`"),
+        diagnostics.contains("aep convert: <stdin>:1: warning: dropped attribute `Bad-Name`"),
         "{diagnostics}"
     );
     assert!(

@@ -345,3 +345,24 @@ fn an_event_above_the_ceiling_is_projected_from_its_envelope_alone() {
     let record = project(&dismissed, &options).unwrap().unwrap();
     assert_eq!(record["disposition_id"], 16);
 }
+
+/// `device.hostname` is the host alone: a source URI's user information
+/// (a password) and port do not leave in it; a tool event with neither a
+/// subject nor a call id has no `process` rather than an empty one.
+#[test]
+fn the_device_is_named_by_its_host_and_an_empty_process_is_left_out() {
+    let e = Event::from_json(
+        r#"{"aep":"0.1","id":"e1","type":"tool.failed","time":"2026-11-30T12:00:00Z",
+            "source":"https://svc:hunter2@relay.example:8443/a","agent":"a","session":"s",
+            "seq":1,"data":{"tool":{"name":"Bash"},"error":{"type":"timeout"}}}"#,
+    )
+    .unwrap();
+    let record = project(&e, &Options::default()).unwrap().unwrap();
+    assert_eq!(
+        record["device"],
+        serde_json::json!({"type_id": 0, "hostname": "relay.example"})
+    );
+    assert!(record.get("process").is_none(), "{record}");
+    let text = serde_json::to_string(&record["device"]).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+}

@@ -2,8 +2,6 @@
 //! OCSF records, and CloudEvents back to AEP events (the AEP-0005
 //! bridges).
 
-use std::io::Write;
-
 use aep::aep_types::reader::{too_long_message, unsupported_version, Line, LineReader};
 use aep::bridge::cloudevents::{self, CloudEvent};
 use aep::bridge::{ocsf, otlp};
@@ -126,6 +124,17 @@ pub fn run(args: &Args) -> Status {
     let mut lines = LineReader::new(input.reader, args.input.limit.max_line_bytes);
     let (mut converted, mut refused) = (0u64, 0u64);
     loop {
+        // Before a read that may wait, what is decided leaves.
+        if !input::line_ready(lines.get_ref()) {
+            match out.flush() {
+                Ok(()) => {}
+                Err(WriteError::Closed) => return status(refused),
+                Err(e) => {
+                    diag!("aep convert: error: {e}");
+                    return Status::Failure;
+                }
+            }
+        }
         let (number, result) = match lines.next_line() {
             Ok(None) => break,
             Ok(Some((number, Line::TooLong { bytes }))) => (
@@ -134,7 +143,8 @@ pub fn run(args: &Args) -> Status {
             ),
             Ok(Some((number, Line::Text(text)))) => {
                 let name = &input.name;
-                let mut warn = |message: String| diag!("{name}:{number}: warning: {message}");
+                let mut warn =
+                    |message: String| diag!("aep convert: {name}:{number}: warning: {message}");
                 (number, convert(text, &mut warn))
             }
             Err(e) => {
@@ -148,8 +158,7 @@ pub fn run(args: &Args) -> Status {
         match result {
             Ok(Converted::Line(line)) => {
                 converted += 1;
-                let written = writeln!(out.writer(), "{line}").map_err(WriteError::from);
-                match written {
+                match out.line(line.as_bytes(), b"\n") {
                     Ok(()) => {}
                     Err(WriteError::Closed) => return status(refused),
                     Err(e) => {
