@@ -33,11 +33,14 @@ mod claude_code;
 mod codex;
 mod error;
 mod event;
+mod gemini_cli;
 mod hooks;
 mod json;
 mod names;
 mod posture;
+mod qwen_code;
 mod vocabulary;
+mod vscode;
 
 pub use error::MapError;
 pub use event::MappedEvent;

@@ -312,6 +312,9 @@ impl Mapper {
                 claude_code::elicitation(text, cx).map(|e| vec![e])
             }
             (Vocabulary::Codex, None) => codex::map(value, cx),
+            (Vocabulary::GeminiCli, None) => gemini_cli::map(value, cx),
+            (Vocabulary::QwenCode, None) => qwen_code::map(value, cx),
+            (Vocabulary::Vscode, None) => vscode::map(value, cx),
             (vocabulary, surface) => Err(MapError::new(format!(
                 "{vocabulary}{}: not implemented",
                 surface
