@@ -36,6 +36,7 @@ mod event;
 mod gemini_cli;
 mod hooks;
 mod json;
+mod kimi_code;
 mod names;
 mod posture;
 mod qwen_code;

@@ -315,6 +315,8 @@ impl Mapper {
             (Vocabulary::GeminiCli, None) => gemini_cli::map(value, cx),
             (Vocabulary::QwenCode, None) => qwen_code::map(value, cx),
             (Vocabulary::Vscode, None) => vscode::map(value, cx),
+            (Vocabulary::KimiCode, None) => kimi_code::map(value, cx),
+            (Vocabulary::KimiCode, Some(Surface::Ws)) => kimi_code::web::map(value, cx),
             (vocabulary, surface) => Err(MapError::new(format!(
                 "{vocabulary}{}: not implemented",
                 surface
