@@ -38,6 +38,7 @@ mod hooks;
 mod json;
 mod kimi_code;
 mod names;
+mod opencode;
 mod posture;
 mod qwen_code;
 mod vocabulary;

@@ -316,6 +316,17 @@ impl Mapper {
             (Vocabulary::QwenCode, None) => qwen_code::map(value, cx),
             (Vocabulary::Vscode, None) => vscode::map(value, cx),
             (Vocabulary::KimiCode, None) => kimi_code::map(value, cx),
+            (Vocabulary::Opencode, None) => opencode::map(value, cx, opencode::Fork::Opencode),
+            (Vocabulary::Kilocode, None) => opencode::map(value, cx, opencode::Fork::Kilocode),
+            (Vocabulary::Opencode, Some(Surface::Sse)) => {
+                opencode::sse(value, cx, opencode::Fork::Opencode)
+            }
+            (Vocabulary::Kilocode, Some(Surface::Sse)) => {
+                opencode::sse(value, cx, opencode::Fork::Kilocode)
+            }
+            (Vocabulary::Opencode | Vocabulary::Kilocode, Some(Surface::Todos)) => {
+                opencode::todos(value, cx)
+            }
             (Vocabulary::KimiCode, Some(Surface::Ws)) => kimi_code::web::map(value, cx),
             (vocabulary, surface) => Err(MapError::new(format!(
                 "{vocabulary}{}: not implemented",
