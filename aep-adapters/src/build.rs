@@ -121,6 +121,12 @@ impl Core<'_> {
         self
     }
 
+    /// The same event with its payload changed by `f`.
+    pub fn map_payload(mut self, f: impl FnOnce(Payload) -> Payload) -> Self {
+        self.payload = f(self.payload);
+        self
+    }
+
     /// The event at the ceiling of its type, checked against the schemas.
     pub fn build(self) -> Result<MappedEvent, MapError> {
         let Some(event_type) = self.payload.event_type() else {

@@ -30,10 +30,12 @@
 
 mod build;
 mod claude_code;
+mod cline;
 mod codex;
 mod error;
 mod event;
 mod gemini_cli;
+mod hermes;
 mod hooks;
 mod json;
 mod kimi_code;

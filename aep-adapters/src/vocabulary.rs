@@ -328,6 +328,8 @@ impl Mapper {
                 opencode::todos(value, cx)
             }
             (Vocabulary::KimiCode, Some(Surface::Ws)) => kimi_code::web::map(value, cx),
+            (Vocabulary::Cline, None) => cline::map(value, cx),
+            (Vocabulary::Hermes, None) => hermes::map(value, cx),
             (vocabulary, surface) => Err(MapError::new(format!(
                 "{vocabulary}{}: not implemented",
                 surface
