@@ -28,6 +28,7 @@
 // The shared builders are ahead of the vocabularies that use them.
 #![allow(dead_code)]
 
+mod antigravity;
 mod build;
 mod claude_code;
 mod cline;
@@ -41,6 +42,7 @@ mod json;
 mod kimi_code;
 mod names;
 mod opencode;
+mod pi;
 mod posture;
 mod qwen_code;
 mod vocabulary;

@@ -330,6 +330,8 @@ impl Mapper {
             (Vocabulary::KimiCode, Some(Surface::Ws)) => kimi_code::web::map(value, cx),
             (Vocabulary::Cline, None) => cline::map(value, cx),
             (Vocabulary::Hermes, None) => hermes::map(value, cx),
+            (Vocabulary::Antigravity, None) => antigravity::map(value, cx),
+            (Vocabulary::Pi, None) => pi::map(value, cx),
             (vocabulary, surface) => Err(MapError::new(format!(
                 "{vocabulary}{}: not implemented",
                 surface
