@@ -28,6 +28,8 @@
 // The shared builders are ahead of the vocabularies that use them.
 #![allow(dead_code)]
 
+mod acp;
+mod agui;
 mod antigravity;
 mod build;
 mod claude_code;

@@ -332,6 +332,8 @@ impl Mapper {
             (Vocabulary::Hermes, None) => hermes::map(value, cx),
             (Vocabulary::Antigravity, None) => antigravity::map(value, cx),
             (Vocabulary::Pi, None) => pi::map(value, cx),
+            (Vocabulary::Acp, None) => acp::map(value, cx),
+            (Vocabulary::Agui, None) => agui::map(value, cx),
             (vocabulary, surface) => Err(MapError::new(format!(
                 "{vocabulary}{}: not implemented",
                 surface
