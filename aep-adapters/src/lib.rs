@@ -25,8 +25,6 @@
 //!   run, a tool-name join, the previous todo list, the previous status)
 //!   is carried in the input, or left to the runtime.
 #![deny(missing_docs)]
-// The shared builders are ahead of the vocabularies that use them.
-#![allow(dead_code)]
 
 mod acp;
 mod agui;
@@ -44,6 +42,8 @@ mod json;
 mod kimi_code;
 mod names;
 mod opencode;
+mod openhands;
+mod otel;
 mod pi;
 mod posture;
 mod qwen_code;

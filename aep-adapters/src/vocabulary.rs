@@ -334,11 +334,17 @@ impl Mapper {
             (Vocabulary::Pi, None) => pi::map(value, cx),
             (Vocabulary::Acp, None) => acp::map(value, cx),
             (Vocabulary::Agui, None) => agui::map(value, cx),
+            (Vocabulary::Openhands, None) => openhands::map(value, cx),
+            (Vocabulary::Openhands, Some(Surface::Status)) => openhands::status(value, cx),
+            (Vocabulary::CodexOtel, None) => otel::codex(value, cx),
+            (Vocabulary::VscodeOtel, None) => otel::vscode(value, cx),
+            // `Mapper::new` lets no other pair through.
             (vocabulary, surface) => Err(MapError::new(format!(
-                "{vocabulary}{}: not implemented",
-                surface
-                    .map(|s| format!(" --surface {s}"))
-                    .unwrap_or_default()
+                "internal: {}",
+                UnknownSurface {
+                    vocabulary,
+                    surface
+                }
             ))),
         }
     }
