@@ -227,6 +227,12 @@ impl fmt::Display for UnknownSurface {
 
 impl std::error::Error for UnknownSurface {}
 
+/// The emitter with the default redaction pipeline, compiled once.
+fn default_emitter() -> Emitter {
+    static EMITTER: std::sync::OnceLock<Emitter> = std::sync::OnceLock::new();
+    EMITTER.get_or_init(Emitter::default).clone()
+}
+
 /// One vocabulary's surface at a posture: JSON inputs in, events out.
 #[derive(Debug, Clone)]
 pub struct Mapper {
@@ -259,7 +265,7 @@ impl Mapper {
             vocabulary,
             surface,
             posture,
-            emitter: Emitter::default(),
+            emitter: default_emitter(),
         })
     }
 
