@@ -55,6 +55,7 @@ enum Command {
     Redact(cmd::redact::Args),
     Emit(cmd::emit::Args),
     Filter(cmd::filter::Args),
+    Adapter(cmd::adapter::Args),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         Command::Redact(args) => cmd::redact::run(args),
         Command::Emit(args) => cmd::emit::run(args),
         Command::Filter(args) => cmd::filter::run(args),
+        Command::Adapter(args) => cmd::adapter::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -218,8 +218,11 @@ fn every_category(dir: &Path) {
         dir,
         "mappings/codex.json",
         &json!({"identity": {"session_from": "id"},
-        "hooks": {"A": {"input": {}, "expected": null},
-                  "B": {"input": {}, "expected": {"type": "run.started"}}}}),
+        "hooks": {"A": {"input": {"hook_event_name": "Stop", "session_id": "s"},
+                        "expected": {"type": "run.finished", "data": {}}},
+                  "B": {"input": {"hook_event_name": "PreCompact", "session_id": "s"},
+                        "expected": {"type": "session.compacted", "data": {}}},
+                  "C": {"input": {"hook_event_name": "Stop"}, "expected_someday": null}}}),
     );
     write_json(
         dir,
@@ -302,7 +305,7 @@ fn a_wrong_pin_in_any_category_is_a_failure_with_what_differed() {
             "invalid         1/2",
             "downlevel       1/2",
             "capture-gating  1/2",
-            "mappings        1/2 (2 not implemented)",
+            "mappings        2/4 (1 not implemented)",
             "attr-match      2/4",
             "ce-roundtrip    3/5",
             "otlp            1/2",
@@ -310,7 +313,7 @@ fn a_wrong_pin_in_any_category_is_a_failure_with_what_differed() {
             "redaction       2/3",
             "lifecycle       not implemented (no runner for this category)",
             "",
-            "FAILED: 11 failure(s)",
+            "FAILED: 12 failure(s)",
         ],
         "{stdout}"
     );
@@ -319,7 +322,8 @@ fn a_wrong_pin_in_any_category_is_a_failure_with_what_differed() {
         "  FAIL none keeps data (wrong)\n       data: missing, expected {\"tool\":{\"name\":\"Bash\"}}",
         "  FAIL free text stays (wrong)\n       /s: missing, expected \"free\"",
         "  FAIL claude-code.json ask_user_question expected_data_metadata\n       /fields/0/label: expected \"H\", got \"1\"",
-        "  not implemented: codex.json 2",
+        "  FAIL codex.json hooks B expected\n       expected 1 event(s), got 0: []",
+        "  not implemented: codex.json 1",
         "  FAIL match: other agent (wrong)\n       expected match = true, got false",
         "  FAIL refuse: a valid filter (wrong)\n       `aep filter '{\"agent\":\"x\"}'` was not refused",
         "  FAIL forward[1] tool.completed\n       /aepsequence: expected 2, got 1",

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has its `Args` (clap) and a `run`
 //! that returns the exit [`Status`].
 
+pub mod adapter;
 pub mod convert;
 pub mod emit;
 pub mod filter;

@@ -9,7 +9,7 @@
 //! | `invalid` | `aep validate -` per case (one event, or a stream) |
 //! | `downlevel` | `Event::down_level` |
 //! | `capture-gating` | `form::gate_values` |
-//! | `mappings` | the source-vocabulary mappings the project has ([`categories::mappings`]) |
+//! | `mappings` | `aep adapter map VOCABULARY`, one run per vocabulary and argument list ([`categories::mappings`]) |
 //! | `attr-match` | `filter::Filter` for matching, `aep filter` for refusing invalid filters |
 //! | `ce-roundtrip` | `aep convert --to cloudevents` / `--from cloudevents` |
 //! | `otlp` | `aep convert --to otlp` |

@@ -1,0 +1,219 @@
+//! What the hook vocabularies of the Claude Code family share (Codex,
+//! Gemini CLI, Qwen Code, VS Code, Kimi Code): the stdin payload's common
+//! members, and the events the same moment means in each.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use aep::attention_requested::{Kind, RespondVia};
+use aep::{
+    AttentionRequested, Choice, ErrorInfo, Object, Payload, ToolCompleted, ToolFailed, ToolRef,
+    ToolRequested,
+};
+
+use crate::build::{Core, Cx};
+use crate::error::MapError;
+use crate::json;
+
+/// A hook's stdin payload: the members the family's hooks carry, each
+/// optional (a hook reads the ones it has). Unknown members are ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Hook {
+    /// The hook's name (`PreToolUse`, ...).
+    pub hook_event_name: String,
+    /// The vendor session id.
+    pub session_id: Option<String>,
+    /// Why a session started (`startup`, `resume`, ...).
+    pub source: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The working directory.
+    pub cwd: Option<String>,
+    /// The user's prompt: text, or content parts.
+    pub prompt: Option<Value>,
+    /// The tool's name.
+    pub tool_name: Option<String>,
+    /// The tool call id (Codex, Qwen Code, VS Code).
+    pub tool_use_id: Option<String>,
+    /// The tool call id (Kimi Code).
+    pub tool_call_id: Option<String>,
+    /// The tool's arguments.
+    pub tool_input: Option<Value>,
+    /// The tool's result.
+    pub tool_response: Option<Value>,
+    /// The tool's output (Kimi Code).
+    pub tool_output: Option<Value>,
+    /// A subagent's id.
+    pub agent_id: Option<String>,
+    /// A subagent's (or the session's agent's) type.
+    pub agent_type: Option<String>,
+    /// What triggered a compaction (`auto`, `manual`).
+    pub trigger: Option<String>,
+    /// A notification's type.
+    pub notification_type: Option<String>,
+    /// A notification's text.
+    pub message: Option<String>,
+    /// An error: text, or an object.
+    pub error: Option<Value>,
+    /// Why a session ended or a turn was interrupted.
+    pub reason: Option<String>,
+}
+
+impl Hook {
+    /// Reads a hook payload; `Ok(None)` when it has no `hook_event_name`
+    /// string is impossible: that is an error naming the member.
+    pub fn read(input: &Value, vendor: &str) -> Result<Hook, MapError> {
+        json::object(input, vendor)?;
+        json::req_str(input, "hook_event_name", vendor)?;
+        json::decode(input, vendor)
+    }
+
+    /// The tool name, required by the tool hooks.
+    pub fn tool(&self) -> Result<&str, MapError> {
+        self.tool_name.as_deref().ok_or_else(|| {
+            MapError::new(format!(
+                "{}: missing member `tool_name`",
+                self.hook_event_name
+            ))
+        })
+    }
+}
+
+/// A tool reference with its call id, when there is one.
+pub fn tool_ref(name: &str, call_id: Option<&str>) -> ToolRef {
+    let mut tool = ToolRef::new(name);
+    tool.call_id = call_id.filter(|c| !c.is_empty()).map(str::to_owned);
+    tool
+}
+
+/// `tool.requested` for a call: the arguments ride at `full`, their
+/// digest always, subject the tool name.
+pub fn tool_requested<'a>(cx: &Cx<'a>, tool: ToolRef, args: Option<&Value>) -> Core<'a> {
+    let name = tool.name.clone();
+    let mut payload = ToolRequested::new(tool);
+    if let Some(args) = args.filter(|a| !a.is_null()) {
+        payload.args_digest = Some(aep::digest::digest(args));
+        payload.args = args.as_object().cloned();
+    }
+    cx.core(Payload::ToolRequested(payload)).subject(Some(name))
+}
+
+/// `tool.completed` for a call: the result rides at `full` (an object
+/// or a string), its digest always, subject the tool name.
+pub fn tool_completed<'a>(cx: &Cx<'a>, tool: ToolRef, result: Option<&Value>) -> Core<'a> {
+    let name = tool.name.clone();
+    let mut payload = ToolCompleted::new(tool);
+    if let Some(result) = result.filter(|r| !r.is_null()) {
+        payload.result_digest = Some(aep::digest::digest(result));
+        payload.result = match result {
+            Value::Object(o) => Some(o.clone().into()),
+            Value::String(s) => Some(s.clone().into()),
+            _ => None,
+        };
+    }
+    cx.core(Payload::ToolCompleted(payload)).subject(Some(name))
+}
+
+/// `tool.failed` for a call, the error's type at metadata, its message
+/// gated by the schema.
+pub fn tool_failed<'a>(
+    cx: &Cx<'a>,
+    tool: ToolRef,
+    error_type: &str,
+    message: Option<&str>,
+) -> Core<'a> {
+    let name = tool.name.clone();
+    let mut error = ErrorInfo::new();
+    error.type_ = Some(error_type.to_owned());
+    error.message = message.map(str::to_owned);
+    cx.core(Payload::ToolFailed(ToolFailed::new(tool, error)))
+        .subject(Some(name))
+}
+
+/// The prompt of a permission request for `tool`: `Permission requested:
+/// {tool}`, then ` — {command}` (or the file path the call touches) and
+/// ` ({description})` when the arguments carry them.
+pub fn permission_prompt(tool: &str, args: Option<&Value>) -> String {
+    let mut prompt = format!("Permission requested: {tool}");
+    let text = |key: &str| {
+        args.and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(detail) = text("command")
+        .or_else(|| text("file_path"))
+        .or_else(|| text("path"))
+    {
+        prompt.push_str(" — ");
+        prompt.push_str(detail);
+    }
+    if let Some(description) = text("description") {
+        prompt.push_str(&format!(" ({description})"));
+    }
+    prompt
+}
+
+/// A permission request answered over the control channel, with the
+/// options the hold-open hook can deliver (`allow`, `deny`).
+pub fn permission_over_control(prompt: String) -> AttentionRequested {
+    let mut request = AttentionRequested::new(Kind::Permission, prompt);
+    request.options = Some(vec![
+        Choice::new("allow", "Allow"),
+        Choice::new("deny", "Deny"),
+    ]);
+    request.respond_via = Some(vec![RespondVia::Control]);
+    request
+}
+
+/// The text of a prompt: a string, or the text parts of a content array
+/// joined.
+pub fn prompt_text(prompt: Option<&Value>) -> Option<String> {
+    prompt.and_then(json::text_of)
+}
+
+/// An object of the members that are `Some`, for vendor extras.
+pub fn extras<const N: usize>(members: [(&str, Option<Value>); N]) -> Object {
+    members
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn permission_prompts_name_the_tool_and_what_it_does() {
+        let args = json!({"command": "rm -rf build", "description": "clean build dir"});
+        assert_eq!(
+            permission_prompt("shell", Some(&args)),
+            "Permission requested: shell — rm -rf build (clean build dir)"
+        );
+        assert_eq!(
+            permission_prompt("Edit", Some(&json!({"file_path": "/a.rs"}))),
+            "Permission requested: Edit — /a.rs"
+        );
+        assert_eq!(
+            permission_prompt("Web", Some(&json!({"command": 3}))),
+            "Permission requested: Web"
+        );
+        assert_eq!(permission_prompt("Web", None), "Permission requested: Web");
+    }
+
+    #[test]
+    fn a_hook_needs_its_name() {
+        let e = Hook::read(&json!({"session_id": "s"}), "codex").unwrap_err();
+        assert_eq!(e.message(), "codex: missing member `hook_event_name`");
+        let e = Hook::read(
+            &json!({"hook_event_name": "Stop", "session_id": 1}),
+            "codex",
+        )
+        .unwrap_err();
+        assert!(e.message().contains("session_id"), "{e}");
+        let e = Hook::read(&json!([]), "codex").unwrap_err();
+        assert_eq!(e.message(), "codex: expected a JSON object, got an array");
+    }
+}

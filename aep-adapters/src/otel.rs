@@ -1,0 +1,302 @@
+//! The OpenTelemetry log channels of Codex and the VS Code agent
+//! (AEP-0002 Annex A.2, A.5): one log record, flattened
+//! (`{resource, attributes}`), per input.
+//!
+//! Companion mode (the default: a hook adapter observes the same agent and
+//! is the only source of core types) emits the channel's own
+//! `x.{vendor}.otel.*` family; primary mode (no hook adapter) maps the core
+//! subset. Only named structural attributes ride at metadata; content
+//! attributes ride from `redacted` up; unknown records are never guessed
+//! at (`x.{vendor}.otel.unknown`).
+
+use serde_json::{Map, Value};
+
+use aep::{Payload, SessionStarted, ToolDenied};
+
+use crate::build::{Cx, Vendor};
+use crate::error::MapError;
+use crate::event::MappedEvent;
+use crate::hooks;
+use crate::json;
+use crate::posture::Mode;
+
+/// Maps one Codex record.
+pub fn codex(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
+    let attributes = attributes(input)?;
+    let name = attributes
+        .get("event.name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let primary = cx.posture.mode == Mode::Primary;
+    let text = |key: &str| attributes.get(key).and_then(Value::as_str);
+    let (leaf, meta, content): (&str, &[&str], &[&str]) = match name {
+        "codex.conversation_starts" => (
+            "conversation_starts",
+            &[
+                "provider_name",
+                "model",
+                "reasoning_effort",
+                "reasoning_summary",
+                "context_window",
+                "max_output_tokens",
+                "auto_compact_token_limit",
+                "approval_policy",
+                "sandbox_policy",
+                "mcp_servers",
+                "active_profile",
+            ],
+            &[],
+        ),
+        "codex.user_prompt" => ("user_prompt", &["prompt_length"], &["prompt"]),
+        "codex.tool_decision" => (
+            "tool_decision",
+            &["tool_name", "call_id", "decision", "source"],
+            &[],
+        ),
+        "codex.tool_result" => (
+            "tool_result",
+            &["tool_name", "call_id", "success", "duration_ms"],
+            &["arguments", "output", "error"],
+        ),
+        "codex.api_request" => (
+            "api_request",
+            &["status", "duration_ms", "attempt", "attempts"],
+            &["error"],
+        ),
+        "codex.sse_event" => (
+            "sse_event",
+            &[
+                "kind",
+                "event.kind",
+                "success",
+                "duration_ms",
+                "input_token_count",
+                "output_token_count",
+                "cached_token_count",
+                "reasoning_token_count",
+                "tool_token_count",
+            ],
+            &["error"],
+        ),
+        "codex.websocket_event" => (
+            "websocket_event",
+            &["kind", "success", "duration_ms"],
+            &["error"],
+        ),
+        _ => return Ok(vec![unknown(cx, "x.codex.otel.unknown", name)?]),
+    };
+    if primary {
+        match name {
+            "codex.conversation_starts" => {
+                let mut started = SessionStarted::new();
+                started.client = Some(aep::session_started::Client::new("codex"));
+                started.gen_ai_request_model = text("model").map(str::to_owned);
+                return Ok(vec![cx.core(Payload::SessionStarted(started)).build()?]);
+            }
+            "codex.tool_decision" => {
+                let denied = matches!(
+                    text("decision"),
+                    Some("deny" | "denied" | "abort" | "rejected")
+                );
+                // A user's deny is a human decision, not a policy block.
+                let by = match text("source") {
+                    Some("config") => aep::tool_denied::By::Policy,
+                    Some("automation" | "auto") => aep::tool_denied::By::Runtime,
+                    _ => return Ok(Vec::new()),
+                };
+                if !denied {
+                    return Ok(Vec::new());
+                }
+                let tool_name = text("tool_name").unwrap_or("unknown");
+                let tool = hooks::tool_ref(tool_name, text("call_id"));
+                let payload = Payload::ToolDenied(ToolDenied::new(tool, by));
+                return Ok(vec![cx.core(payload).subject(Some(tool_name)).build()?]);
+            }
+            "codex.tool_result" => {
+                let tool_name = text("tool_name").unwrap_or("unknown");
+                let tool = hooks::tool_ref(tool_name, text("call_id"));
+                let success = flag(attributes.get("success"));
+                let event = if success == Some(false) {
+                    hooks::tool_failed(cx, tool, "tool_error", text("error")).build()?
+                } else {
+                    let duration = json::count(attributes.get("duration_ms"));
+                    hooks::tool_completed(cx, tool, None)
+                        .map_payload(|p| match p {
+                            Payload::ToolCompleted(mut c) => {
+                                c.duration_ms = duration;
+                                Payload::ToolCompleted(c)
+                            }
+                            other => other,
+                        })
+                        .build()?
+                };
+                return Ok(vec![event]);
+            }
+            _ => {}
+        }
+    }
+    let builder = members(
+        cx.vendor(format!("x.codex.otel.{leaf}")),
+        attributes,
+        meta,
+        content,
+    );
+    Ok(vec![builder.build()?])
+}
+
+/// Maps one VS Code agent record (`copilot_chat.*` and the GenAI
+/// inference-details record).
+pub fn vscode(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
+    let attributes = attributes(input)?;
+    let name = attributes
+        .get("event.name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let primary = cx.posture.mode == Mode::Primary;
+    let text = |key: &str| attributes.get(key).and_then(Value::as_str);
+    let (leaf, meta, content): (&str, &[&str], &[&str]) = match name {
+        "copilot_chat.session.start" => (
+            "session.start",
+            &["gen_ai.request.model", "gen_ai.agent.name"],
+            &[],
+        ),
+        "copilot_chat.tool.call" => (
+            "tool.call",
+            &[
+                "gen_ai.tool.name",
+                "gen_ai.tool.call.id",
+                "duration_ms",
+                "success",
+                "error.type",
+            ],
+            &["error.message"],
+        ),
+        "copilot_chat.agent.turn" => (
+            "agent.turn",
+            &[
+                "turn.index",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "tool_call_count",
+            ],
+            &[],
+        ),
+        "gen_ai.client.inference.operation.details" => (
+            "inference_details",
+            &[
+                "gen_ai.operation.name",
+                "gen_ai.request.model",
+                "gen_ai.response.model",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+            ],
+            &[
+                "gen_ai.input.messages",
+                "gen_ai.output.messages",
+                "gen_ai.system_instructions",
+            ],
+        ),
+        "copilot_chat.edit.feedback" => (
+            "edit.feedback",
+            &[
+                "outcome",
+                "language_id",
+                "participant",
+                "request_id",
+                "edit_surface",
+                "has_remaining_edits",
+                "is_notebook",
+            ],
+            &[],
+        ),
+        _ => return Ok(vec![unknown(cx, "x.vscode.otel.unknown", name)?]),
+    };
+    if primary {
+        match name {
+            "copilot_chat.session.start" => {
+                let mut started = SessionStarted::new();
+                started.client = Some(aep::session_started::Client::new("vscode"));
+                started.gen_ai_request_model = text("gen_ai.request.model").map(str::to_owned);
+                return Ok(vec![cx.core(Payload::SessionStarted(started)).build()?]);
+            }
+            "copilot_chat.tool.call" => {
+                let tool_name = text("gen_ai.tool.name").unwrap_or("unknown");
+                let tool = hooks::tool_ref(tool_name, text("gen_ai.tool.call.id"));
+                let duration = json::count(attributes.get("duration_ms"));
+                let core = if flag(attributes.get("success")) == Some(false) {
+                    let kind = text("error.type")
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or("tool_error");
+                    hooks::tool_failed(cx, tool, kind, text("error.message"))
+                } else {
+                    hooks::tool_completed(cx, tool, None)
+                };
+                let event = core
+                    .map_payload(|p| match p {
+                        Payload::ToolCompleted(mut c) => {
+                            c.duration_ms = duration;
+                            Payload::ToolCompleted(c)
+                        }
+                        Payload::ToolFailed(mut f) => {
+                            f.duration_ms = duration;
+                            Payload::ToolFailed(f)
+                        }
+                        other => other,
+                    })
+                    .build()?;
+                return Ok(vec![event]);
+            }
+            _ => {}
+        }
+    }
+    let builder = members(
+        cx.vendor(format!("x.vscode.otel.{leaf}")),
+        attributes,
+        meta,
+        content,
+    );
+    Ok(vec![builder.build()?])
+}
+
+fn attributes(input: &Value) -> Result<&Map<String, Value>, MapError> {
+    json::object(input, "record")?;
+    match input.get("attributes") {
+        Some(attributes) => json::object(attributes, "record: `attributes`"),
+        None => Err(MapError::new("record: missing member `attributes`")),
+    }
+}
+
+/// A boolean attribute, written as a boolean or as `"true"`/`"false"`.
+fn flag(value: Option<&Value>) -> Option<bool> {
+    match value? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The record's named attributes: structural ones at metadata, content
+/// from `redacted` up.
+fn members<'a>(
+    mut builder: Vendor<'a>,
+    attributes: &Map<String, Value>,
+    meta: &[&str],
+    content: &[&str],
+) -> Vendor<'a> {
+    for key in meta {
+        let value = attributes
+            .get(*key)
+            .filter(|v| !v.is_object() && !v.is_array());
+        builder = builder.meta(key, value.cloned());
+    }
+    for key in content {
+        builder = builder.content(key, attributes.get(*key));
+    }
+    builder
+}
+
+fn unknown(cx: &Cx<'_>, type_: &str, name: &str) -> Result<MappedEvent, MapError> {
+    cx.vendor(type_)
+        .meta("event.name", Some(name).filter(|n| !n.is_empty()))
+        .build()
+}
