@@ -42,7 +42,9 @@
 //! Text is redacted a line at a time. Only PEM blocks, the whitespace
 //! between a credential's name, operator and value, `Bearer` and its token,
 //! and operator values that hold line breaks, cross a line break; a line
-//! carries what it leaves open to the next.
+//! carries what it leaves open to the next. That is what lets [`Stream`]
+//! redact standard input as it arrives, with the same result as
+//! [`Redactor::redact_str`] over the whole text.
 //!
 //! Out of scope, as for any pattern pipeline: secrets encoded (base64,
 //! URL-escaped, split across strings), secrets in object keys, and
@@ -66,12 +68,16 @@ mod carry;
 mod heads;
 mod homes;
 mod line;
+mod lossy;
+mod note;
 mod operator;
 mod paint;
 mod pem;
 mod pii;
 mod scan;
 mod shapes;
+mod skip;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -83,6 +89,9 @@ use self::carry::Carry;
 use self::line::Rules;
 use self::operator::Operator;
 use self::scan::Scan;
+
+pub use self::note::Note;
+pub use self::stream::Stream;
 
 /// What a secret becomes.
 pub const SECRET: &str = "[REDACTED:secret]";
@@ -225,6 +234,12 @@ impl Redactor {
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
+    }
+
+    /// A [`Stream`] over this pipeline, holding no line longer than
+    /// `max_line_bytes`.
+    pub fn stream(&self, max_line_bytes: usize) -> Stream<'_> {
+        Stream::new(self, max_line_bytes)
     }
 
     /// The configured home directory, if any.

@@ -4,7 +4,8 @@
 //!
 //! The rules look at one line at a time; these are the only constructs of
 //! the pipeline that cross a line break, so a line's redaction depends on
-//! the text before it only through a [`Carry`].
+//! the text before it only through a [`Carry`]. That is what lets a stream
+//! write each line as soon as it has read it.
 
 /// The state carried from one line to the next.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -13,6 +14,17 @@ pub(crate) struct Carry {
     pub pem: bool,
     /// The unfinished constructs, `OWE_*` bits.
     pub owed: u8,
+}
+
+impl std::ops::BitOr for Carry {
+    type Output = Carry;
+
+    fn bitor(self, other: Carry) -> Carry {
+        Carry {
+            pem: self.pem || other.pem,
+            owed: self.owed | other.owed,
+        }
+    }
 }
 
 /// A credential name (and its quote) then whitespace: an operator next.

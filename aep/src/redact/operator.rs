@@ -1,6 +1,7 @@
 //! The values the operator lists as secret (AEP-0003 §9.4(b)): literals,
 //! found wherever they are, the longest first where two start at the same
-//! place. A value may hold line breaks (a key read from a file).
+//! place. A value may hold line breaks (a key read from a file); a stream
+//! then holds back the few lines such a value could still complete.
 
 use regex::Regex;
 
@@ -8,6 +9,9 @@ use regex::Regex;
 #[derive(Debug, Clone)]
 pub(crate) struct Operator {
     values: Regex,
+    /// The values that hold a line break: their prefixes up to each break
+    /// are what a stream must wait on.
+    multiline: Vec<String>,
 }
 
 impl Operator {
@@ -26,7 +30,17 @@ impl Operator {
         let alternation: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
         Some(Operator {
             values: Regex::new(&alternation.join("|")).expect("escaped literals compile"),
+            multiline: values
+                .iter()
+                .filter(|v| v.contains('\n'))
+                .map(|v| (*v).to_owned())
+                .collect(),
         })
+    }
+
+    /// Whether a value holds a line break.
+    pub fn spans_lines(&self) -> bool {
+        !self.multiline.is_empty()
     }
 
     /// The leftmost value at or after `from`.
@@ -48,5 +62,23 @@ impl Operator {
             from = end;
         }
         found
+    }
+
+    /// The positions where the rest of `text` (which ends with a line
+    /// break) begins a value that more text could complete, in order.
+    pub fn open_positions(&self, text: &str, work: &mut u64) -> Vec<usize> {
+        let mut open = Vec::new();
+        for value in &self.multiline {
+            for (i, _) in value.match_indices('\n') {
+                let prefix = &value[..=i];
+                *work += prefix.len() as u64;
+                if prefix.len() < value.len() && text.ends_with(prefix) {
+                    open.push(text.len() - prefix.len());
+                }
+            }
+        }
+        open.sort_unstable();
+        open.dedup();
+        open
     }
 }

@@ -63,11 +63,19 @@ const FRAGMENTS: &[&str] = &[
     "\n",
 ];
 
-/// The work of redacting `text`.
-fn work(redactor: &Redactor, text: &str) -> u64 {
-    let mut work = 0;
-    redactor.redact_counting(text, &mut work);
-    work
+/// The work of redacting `text`, whole and as a stream cut at every
+/// 1,000th byte (checking the two agree).
+fn work(redactor: &Redactor, text: &str) -> (u64, u64) {
+    let mut whole = 0;
+    let expected = redactor.redact_counting(text, &mut whole).into_owned();
+    let mut stream = redactor.stream(1 << 30);
+    let mut out = String::new();
+    for chunk in text.as_bytes().chunks(1000) {
+        stream.write(chunk, &mut |line| out.push_str(line));
+    }
+    stream.finish(&mut |line| out.push_str(line));
+    assert_eq!(out, expected, "stream and text disagree");
+    (whole, stream.work())
 }
 
 /// `fragment` repeated to about `bytes` bytes.
@@ -89,16 +97,18 @@ fn redactors() -> Vec<Redactor> {
 }
 
 #[track_caller]
-fn assert_linear(what: &str, small: u64, large: u64, bytes: usize) {
-    assert!(
-        large <= 5 * small + 1024,
-        "{what}: work {small} on {bytes} bytes, {large} on four times as many"
-    );
-    assert!(
-        large <= 80 * 4 * bytes as u64,
-        "{what}: work {large} on {} bytes",
-        4 * bytes
-    );
+fn assert_linear(what: &str, small: (u64, u64), large: (u64, u64), bytes: usize) {
+    for (how, s, l) in [("text", small.0, large.0), ("stream", small.1, large.1)] {
+        assert!(
+            l <= 5 * s + 1024,
+            "{what} ({how}): work {s} on {bytes} bytes, {l} on four times as many"
+        );
+        assert!(
+            l <= 80 * 4 * bytes as u64,
+            "{what} ({how}): work {l} on {} bytes",
+            4 * bytes
+        );
+    }
 }
 
 #[test]
@@ -157,8 +167,8 @@ fn random_mixes_cost_linear_work() {
 fn the_work_counter_counts() {
     // A test that cannot fail is no test: the counter sees the text.
     let redactor = Redactor::default();
-    let small = work(&redactor, &repeated("token:", 1024));
-    let large = work(&redactor, &repeated("token:", 4096));
+    let (small, _) = work(&redactor, &repeated("token:", 1024));
+    let (large, _) = work(&redactor, &repeated("token:", 4096));
     assert!(
         small >= 1024 && large >= 4 * 1024 && large > 3 * small,
         "{small} {large}"
