@@ -29,6 +29,7 @@ fn the_benchmark_runs_on_a_tiny_corpus() {
             "stream_parallel",
             "down_level",
             "redact",
+            "redact_stream",
             "emit",
             "encode",
             "encode_value",

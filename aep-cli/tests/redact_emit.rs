@@ -66,13 +66,203 @@ fn redact_refuses_bad_input_naming_the_place() {
     assert!(out.stderr.contains("<stdin>:2:"), "{}", out.stderr);
     assert_eq!(out.stdout, "");
 
-    let out = run(&["redact"], Some(b"ok \xff\xfe"));
+    let out = run(&["redact", "--json"], Some(b"\"ok \xff\xfe\""));
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("not UTF-8 at byte 3"), "{}", out.stderr);
+    assert!(out.stderr.contains("not UTF-8 at byte 4"), "{}", out.stderr);
 
-    let out = run(&["redact", "--max-bytes", "4"], Some(b"too long"));
+    let out = run(
+        &["redact", "--json", "--max-bytes", "4"],
+        Some(b"\"too long\""),
+    );
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("--max-bytes"), "{}", out.stderr);
+}
+
+#[test]
+fn redact_text_that_is_not_utf8() {
+    // One stray byte does not stop the stream: it becomes U+FFFD, and a
+    // secret it cuts is still found.
+    let out = run(
+        &["redact"],
+        Some(b"ok \xff\xfe\nid AKIA\xffIOSFODNN7EXAMPLE\ntoken=abc\n"),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "ok \u{fffd}\u{fffd}\nid [REDACTED:secret]\ntoken=[REDACTED:secret]\n"
+    );
+    assert_eq!(
+        out.stderr,
+        "aep redact: <stdin>:1: 2 bytes that are not UTF-8, replaced by U+FFFD\n\
+         aep redact: <stdin>:2: 1 bytes that are not UTF-8, replaced by U+FFFD\n"
+    );
+}
+
+#[test]
+fn redact_holds_no_line_over_the_limit() {
+    // Input larger than --max-bytes streams through; a line longer than
+    // it is replaced and reported.
+    let mut input = "token=abc\n".repeat(100);
+    input.push_str(&"x".repeat(50));
+    input.push_str("\nend\n");
+    let out = run(&["redact", "--max-bytes", "16"], Some(input.as_bytes()));
+    assert_eq!(out.code, 1, "{out:?}");
+    let expected = format!(
+        "{}[REDACTED:secret]\nend\n",
+        "token=[REDACTED:secret]\n".repeat(100)
+    );
+    assert_eq!(out.stdout, expected);
+    assert_eq!(
+        out.stderr,
+        "aep redact: <stdin>:101: the line is 50 bytes, over the line limit; \
+         replaced by [REDACTED:secret]\n"
+    );
+}
+
+#[test]
+fn redact_pem_blocks_across_lines() {
+    let input = "config follows\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\nZzz999\n-----END RSA PRIVATE KEY-----\ndone\n";
+    let out = run(&["redact"], Some(input.as_bytes()));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "config follows\n[REDACTED:secret]\ndone\n")
+    );
+    // Cut short: dropped to the end, and said so.
+    let out = run(
+        &["redact"],
+        Some(b"a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nrest\n"),
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, "a\n[REDACTED:secret]"));
+    assert!(
+        out.stderr
+            .contains("<stdin>:2: a PEM block with no END line"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn redact_writes_each_line_as_it_reads_it() {
+    // `tail -f log | aep redact`: a line comes out while the input is
+    // still open.
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let mut child = common::aep()
+        .args(["redact", "--home", ""])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the aep binary runs");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (lines, received) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    for (input, expected) in [
+        ("token=abc\n", "token=[REDACTED:secret]"),
+        ("password:\n", "password:"),
+        (
+            "   hunter2 and ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345\n",
+            "   [REDACTED:secret] and [REDACTED:secret]",
+        ),
+    ] {
+        stdin.write_all(input.as_bytes()).expect("aep reads");
+        stdin.flush().expect("aep reads");
+        let line = received
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no output for {input:?} while the input is open"));
+        assert_eq!(line, expected);
+    }
+    drop(stdin);
+    let status = child.wait().expect("aep finishes");
+    reader.join().expect("the reader ends");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn redact_bare_provider_tokens_and_bearer_tokens() {
+    let input = "clone with ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345 now\n\
+                 X-Auth-Token: Bearer mysecrettokenvalue\n\
+                 Bearer abcDEFghiJKL\nBearer abc12\nthe bearer of this letter\n";
+    let out = run(&["redact"], Some(input.as_bytes()));
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "clone with [REDACTED:secret] now\nX-Auth-Token: [REDACTED:secret]\n\
+         Bearer [REDACTED:secret]\nBearer [REDACTED:secret]\nthe bearer of this letter\n"
+    );
+}
+
+#[test]
+fn redact_linear_on_hostile_input() {
+    // Ten thousand candidates, each inside the last one's span: redacted
+    // in one pass (the work is bounded by the library's tests; here, the
+    // result).
+    let out = run(
+        &["redact"],
+        Some("-----BEGIN A-----\n".repeat(4000).as_bytes()),
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, "[REDACTED:secret]"));
+    let out = run(&["redact"], Some("token:".repeat(10000).as_bytes()));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "token:[REDACTED:secret]")
+    );
+}
+
+/// `aep ARGS` with `HOME` set to `home`.
+fn run_with_home(args: &[&str], home: &str, stdin: &[u8]) -> common::Run {
+    let mut command = common::aep();
+    command.args(args).env("HOME", home);
+    common::run_command(command, Some(stdin))
+}
+
+#[test]
+fn the_home_directory_defaults_to_home() {
+    let out = run_with_home(
+        &["redact"],
+        "/srv/tester/",
+        b"ls /srv/tester/x /srv/testers\n",
+    );
+    assert_eq!(out.stdout, "ls ~/x /srv/testers\n");
+    // Never `/` itself, and an empty --home turns the default off.
+    let out = run_with_home(&["redact"], "/", b"cat /etc/hosts\n");
+    assert_eq!(out.stdout, "cat /etc/hosts\n");
+    let out = run_with_home(
+        &["redact", "--home", ""],
+        "/srv/tester",
+        b"ls /srv/tester/x\n",
+    );
+    assert_eq!(out.stdout, "ls /srv/tester/x\n");
+    // --home wins over it.
+    let out = run_with_home(
+        &["redact", "--home", "/opt/ada"],
+        "/srv/tester",
+        b"/opt/ada/x /srv/tester/x\n",
+    );
+    assert_eq!(out.stdout, "~/x /srv/tester/x\n");
+
+    let event = FULL.replace("ls /home/ada", "ls /srv/tester/x");
+    let out = run_with_home(
+        &["emit", "--ceiling", "redacted"],
+        "/srv/tester",
+        event.as_bytes(),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        emitted(&out.stdout)[0]["data"]["args_redacted"]["cmd"],
+        "export API_KEY=[REDACTED:secret] ls ~/x"
+    );
 }
 
 const FULL: &str = r#"{"aep":"0.1","id":"e1","type":"tool.requested","time":"2026-12-03T09:00:00Z","source":"urn:aep:agent:demo","agent":"demo","session":"s1","run":"r1","seq":1,"data":{"tool":{"name":"Bash"},"args":{"cmd":"export API_KEY=k-123; ls /home/ada"}}}"#;
@@ -136,4 +326,18 @@ fn emit_reports_bad_lines_and_goes_on() {
     let out = run(&["emit", "--ceiling", "full", "no/such/file.jsonl"], None);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("no/such/file.jsonl"), "{}", out.stderr);
+}
+
+#[test]
+fn emit_redacts_bare_provider_tokens() {
+    let event = FULL.replace(
+        "export API_KEY=k-123; ls /home/ada",
+        "git clone https://x ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345 -H 'X-Auth-Token: Bearer abc12'",
+    );
+    let out = run(&["emit", "--ceiling", "redacted"], Some(event.as_bytes()));
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        emitted(&out.stdout)[0]["data"]["args_redacted"]["cmd"],
+        "git clone https://x [REDACTED:secret] -H 'X-Auth-Token: [REDACTED:secret]'"
+    );
 }

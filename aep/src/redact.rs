@@ -1,7 +1,7 @@
 //! The redaction pipeline of AEP-0003 §9.4: what `redacted`-gated free
 //! text must pass before an event may claim `capture: "redacted"`.
 //!
-//! The normative floor, in order:
+//! The normative floor:
 //!
 //! 1. secrets and credentials become `[REDACTED:secret]`: PEM blocks,
 //!    AWS key ids (`AKIA…`), `Bearer` tokens, `password|passwd|secret|
@@ -18,17 +18,33 @@
 //! shape is unambiguous (GitHub `ghp_…`/`github_pat_…`, GitLab `glpat-…`,
 //! Slack `xox?-…`, OpenAI-style `sk-…`, Stripe `sk_live_…`, Google
 //! `AIza…`, AWS `ASIA…`, the password in a URL's user information, the
-//! value after `--password`/`--token`-style flags) and every
-//! `/home/<user>`, `/Users/<user>` and `C:\Users\<user>` prefix, whoever's
-//! home it is. It leaves ordinary prose alone: the word "bearer" in a
-//! sentence, counts, dates, durations, version numbers like `22.11.0`,
-//! `max_tokens: 4096`.
+//! value after `--password`/`--token`-style flags, any `Authorization`
+//! value) and every `/home/<user>`, `/Users/<user>` and `C:\Users\<user>`
+//! prefix, whoever's home it is. It leaves ordinary prose alone: "the
+//! bearer of this letter", counts, dates, durations, version numbers like
+//! `22.11.0`, `max_tokens: 4096`.
 //!
-//! Operator secrets go first, in a pass of their own (a literal value may
-//! look like anything, so no other rule may cut through it); everything
-//! else is one compiled expression and one pass over the text, earlier
-//! rules winning where two start at the same place. Every replacement is
-//! a fixed point, so redacting twice changes nothing.
+//! Every rule reports spans; the spans are painted together, so that the
+//! order of the rules decides nothing: secrets that overlap or touch
+//! become one marker, a secret wins over PII and PII over a home directory
+//! where they meet, and no rule leaves half of a secret behind because
+//! another one began first. A secret glued to the end of another
+//! (`…EXAMPLEghp_…`) goes too, and a marker already in the text is never
+//! cut into. Redacting twice changes nothing on text whose secrets are
+//! apart from other redacted spans.
+//!
+//! The work is linear in the text: one search per line finds where every
+//! rule's candidates start, each rule measures what follows by hand, and
+//! the runs it measured are remembered, so that no candidate rescans what
+//! another measured (`token:token:…` or ten thousand `-----BEGIN` lines
+//! cost one pass).
+//!
+//! Text is redacted a line at a time. Only PEM blocks, the whitespace
+//! between a credential's name, operator and value, `Bearer` and its token,
+//! and operator values that hold line breaks, cross a line break; a line
+//! carries what it leaves open to the next. That is what lets [`Stream`]
+//! redact standard input as it arrives, with the same result as
+//! [`Redactor::redact_str`] over the whole text.
 //!
 //! Out of scope, as for any pattern pipeline: secrets encoded (base64,
 //! URL-escaped, split across strings), secrets in object keys, and
@@ -46,10 +62,36 @@
 //! assert_eq!(redactor.redact_str("node 22.11.0, 3 tokens"), "node 22.11.0, 3 tokens");
 //! ```
 
+mod assign;
+mod bearer;
+mod carry;
+mod heads;
+mod homes;
+mod line;
+mod lossy;
+mod note;
+mod operator;
+mod paint;
+mod pem;
+mod pii;
+mod scan;
+mod shapes;
+mod skip;
+mod stream;
+#[cfg(test)]
+mod tests;
+
 use std::borrow::Cow;
 
-use regex::{Captures, Regex};
 use serde_json::Value;
+
+use self::carry::Carry;
+use self::line::Rules;
+use self::operator::Operator;
+use self::scan::Scan;
+
+pub use self::note::Note;
+pub use self::stream::Stream;
 
 /// What a secret becomes.
 pub const SECRET: &str = "[REDACTED:secret]";
@@ -62,8 +104,8 @@ pub const HOME: &str = "~";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// The home directory to replace with `~` (besides every `/home/<user>`
-    /// and `/Users/<user>` prefix, which always goes). A trailing `/` is
-    /// ignored.
+    /// and `/Users/<user>` prefix, which always goes). A trailing `/` or
+    /// `\` is ignored; a root (`/`, `C:\`) or an empty value is no home.
     pub home: Option<String>,
     /// Values the operator lists as secret (environment variables, config
     /// entries), replaced wherever they occur. Empty values are ignored.
@@ -102,152 +144,70 @@ impl Options {
     }
 }
 
-/// The rules of the one-pass expression, in priority order. Each is a
-/// named group; the replacement depends on which one matched.
-const RULES: &[(&str, &str)] = &[
-    // A PEM block, up to its END line, or to the end of the text when the
-    // block is cut short (a truncated key is still a key).
-    (
-        "pem",
-        r"-----BEGIN [A-Z0-9 ]{1,64}-----(?:[\s\S]*?-----END [A-Z0-9 ]{1,64}-----|[\s\S]*)",
-    ),
-    // `Authorization: <scheme> <credentials>` as a header line: the whole
-    // value goes, whatever the scheme.
-    (
-        "auth",
-        r#"(?i:\b(?:proxy-)?authorization)["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>(?i:bearer|basic|digest|token|negotiate))[ \t]+)?(?P<cred>[A-Za-z0-9\-._~+/]+=*)"#,
-    ),
-    // `Bearer <token>`; whether the word after it is a token or prose is
-    // decided in `accept`.
-    ("bearer", r"(?i:\bbearer)[ \t]+[A-Za-z0-9\-._~+/]+=*"),
-    // Key ids and tokens with an unambiguous shape.
-    ("akia", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}"),
-    (
-        "github",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-    ),
-    ("gitlab", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("slack", r"\bxox[abeoprs]-[A-Za-z0-9\-]{10,}"),
-    ("openai", r"\bsk-[A-Za-z0-9_\-]{20,}"),
-    ("stripe", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("google", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    (
-        "jwt",
-        r"\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*",
-    ),
-    // A command-line flag and its value: `--password hunter2`.
-    (
-        "flag",
-        r#"(?i:(?:^|[\s'"])--?(?:password|passwd|passphrase|token|secret|api[_-]?key|access[_-]?key|auth[_-]?token))[ \t]+(?P<flagvalue>"[^"\n]*"|'[^'\n]*'|[^\s\-'"]\S*)"#,
-    ),
-    // The password of a URL's user information: `postgres://ada:pw@db`.
-    (
-        "userinfo",
-        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:(?P<pw>[^/\s@]+)@",
-    ),
-    // `name = value`, `"name": "value"`, `name:\n  value`: the name and the
-    // separator stay, the value goes (quoted: up to the closing quote).
-    (
-        "assign",
-        r#"(?i:(?:password|passwd|passphrase|secret(?:[_-]?access)?(?:[_-]?key)?|api[_-]?key|access[_-]?key|private[_-]?key|token))(?P<sep>["']?\s*(?:=>|:=|==?|:)\s*)(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>\S+))"#,
-    ),
-];
-
-/// The home-directory rules, after the secrets.
-const HOMES: &[(&str, &str)] = &[(
-    "homes",
-    r#"(?:/home|/Users)/[^/\s"'`<>|:;,)\]}]+|\b[A-Za-z]:\\Users\\[^\\\s"'`<>|:;,)\]}]+"#,
-)];
-
-/// The PII rules, last.
-const PIIS: &[(&str, &str)] = &[
-    (
-        "email",
-        r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}",
-    ),
-    // International: `+` country code, then digit groups.
-    (
-        "phone",
-        r"\+[1-9][0-9]{0,2}(?:[ .\-]?\(?[0-9]{1,4}\)?){2,5}|\(?\b[2-9][0-9]{2}\)?[ .\-][0-9]{3}[ .\-][0-9]{4}\b",
-    ),
-];
-
 /// The compiled pipeline. Build it once (compiling is the expensive part)
 /// and share it: redacting takes `&self`.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    /// The operator's values, as one alternation, longest first.
-    operator: Option<Regex>,
-    /// Every other rule, as one alternation in priority order.
-    rules: Regex,
-    /// The names of the groups of `rules`, in order.
-    names: Vec<&'static str>,
-    /// The configured home directory, without a trailing `/`.
+    /// The operator's values.
+    operator: Option<Operator>,
+    /// Every other rule.
+    rules: Rules,
+    /// The configured home directory, without a trailing separator.
     home: Option<String>,
 }
 
 impl Redactor {
     /// Compiles the pipeline for `options`.
     pub fn new(options: Options) -> Redactor {
-        let mut secrets: Vec<&str> = options
-            .secrets
-            .iter()
-            .map(String::as_str)
-            .filter(|s| !s.is_empty())
-            .collect();
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        let operator = (!secrets.is_empty()).then(|| {
-            let alternation: Vec<String> = secrets.iter().map(|s| regex::escape(s)).collect();
-            Regex::new(&alternation.join("|")).expect("escaped literals compile")
-        });
-
         let home = options
             .home
             .as_deref()
-            .map(|h| h.trim_end_matches(['/', '\\']))
-            .filter(|h| !h.is_empty())
+            .and_then(home_dir)
             .map(str::to_owned);
-        let home_rule = home.as_deref().map(|h| ("home", regex::escape(h)));
-
-        let mut names = Vec::new();
-        let mut parts = Vec::new();
-        let mut add = |name: &'static str, pattern: &str| {
-            names.push(name);
-            // ASCII word boundaries keep the fast engines on non-ASCII text.
-            let pattern = pattern.replace(r"\b", r"(?-u:\b)");
-            parts.push(format!("(?P<{name}>{pattern})"));
-        };
-        RULES.iter().for_each(|(n, p)| add(n, p));
-        if let Some((name, pattern)) = &home_rule {
-            add(name, pattern);
-        }
-        HOMES.iter().for_each(|(n, p)| add(n, p));
-        if options.pii {
-            PIIS.iter().for_each(|(n, p)| add(n, p));
-        }
-        let rules = Regex::new(&parts.join("|")).expect("the pipeline's rules compile");
         Redactor {
-            operator,
-            rules,
-            names,
+            operator: Operator::new(&options.secrets),
+            rules: Rules::new(home.clone(), options.pii),
             home,
         }
     }
 
     /// Redacts a text. Borrows it back when nothing matched.
     pub fn redact_str<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let text: Cow<'a, str> = match &self.operator {
-            Some(operator) => operator.replace_all(text, SECRET),
-            None => Cow::Borrowed(text),
+        self.redact_counting(text, &mut 0)
+    }
+
+    /// [`Redactor::redact_str`], adding the work done (bytes looked at and
+    /// searched) to `work`.
+    fn redact_counting<'a>(&self, text: &'a str, work: &mut u64) -> Cow<'a, str> {
+        let operator = match &self.operator {
+            Some(operator) => operator.find_all(text, work),
+            None => Vec::new(),
         };
-        match text {
-            Cow::Borrowed(text) => self.rules_pass(text),
-            // Keep the operator pass's string when the rules change nothing.
-            Cow::Owned(text) => match self.rules_pass(&text) {
-                Cow::Owned(redacted) => Cow::Owned(redacted),
-                Cow::Borrowed(_) => Cow::Owned(text),
-            },
+        let mut out = String::new();
+        let mut changed = false;
+        let (mut carry, mut continuing) = (Carry::default(), false);
+        let (mut start, mut next_value) = (0, 0);
+        let mut values = Vec::new();
+        for line in text.split_inclusive('\n') {
+            let end = start + line.len();
+            clip(&operator, &mut next_value, start, end, &mut values);
+            let mut scan = Scan::new(line);
+            carry = self.rules.scan_line(&mut scan, carry, &values);
+            *work += scan.work;
+            if !scan.spans.is_empty() && !changed {
+                out.reserve(text.len());
+                out.push_str(&text[..start]);
+                changed = true;
+            }
+            if changed {
+                continuing = paint::paint(line, &scan.spans, continuing, &mut out);
+            }
+            start = end;
+        }
+        if changed {
+            Cow::Owned(out)
+        } else {
+            Cow::Borrowed(text)
         }
     }
 
@@ -276,138 +236,10 @@ impl Redactor {
         }
     }
 
-    /// The one pass of the compiled rules.
-    ///
-    /// A candidate the context rejects (prose after "bearer", a digit run
-    /// inside a longer number) is skipped one character at a time, so it
-    /// hides nothing that starts inside it. A redacted span that another
-    /// secret starts inside and outlasts (a `Bearer` token glued to an
-    /// assignment's value) grows to cover it: no rule leaves half of a
-    /// secret behind because an earlier one began first.
-    fn rules_pass<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = String::new();
-        let mut changed = false;
-        let mut copied = 0;
-        let mut next = self.rules.captures_at(text, 0);
-        while let Some(caps) = next {
-            let whole = caps.get(0).expect("group 0 is the match");
-            let after_start = whole.start() + char_len(text, whole.start());
-            let Some(replacement) = self.replacement(text, &caps) else {
-                next = self.rules.captures_at(text, after_start);
-                continue;
-            };
-            let mut end = whole.end();
-            let mut probe = self.rules.captures_at(text, after_start);
-            while let Some(inner) = probe.as_ref().and_then(|c| c.get(0)) {
-                if inner.start() >= end {
-                    break;
-                }
-                let inner_caps = probe.as_ref().expect("probed");
-                // Only a secret is worth growing over: the rest of an email
-                // or a path cut by a secret is no secret itself.
-                let secret = || {
-                    self.replacement(text, inner_caps)
-                        .is_some_and(|r| r.contains(SECRET))
-                };
-                if inner.end() > end && secret() {
-                    end = inner.end();
-                }
-                probe = self
-                    .rules
-                    .captures_at(text, inner.start() + char_len(text, inner.start()));
-            }
-            changed = true;
-            out.push_str(&text[copied..whole.start()]);
-            out.push_str(&replacement);
-            copied = end;
-            // The probe stopped at the first candidate past the span.
-            next = probe;
-        }
-        if !changed {
-            return Cow::Borrowed(text);
-        }
-        out.push_str(&text[copied..]);
-        Cow::Owned(out)
-    }
-
-    /// What a match becomes, or `None` when the context shows it is not one.
-    fn replacement(&self, text: &str, caps: &Captures<'_>) -> Option<String> {
-        let name = self
-            .names
-            .iter()
-            .find(|name| caps.name(name).is_some())
-            .expect("one rule matched");
-        let whole = caps.get(0).expect("group 0 is the match");
-        let found = whole.as_str();
-        let before = text[..whole.start()].chars().next_back();
-        let after = text[whole.end()..].chars().next();
-        match *name {
-            "bearer" => {
-                let token = found.split_whitespace().nth(1).unwrap_or_default();
-                let scheme = &found[..found.find([' ', '\t']).unwrap_or(found.len())];
-                looks_like_token(token).then(|| format!("{scheme} {SECRET}"))
-            }
-            "auth" => {
-                let cred = caps.name("cred").expect("the rule has credentials");
-                // Without a scheme, only something token-like is a credential
-                // ("authorization: required" is prose).
-                if caps.name("scheme").is_none() && !looks_like_token(cred.as_str()) {
-                    return None;
-                }
-                Some(format!("{}{SECRET}", &text[whole.start()..cred.start()]))
-            }
-            "flag" => {
-                let value = caps.name("flagvalue").expect("the rule has a value");
-                if value.as_str().starts_with(SECRET) {
-                    return None;
-                }
-                Some(format!("{}{SECRET}", &text[whole.start()..value.start()]))
-            }
-            "userinfo" => {
-                let password = caps.name("pw").expect("the rule has a password");
-                if password.as_str() == SECRET {
-                    return None;
-                }
-                Some(format!(
-                    "{}{SECRET}@",
-                    &text[whole.start()..password.start()]
-                ))
-            }
-            "assign" => {
-                let value = ["dq", "sq", "bare"]
-                    .iter()
-                    .find_map(|g| caps.name(g))
-                    .expect("one value form matched");
-                // Already redacted (a bare value runs to the next space, so
-                // what follows the marker is left to the other rules).
-                if value.as_str().starts_with(SECRET) {
-                    return None;
-                }
-                let mut out = found[..value.start() - whole.start()].to_owned();
-                out.push_str(SECRET);
-                out.push_str(&found[value.end() - whole.start()..]);
-                Some(out)
-            }
-            "home" => (!after.is_some_and(is_path_char)).then(|| HOME.to_owned()),
-            "homes" => {
-                (!before.is_some_and(|c| c.is_alphanumeric() || c == '_')).then(|| HOME.to_owned())
-            }
-            "email" => Some(PII.to_owned()),
-            "phone" => {
-                let digits = found.chars().filter(char::is_ascii_digit).count();
-                // Part of a longer number, version or word: not a phone number.
-                let glued_before = before.is_some_and(|c| c.is_alphanumeric() || c == '.');
-                let next_is_digit = text[whole.end()..]
-                    .chars()
-                    .nth(1)
-                    .is_some_and(|c| c.is_ascii_digit());
-                let glued_after = after.is_some_and(char::is_alphanumeric)
-                    || (matches!(after, Some('-' | '.')) && next_is_digit);
-                ((7..=15).contains(&digits) && !glued_before && !glued_after)
-                    .then(|| PII.to_owned())
-            }
-            _ => Some(SECRET.to_owned()),
-        }
+    /// A [`Stream`] over this pipeline, holding no line longer than
+    /// `max_line_bytes`.
+    pub fn stream(&self, max_line_bytes: usize) -> Stream<'_> {
+        Stream::new(self, max_line_bytes)
     }
 
     /// The configured home directory, if any.
@@ -422,21 +254,35 @@ impl Default for Redactor {
     }
 }
 
-/// Whether the word after `Bearer` is a credential rather than prose
-/// ("the bearer of", "bearer bonds"): long enough and not a plain word.
-fn looks_like_token(token: &str) -> bool {
-    let word = token.trim_end_matches(['.', ',', ';', ':', '!', '?']);
-    let plain = word.chars().all(|c| c.is_ascii_alphabetic());
-    (!plain && word.len() >= 6) || word.len() >= 24
+/// The home directory `dir` names, without its trailing separators; none
+/// for an empty value or a root (`/`, `C:\`), which would turn every path
+/// into `~`.
+fn home_dir(dir: &str) -> Option<&str> {
+    let dir = dir.trim_end_matches(['/', '\\']);
+    let drive = dir.len() == 2 && dir.as_bytes()[0].is_ascii_alphabetic() && dir.ends_with(':');
+    (!dir.is_empty() && !drive).then_some(dir)
 }
 
-/// The length in bytes of the character at `at` (1 at the end).
-fn char_len(text: &str, at: usize) -> usize {
-    text[at..].chars().next().map_or(1, char::len_utf8)
-}
-
-fn is_path_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '.')
+/// The operator values of the line `[start, end)` of a text, from the
+/// values of the whole text (`all`, in order), in the line's positions.
+/// `next` is the first value that may still reach this line.
+fn clip(
+    all: &[(usize, usize)],
+    next: &mut usize,
+    start: usize,
+    end: usize,
+    out: &mut Vec<(usize, usize)>,
+) {
+    out.clear();
+    while *next < all.len() && all[*next].1 <= start {
+        *next += 1;
+    }
+    for &(s, e) in &all[*next..] {
+        if s >= end {
+            break;
+        }
+        out.push((s.max(start) - start, e.min(end) - start));
+    }
 }
 
 /// Whether a JSON member named `key` holds a credential, whatever its

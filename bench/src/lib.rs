@@ -254,6 +254,19 @@ pub fn run(options: &Options) -> Report {
             }),
         },
         Measurement {
+            name: "redact_stream",
+            what: "aep::redact::Stream over the corpus in 64 KiB chunks (`aep redact`)",
+            run: Box::new(|| {
+                let mut stream = redactor.stream(aep_types::reader::DEFAULT_MAX_LINE_BYTES);
+                let mut written = 0;
+                for chunk in options.corpus.as_bytes().chunks(64 * 1024) {
+                    stream.write(chunk, &mut |line| written += line.len());
+                }
+                stream.finish(&mut |line| written += line.len());
+                black_box(written);
+            }),
+        },
+        Measurement {
             name: "emit",
             what: "Event decode + aep::emit at ceiling redacted (digests, pipeline, drop)",
             run: Box::new(|| {

@@ -30,7 +30,7 @@ event (reported on standard error with its line, and skipped), 2 for usage
 errors and inputs that cannot be read.
 
 Examples:
-  aep emit --ceiling redacted --home \"$HOME\" full.jsonl > redacted.jsonl
+  aep emit --ceiling redacted full.jsonl > redacted.jsonl
   adapter --full | aep emit --ceiling metadata - | aep validate -";
 
 /// The arguments of `aep emit`.
