@@ -54,6 +54,7 @@ enum Command {
     Redact(cmd::redact::Args),
     Emit(cmd::emit::Args),
     Filter(cmd::filter::Args),
+    Relay(cmd::relay::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         Command::Redact(args) => cmd::redact::run(args),
         Command::Emit(args) => cmd::emit::run(args),
         Command::Filter(args) => cmd::filter::run(args),
+        Command::Relay(args) => cmd::relay::run(args),
     };
     ExitCode::from(status.code())
 }

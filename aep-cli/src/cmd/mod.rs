@@ -6,6 +6,7 @@ pub mod emit;
 pub mod filter;
 pub mod project;
 pub mod redact;
+pub mod relay;
 pub mod respond;
 pub mod validate;
 
