@@ -1,0 +1,433 @@
+//! A managed WebSocket connection to a relay (AEP-0003 §3.5, §4): it says
+//! `hello`, keeps the connection alive, reconnects with backoff, sends
+//! queued events through a bounded [outbox](crate::outbox) and hands
+//! every inbound event and frame to the caller.
+//!
+//! After a reconnect the last few lines sent before the drop are sent
+//! again with the same ids (at-least-once, AEP-0003 §3.2.4: the relay's
+//! buffer deduplicates, consumers dedupe on `(source, id)`).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use aep::Severity;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::error::Error;
+use crate::outbox::{Outbox, Queued};
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// How a [`Socket`] connects.
+#[derive(Debug, Clone)]
+pub struct SocketConfig {
+    /// The relay's base URL (`http://127.0.0.1:8787`; `ws://` works too).
+    pub relay: String,
+    /// The bearer token, if the relay wants one.
+    pub token: Option<String>,
+    /// The `hello` frame to open every connection with.
+    pub hello: Value,
+    /// Lines the outbox holds (default 4 096).
+    pub outbox: usize,
+    /// Lines sent again after a reconnect (default 64).
+    pub resend: usize,
+    /// The longest wait between reconnects (default 5 s).
+    pub max_backoff: Duration,
+    /// How often to ping, and how long silence may last (default 30 s and
+    /// 90 s, AEP-0003 §3.5).
+    pub ping: (Duration, Duration),
+}
+
+impl SocketConfig {
+    /// A configuration with the defaults.
+    pub fn new(relay: impl Into<String>, token: Option<String>, hello: Value) -> SocketConfig {
+        SocketConfig {
+            relay: relay.into(),
+            token,
+            hello,
+            outbox: 4096,
+            resend: 64,
+            max_backoff: Duration::from_secs(5),
+            ping: (Duration::from_secs(30), Duration::from_secs(90)),
+        }
+    }
+}
+
+/// What the connection hands the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// Connected (again): the relay's `hello`.
+    Connected(Value),
+    /// The connection dropped; it is being re-established.
+    Disconnected(String),
+    /// An event (a command for a target, a delivery for a consumer), as
+    /// its exact text.
+    Event(String),
+    /// A frame other than `hello`, `ping` and `pong`.
+    Frame(Value),
+    /// The relay refused the connection for good (bad token, version);
+    /// nothing more follows.
+    Failed(String),
+}
+
+enum Control {
+    Frame(Value),
+    Close(oneshot::Sender<()>),
+}
+
+/// A managed connection. Dropping it stops the connection task.
+pub struct Socket {
+    outbox: Outbox,
+    control: mpsc::Sender<Control>,
+    inbound: mpsc::Receiver<Inbound>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Socket {
+    /// Starts connecting in the background; [`recv`](Socket::recv) says
+    /// when the connection is up.
+    pub fn connect(config: SocketConfig) -> Socket {
+        let outbox = Outbox::new(config.outbox);
+        let (control, control_rx) = mpsc::channel(64);
+        let (inbound_tx, inbound) = mpsc::channel(1024);
+        let task = tokio::spawn(run(config, outbox.clone(), control_rx, inbound_tx));
+        Socket {
+            outbox,
+            control,
+            inbound,
+            task: Some(task),
+        }
+    }
+
+    /// Queues an event line (one JSON object, no newline). When the
+    /// outbox is full, `debug`/`info` lines are dropped first (and
+    /// counted); a `notice`-and-above line waits for room.
+    pub async fn send(&self, line: String, severity: Severity) -> Result<(), Error> {
+        self.outbox
+            .push(Queued { line, severity })
+            .await
+            .map_err(|_| Error::Closed)
+    }
+
+    /// Sends a frame (`subscribe`, `roster`, ...) on the current
+    /// connection; frames are not queued across reconnects.
+    pub async fn frame(&self, frame: Value) -> Result<(), Error> {
+        self.control
+            .send(Control::Frame(frame))
+            .await
+            .map_err(|_| Error::Closed)
+    }
+
+    /// The next thing that arrived; `None` once the connection is closed.
+    pub async fn recv(&mut self) -> Option<Inbound> {
+        self.inbound.recv().await
+    }
+
+    /// Lines dropped from the outbox so far.
+    pub fn dropped(&self) -> u64 {
+        self.outbox.dropped()
+    }
+
+    /// Sends what is queued (waiting at most `wait`), closes the
+    /// connection and ends the task.
+    pub async fn close(mut self, wait: Duration) {
+        self.outbox.close();
+        let (done, finished) = oneshot::channel();
+        if self.control.send(Control::Close(done)).await.is_ok() {
+            let _ = timeout(wait, finished).await;
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// The socket URL of a relay base URL.
+pub(crate) fn socket_url(relay: &str) -> String {
+    let base = relay.trim_end_matches('/');
+    let base = if let Some(rest) = base.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else if let Some(rest) = base.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else {
+        base.to_owned()
+    };
+    if base.ends_with("/socket") {
+        base
+    } else {
+        format!("{base}/socket")
+    }
+}
+
+async fn open(config: &SocketConfig) -> Result<Ws, Error> {
+    let mut request = socket_url(&config.relay)
+        .into_client_request()
+        .map_err(|e| Error::Protocol(format!("bad relay URL {}: {e}", config.relay)))?;
+    if let Some(token) = &config.token {
+        let value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| Error::Protocol("the token is not a valid header value".into()))?;
+        request.headers_mut().insert("authorization", value);
+    }
+    let (ws, _) = timeout(Duration::from_secs(10), tokio_tungstenite::connect_async(request))
+        .await
+        .map_err(|_| Error::Timeout)?
+        .map_err(Error::from)?;
+    Ok(ws)
+}
+
+/// Says hello and waits for the relay's.
+async fn greet(ws: &mut Ws, hello: &Value) -> Result<Value, Error> {
+    ws.send(Message::text(hello.to_string())).await.map_err(Error::from)?;
+    let wait = async {
+        while let Some(message) = ws.next().await {
+            let Message::Text(text) = message.map_err(Error::from)? else {
+                continue;
+            };
+            let frame: Value = serde_json::from_str(&text)
+                .map_err(|e| Error::Protocol(format!("relay sent non-JSON: {e}")))?;
+            match frame.get("type").and_then(Value::as_str) {
+                Some("hello") => return Ok(frame),
+                Some("error") => {
+                    return Err(Error::Refused {
+                        code: frame["code"].as_str().unwrap_or("error").to_owned(),
+                        detail: frame["detail"].as_str().unwrap_or_default().to_owned(),
+                    })
+                }
+                _ => continue,
+            }
+        }
+        Err(Error::Protocol("the relay closed before its hello".into()))
+    };
+    timeout(Duration::from_secs(10), wait).await.map_err(|_| Error::Timeout)?
+}
+
+async fn run(
+    config: SocketConfig,
+    outbox: Outbox,
+    mut control: mpsc::Receiver<Control>,
+    inbound: mpsc::Sender<Inbound>,
+) {
+    let mut recent: VecDeque<Queued> = VecDeque::new();
+    let mut attempt = 0u32;
+    loop {
+        let mut ws = match open(&config).await {
+            Ok(ws) => ws,
+            Err(Error::Http { status: 401, .. } | Error::Http { status: 403, .. }) => {
+                let _ = inbound.send(Inbound::Failed("the relay refused the token".into())).await;
+                return;
+            }
+            Err(e) => {
+                let _ = inbound.send(Inbound::Disconnected(e.to_string())).await;
+                if !backoff(&config, &mut attempt, &mut control).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        let hello = match greet(&mut ws, &config.hello).await {
+            Ok(hello) => hello,
+            Err(Error::Refused { code, detail }) => {
+                let _ = inbound.send(Inbound::Failed(format!("{code}: {detail}"))).await;
+                return;
+            }
+            Err(e) => {
+                let _ = inbound.send(Inbound::Disconnected(e.to_string())).await;
+                if !backoff(&config, &mut attempt, &mut control).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        attempt = 0;
+        if inbound.send(Inbound::Connected(hello)).await.is_err() {
+            return;
+        }
+        let mut resent_ok = true;
+        for item in recent.iter() {
+            if ws.send(Message::text(item.line.clone())).await.is_err() {
+                resent_ok = false;
+                break;
+            }
+        }
+        let why = if resent_ok {
+            serve(&config, &mut ws, &outbox, &mut control, &inbound, &mut recent).await
+        } else {
+            Ended::Dropped("send failed".into())
+        };
+        match why {
+            Ended::Closed => return,
+            Ended::Dropped(reason) => {
+                if inbound.send(Inbound::Disconnected(reason)).await.is_err() {
+                    return;
+                }
+                if !backoff(&config, &mut attempt, &mut control).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+enum Ended {
+    Closed,
+    Dropped(String),
+}
+
+/// Waits before the next attempt: 100 ms doubling to the maximum, with
+/// jitter. `false` when the caller closed meanwhile.
+async fn backoff(config: &SocketConfig, attempt: &mut u32, control: &mut mpsc::Receiver<Control>) -> bool {
+    let base = Duration::from_millis(100).saturating_mul(1 << (*attempt).min(10));
+    let wait = base.min(config.max_backoff);
+    let jitter = Duration::from_millis(u64::from(crate::session::now_ms() as u32 % 100));
+    *attempt += 1;
+    let deadline = Instant::now() + wait + jitter;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => return true,
+            message = control.recv() => match message {
+                Some(Control::Close(done)) => {
+                    let _ = done.send(());
+                    return false;
+                }
+                Some(Control::Frame(_)) => continue,
+                None => return false,
+            },
+        }
+    }
+}
+
+async fn serve(
+    config: &SocketConfig,
+    ws: &mut Ws,
+    outbox: &Outbox,
+    control: &mut mpsc::Receiver<Control>,
+    inbound: &mpsc::Sender<Inbound>,
+    recent: &mut VecDeque<Queued>,
+) -> Ended {
+    let (every, silence) = config.ping;
+    let mut ping = tokio::time::interval_at(Instant::now() + every, every);
+    let mut heard = Instant::now();
+    loop {
+        tokio::select! {
+            item = outbox.pop() => {
+                let Some(item) = item else {
+                    // Closed and drained: wait for the close request.
+                    continue_until_close(ws, control).await;
+                    return Ended::Closed;
+                };
+                if ws.send(Message::text(item.line.clone())).await.is_err() {
+                    outbox.unpop(item);
+                    return Ended::Dropped("send failed".into());
+                }
+                recent.push_back(item);
+                while recent.len() > config.resend {
+                    recent.pop_front();
+                }
+            }
+            message = control.recv() => match message {
+                Some(Control::Frame(frame)) => {
+                    if ws.send(Message::text(frame.to_string())).await.is_err() {
+                        return Ended::Dropped("send failed".into());
+                    }
+                }
+                Some(Control::Close(done)) => {
+                    flush(ws, outbox).await;
+                    let _ = ws.close(None).await;
+                    let _ = done.send(());
+                    return Ended::Closed;
+                }
+                None => return Ended::Closed,
+            },
+            message = ws.next() => {
+                heard = Instant::now();
+                let text = match message {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Close(_))) | None => return Ended::Dropped("the relay closed the connection".into()),
+                    Some(Err(e)) => return Ended::Dropped(e.to_string()),
+                    Some(Ok(_)) => continue,
+                };
+                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
+                    continue;
+                };
+                let kind = frame.get("type").and_then(Value::as_str).unwrap_or_default();
+                let item = if kind.contains('.') {
+                    Inbound::Event(text.to_string())
+                } else if kind == "ping" {
+                    let pong = json!({"type": "pong", "t": frame.get("t").cloned().unwrap_or(Value::Null)});
+                    if ws.send(Message::text(pong.to_string())).await.is_err() {
+                        return Ended::Dropped("send failed".into());
+                    }
+                    continue;
+                } else if kind == "pong" || kind == "hello" {
+                    continue;
+                } else {
+                    Inbound::Frame(frame)
+                };
+                if inbound.send(item).await.is_err() {
+                    return Ended::Closed;
+                }
+            }
+            _ = ping.tick() => {
+                if heard.elapsed() > silence {
+                    return Ended::Dropped("the relay went silent".into());
+                }
+                let frame = json!({"type": "ping", "t": crate::session::now_ms()});
+                if ws.send(Message::text(frame.to_string())).await.is_err() {
+                    return Ended::Dropped("send failed".into());
+                }
+            }
+        }
+    }
+}
+
+/// Sends what the outbox still holds.
+async fn flush(ws: &mut Ws, outbox: &Outbox) {
+    while outbox.len() > 0 {
+        let Some(item) = outbox.pop().await else { break };
+        if ws.send(Message::text(item.line)).await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn continue_until_close(ws: &mut Ws, control: &mut mpsc::Receiver<Control>) {
+    while let Some(message) = control.recv().await {
+        match message {
+            Control::Frame(frame) => {
+                let _ = ws.send(Message::text(frame.to_string())).await;
+            }
+            Control::Close(done) => {
+                let _ = ws.close(None).await;
+                let _ = done.send(());
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_urls() {
+        assert_eq!(socket_url("http://127.0.0.1:8787"), "ws://127.0.0.1:8787/socket");
+        assert_eq!(socket_url("https://relay.example/"), "wss://relay.example/socket");
+        assert_eq!(socket_url("ws://h:1/socket"), "ws://h:1/socket");
+    }
+}
