@@ -55,6 +55,7 @@ enum Command {
     Emit(cmd::emit::Args),
     Filter(cmd::filter::Args),
     Relay(cmd::relay::Args),
+    Demo(cmd::demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         Command::Emit(args) => cmd::emit::run(args),
         Command::Filter(args) => cmd::filter::run(args),
         Command::Relay(args) => cmd::relay::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -52,7 +52,8 @@ pub async fn history(
         }
         body.extend_from_slice(&chunk);
     }
-    let text = String::from_utf8(body).map_err(|_| Error::Protocol("the stream is not UTF-8".into()))?;
+    let text =
+        String::from_utf8(body).map_err(|_| Error::Protocol("the stream is not UTF-8".into()))?;
     Ok(parse(&text))
 }
 
@@ -61,7 +62,9 @@ pub(crate) fn parse(text: &str) -> History {
     let mut history = History::default();
     for line in text.lines() {
         if let Some(data) = line.strip_prefix("data:") {
-            history.events.push(data.strip_prefix(' ').unwrap_or(data).to_owned());
+            history
+                .events
+                .push(data.strip_prefix(' ').unwrap_or(data).to_owned());
         } else if let Some(comment) = line.strip_prefix(':') {
             let comment = comment.trim();
             if comment.starts_with("replay-exhausted") {

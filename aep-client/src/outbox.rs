@@ -163,12 +163,23 @@ mod tests {
     async fn notice_and_above_wait_for_room() {
         let outbox = Outbox::new(1);
         outbox.push(q("a", Severity::Notice)).await.unwrap();
-        let blocked = tokio::time::timeout(Duration::from_millis(50), outbox.push(q("b", Severity::Error))).await;
-        assert!(blocked.is_err(), "a full box of notice+ makes the caller wait");
+        let blocked = tokio::time::timeout(
+            Duration::from_millis(50),
+            outbox.push(q("b", Severity::Error)),
+        )
+        .await;
+        assert!(
+            blocked.is_err(),
+            "a full box of notice+ makes the caller wait"
+        );
         let other = outbox.clone();
         let pusher = tokio::spawn(async move { other.push(q("b", Severity::Error)).await });
         assert_eq!(outbox.pop().await.unwrap().line, "a");
-        tokio::time::timeout(Duration::from_secs(5), pusher).await.unwrap().unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(5), pusher)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         assert_eq!(outbox.pop().await.unwrap().line, "b");
         assert_eq!(outbox.dropped(), 0);
     }

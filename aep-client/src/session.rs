@@ -56,11 +56,11 @@ pub struct Attrs {
 /// Stamps the events of one session.
 ///
 /// ```
-/// use aep::{Payload, SessionStarted, SessionStartedClient};
+/// use aep::{Payload, SessionStarted};
 /// use aep_client::session::{Attrs, SessionEmitter};
 ///
 /// let mut session = SessionEmitter::new("urn:aep:demo", "demo", "s1", 0);
-/// let started = Payload::SessionStarted(SessionStarted::new(SessionStartedClient::new("demo")));
+/// let started = Payload::SessionStarted(SessionStarted::new());
 /// let event = session.event(&started, Attrs::default())?;
 /// assert_eq!((event.seq, event.epoch), (Some(0), Some(0)));
 /// let next = session.event(&started, Attrs::default())?;
@@ -128,12 +128,16 @@ impl SessionEmitter {
     /// payload's). The event is checked against the schemas before it is
     /// returned; on an error nothing is taken (no `seq` is used up).
     pub fn event(&mut self, payload: &Payload, attrs: Attrs) -> Result<Event, aep::Violations> {
-        let event_type = payload
-            .event_type()
-            .map(|t| t.as_str().to_owned())
-            .unwrap_or_default();
-        let data = payload.to_data().map_err(|e| violation("/data", e.to_string()))?;
-        self.raw(&event_type, Some(data), attrs)
+        let Some(event_type) = payload.event_type() else {
+            return Err(violation(
+                "/type",
+                "an untyped payload names no type: use `raw`".into(),
+            ));
+        };
+        let data = payload
+            .to_data()
+            .map_err(|e| violation("/data", e.to_string()))?;
+        self.raw(event_type, Some(data), attrs)
     }
 
     /// The next event of the session with a type and `data` given as is
@@ -168,6 +172,35 @@ impl SessionEmitter {
     }
 }
 
+impl SessionEmitter {
+    /// An agent-scoped event (`agent.*`: no `session`, `run`, `step` or
+    /// `seq`, AEP-0001 §5.2) from this emitter's identity; it takes no
+    /// position.
+    pub fn agent_event(&mut self, payload: &Payload) -> Result<Event, aep::Violations> {
+        let Some(event_type) = payload.event_type() else {
+            return Err(violation(
+                "/type",
+                "an untyped payload names no type".into(),
+            ));
+        };
+        let now = now_ms();
+        let mut event = Event::new(
+            self.ids.next(now),
+            event_type,
+            rfc3339(now),
+            self.source.clone(),
+            self.agent.clone(),
+        );
+        event.data = Some(
+            payload
+                .to_data()
+                .map_err(|e| violation("/data", e.to_string()))?,
+        );
+        event.validate()?;
+        Ok(event)
+    }
+}
+
 fn violation(pointer: &str, message: String) -> aep::Violations {
     aep::Violations(vec![aep::Violation {
         pointer: pointer.to_owned(),
@@ -181,7 +214,10 @@ mod tests {
 
     #[test]
     fn source_uris_encode_their_parts() {
-        assert_eq!(source_uri("host-a", "demo", None), "aep://host-a/agent/demo");
+        assert_eq!(
+            source_uri("host-a", "demo", None),
+            "aep://host-a/agent/demo"
+        );
         assert_eq!(
             source_uri("h", "my agent", Some("s/1")),
             "aep://h/agent/my%20agent/session/s%2F1"
@@ -192,7 +228,9 @@ mod tests {
     fn a_refused_event_takes_no_seq() {
         let mut session = SessionEmitter::new("urn:a", "a", "s", 3);
         assert!(session.raw("not a type", None, Attrs::default()).is_err());
-        let ok = session.raw("x.demo.tick.done", None, Attrs::default()).unwrap();
+        let ok = session
+            .raw("x.demo.tick.done", None, Attrs::default())
+            .unwrap();
         assert_eq!((ok.seq, ok.epoch), (Some(0), Some(3)));
         assert_eq!(session.stamp().seq, 1);
     }

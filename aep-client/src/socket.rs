@@ -23,7 +23,8 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::error::Error;
 use crate::outbox::{Outbox, Queued};
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// How a [`Socket`] connects.
 #[derive(Debug, Clone)]
@@ -183,16 +184,21 @@ async fn open(config: &SocketConfig) -> Result<Ws, Error> {
             .map_err(|_| Error::Protocol("the token is not a valid header value".into()))?;
         request.headers_mut().insert("authorization", value);
     }
-    let (ws, _) = timeout(Duration::from_secs(10), tokio_tungstenite::connect_async(request))
-        .await
-        .map_err(|_| Error::Timeout)?
-        .map_err(Error::from)?;
+    let (ws, _) = timeout(
+        Duration::from_secs(10),
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .map_err(|_| Error::Timeout)?
+    .map_err(Error::from)?;
     Ok(ws)
 }
 
 /// Says hello and waits for the relay's.
 async fn greet(ws: &mut Ws, hello: &Value) -> Result<Value, Error> {
-    ws.send(Message::text(hello.to_string())).await.map_err(Error::from)?;
+    ws.send(Message::text(hello.to_string()))
+        .await
+        .map_err(Error::from)?;
     let wait = async {
         while let Some(message) = ws.next().await {
             let Message::Text(text) = message.map_err(Error::from)? else {
@@ -213,7 +219,9 @@ async fn greet(ws: &mut Ws, hello: &Value) -> Result<Value, Error> {
         }
         Err(Error::Protocol("the relay closed before its hello".into()))
     };
-    timeout(Duration::from_secs(10), wait).await.map_err(|_| Error::Timeout)?
+    timeout(Duration::from_secs(10), wait)
+        .await
+        .map_err(|_| Error::Timeout)?
 }
 
 async fn run(
@@ -228,7 +236,9 @@ async fn run(
         let mut ws = match open(&config).await {
             Ok(ws) => ws,
             Err(Error::Http { status: 401, .. } | Error::Http { status: 403, .. }) => {
-                let _ = inbound.send(Inbound::Failed("the relay refused the token".into())).await;
+                let _ = inbound
+                    .send(Inbound::Failed("the relay refused the token".into()))
+                    .await;
                 return;
             }
             Err(e) => {
@@ -242,7 +252,9 @@ async fn run(
         let hello = match greet(&mut ws, &config.hello).await {
             Ok(hello) => hello,
             Err(Error::Refused { code, detail }) => {
-                let _ = inbound.send(Inbound::Failed(format!("{code}: {detail}"))).await;
+                let _ = inbound
+                    .send(Inbound::Failed(format!("{code}: {detail}")))
+                    .await;
                 return;
             }
             Err(e) => {
@@ -265,7 +277,15 @@ async fn run(
             }
         }
         let why = if resent_ok {
-            serve(&config, &mut ws, &outbox, &mut control, &inbound, &mut recent).await
+            serve(
+                &config,
+                &mut ws,
+                &outbox,
+                &mut control,
+                &inbound,
+                &mut recent,
+            )
+            .await
         } else {
             Ended::Dropped("send failed".into())
         };
@@ -290,7 +310,11 @@ enum Ended {
 
 /// Waits before the next attempt: 100 ms doubling to the maximum, with
 /// jitter. `false` when the caller closed meanwhile.
-async fn backoff(config: &SocketConfig, attempt: &mut u32, control: &mut mpsc::Receiver<Control>) -> bool {
+async fn backoff(
+    config: &SocketConfig,
+    attempt: &mut u32,
+    control: &mut mpsc::Receiver<Control>,
+) -> bool {
     let base = Duration::from_millis(100).saturating_mul(1 << (*attempt).min(10));
     let wait = base.min(config.max_backoff);
     let jitter = Duration::from_millis(u64::from(crate::session::now_ms() as u32 % 100));
@@ -398,7 +422,9 @@ async fn serve(
 /// Sends what the outbox still holds.
 async fn flush(ws: &mut Ws, outbox: &Outbox) {
     while outbox.len() > 0 {
-        let Some(item) = outbox.pop().await else { break };
+        let Some(item) = outbox.pop().await else {
+            break;
+        };
         if ws.send(Message::text(item.line)).await.is_err() {
             break;
         }
@@ -426,8 +452,14 @@ mod tests {
 
     #[test]
     fn socket_urls() {
-        assert_eq!(socket_url("http://127.0.0.1:8787"), "ws://127.0.0.1:8787/socket");
-        assert_eq!(socket_url("https://relay.example/"), "wss://relay.example/socket");
+        assert_eq!(
+            socket_url("http://127.0.0.1:8787"),
+            "ws://127.0.0.1:8787/socket"
+        );
+        assert_eq!(
+            socket_url("https://relay.example/"),
+            "wss://relay.example/socket"
+        );
         assert_eq!(socket_url("ws://h:1/socket"), "ws://h:1/socket");
     }
 }

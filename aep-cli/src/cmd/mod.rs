@@ -2,6 +2,7 @@
 //! that returns the exit [`Status`].
 
 pub mod convert;
+pub mod demo;
 pub mod emit;
 pub mod filter;
 pub mod project;
