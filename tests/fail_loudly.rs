@@ -445,16 +445,19 @@ fn cases() -> Vec<Case> {
             name: "types-nested-too-deep",
             breaks: |r| {
                 r.edit(COMMON, |doc| {
-                    // Leaf first: each definition is lowered shallowly, but the types still nest.
-                    doc["$defs"]["d150"] = json!({"type": "object", "properties": {}});
-                    for i in (0..150).rev() {
-                        let next = format!("#/$defs/d{}", i + 1);
-                        doc["$defs"][format!("d{i}")] = json!({"type": "object", "properties": {"next": {"$ref": next}}});
+                    // Leaf first, in name order and in insertion order alike
+                    // (whether or not serde_json keeps member order): each
+                    // definition is lowered shallowly, but the types still
+                    // nest, d{k} k + 1 deep.
+                    doc["$defs"]["d000"] = json!({"type": "object", "properties": {}});
+                    for k in 1..=150 {
+                        let next = format!("#/$defs/d{:03}", k - 1);
+                        doc["$defs"][format!("d{k:03}")] = json!({"type": "object", "properties": {"next": {"$ref": next}}});
                     }
                 });
             },
             file: COMMON,
-            pointer: "/$defs/d86",
+            pointer: "/$defs/d064",
             message: "types nested more than 64 deep",
         },
         Case {

@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// The name findings and messages use for standard input.
@@ -46,12 +46,26 @@ pub struct OneInputArgs {
     pub file: PathBuf,
 }
 
+/// The buffered bytes of an input.
+pub type Reader = BufReader<Box<dyn Read>>;
+
+/// How many bytes of an input are read at once.
+const READ_SIZE: usize = 64 * 1024;
+
+/// Whether `reader` holds a whole line buffered: when it does not, the
+/// next line waits for a read, which on a pipe or a growing file may wait
+/// for the writer. A command passing a live stream on writes out what it
+/// has gathered before then.
+pub fn line_ready(reader: &Reader) -> bool {
+    reader.buffer().contains(&b'\n')
+}
+
 /// An opened input.
 pub struct Input {
     /// The name to print: the path as given, or [`STDIN_NAME`].
     pub name: String,
     /// The bytes, buffered.
-    pub reader: Box<dyn BufRead>,
+    pub reader: Reader,
     /// The length in bytes, when the input is a regular file.
     pub len: Option<u64>,
 }
@@ -101,7 +115,7 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
     if is_stdin(path) {
         return Ok(Input {
             name,
-            reader: Box::new(io::stdin().lock()),
+            reader: BufReader::with_capacity(READ_SIZE, Box::new(io::stdin().lock())),
             len: None,
         });
     }
@@ -117,7 +131,7 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
     let len = metadata.is_file().then_some(metadata.len());
     Ok(Input {
         name,
-        reader: Box::new(BufReader::with_capacity(64 * 1024, file)),
+        reader: BufReader::with_capacity(READ_SIZE, Box::new(file)),
         len,
     })
 }

@@ -7,6 +7,7 @@ mod cmd;
 mod input;
 mod output;
 mod progress;
+mod terminal;
 
 use std::process::ExitCode;
 

@@ -82,11 +82,24 @@ fn otlp_exports_every_event_at_the_default_ceiling() {
             record["event_name"],
             format!("dev.aep.{}", event["type"].as_str().unwrap())
         );
-        // `metadata` by default: nothing redacted or full leaves.
-        let capture = record["attributes"]["aep.capture"]
-            .as_str()
-            .unwrap_or("metadata");
-        assert!(["none", "metadata"].contains(&capture), "{record}");
+        // `metadata` by default: an event above it leaves as its envelope
+        // alone, stating its own capture.
+        assert_eq!(
+            record["attributes"].get("aep.capture"),
+            event.get("capture"),
+            "{record}"
+        );
+        if ["redacted", "full"].contains(&event["capture"].as_str().unwrap_or("metadata")) {
+            assert!(record.get("body").is_none(), "{record}");
+            assert!(
+                record["attributes"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .all(|k| k.starts_with("aep.")),
+                "{record}"
+            );
+        }
     }
     let bare = aep(&["convert", "--to", "otlp", "--max-capture", "none"], &text);
     let records = lines(&bare);
@@ -178,7 +191,7 @@ fn from_cloudevents_warns_on_dropped_attributes_and_refuses_foreign_types() {
     );
     let diagnostics = stderr(&output);
     assert!(
-        diagnostics.contains("<stdin>:1: warning: dropped attribute `Bad-Name`"),
+        diagnostics.contains("aep convert: <stdin>:1: warning: dropped attribute `Bad-Name`"),
         "{diagnostics}"
     );
     assert!(

@@ -102,6 +102,14 @@ fn an_invalid_filter_exits_2_with_its_reason_and_reads_nothing() {
         ),
         (r#"{"type": "*"}"#, "is not a type pattern"),
         (
+            r#"{"agent": "claude*"}"#,
+            "key `agent`: \"claude*\" is a pattern",
+        ),
+        (
+            r#"{"agent": ["codex", "c*"]}"#,
+            "key `agent`: \"c*\" is a pattern",
+        ),
+        (
             r#"{"severity": {"gt": "info"}}"#,
             "`gt` is not a severity operator",
         ),

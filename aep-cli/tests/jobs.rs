@@ -89,8 +89,8 @@ fn a_large_generated_stream_gives_the_same_output_on_1_and_4_jobs() {
     // Standard input too.
     let piped = run(&["validate", "--jobs", "4", "-"], Some(input.as_bytes()));
     assert_eq!(piped.stdout.replace("<stdin>", &path), one.stdout);
-    // Any number of jobs asked: no more than the maximum are started.
-    let most = run(&["validate", "--jobs", "65535", &path], None);
+    // The most jobs the help names.
+    let most = run(&["validate", "--jobs", "64", &path], None);
     assert_eq!(
         (most.code, &most.stdout, &most.stderr),
         (one.code, &one.stdout, &one.stderr)
@@ -102,6 +102,18 @@ fn zero_jobs_is_a_usage_error() {
     let run = run(&["validate", "--jobs", "0", EXAMPLE], None);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--jobs"), "{}", run.stderr);
+}
+
+/// The help and the refusal name the same bounds.
+#[test]
+fn the_jobs_bound_is_the_one_the_help_names() {
+    let help = run(&["validate", "--help"], None);
+    assert!(help.stdout.contains("from 1 to 64"), "{}", help.stdout);
+    for jobs in ["0", "65", "65535"] {
+        let out = run(&["validate", "--jobs", jobs, EXAMPLE], None);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains("1..=64"), "{}", out.stderr);
+    }
 }
 
 #[test]

@@ -68,11 +68,76 @@ fn violations_exit_1_and_undecodable_lines_are_noted() {
             ]
         })
     );
+    // Line 2 is not JSON: skipped. Line 6 has a negative seq: folded
+    // without it, so it moves no position.
     let notes: Vec<&str> = run.stderr.lines().collect();
-    assert_eq!(notes.len(), 2, "{}", run.stderr);
-    assert!(notes[0].starts_with(&format!("aep project: {path}: line 2: ")));
-    assert!(notes[1].starts_with(&format!("aep project: {path}: line 6: ")));
-    assert!(notes.iter().all(|n| n.ends_with("skipped")), "{notes:?}");
+    assert_eq!(notes.len(), 3, "{}", run.stderr);
+    assert!(notes[0].starts_with(&format!("aep project: {path}:2: not an event: ")));
+    assert!(notes[0].ends_with("; skipped"), "{}", notes[0]);
+    assert!(notes[1].starts_with(&format!("aep project: {path}:6: not a valid event (")));
+    assert!(
+        notes[1].ends_with("folded from the attributes the projection reads, without `seq` (-3 is not a non-negative integer)"),
+        "{}",
+        notes[1]
+    );
+    assert_eq!(
+        notes[2],
+        "aep project: 1 line could not be read; the rest is projected"
+    );
+}
+
+/// The published SDKs' projection folds what it can read of an event; so
+/// does `aep project`, and it says what it could not read.
+#[test]
+fn an_event_the_envelope_refuses_still_folds() {
+    let h = r#""time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s""#;
+    let text = [
+        format!(
+            r#"{{"aep":"0.1","id":"e1","type":"run.started",{h},"run":"r","seq":1,"step":null}}"#
+        ),
+        format!(
+            r#"{{"aep":"0.1","id":"e2","type":"run.finished",{h},"run":"r","seq":2,"Region":"eu"}}"#
+        ),
+        format!(r#"{{"aep":"0.1","id":"e3","type":"session.ended",{h},"seq":3,"meta":{{"a":1}}}}"#),
+    ]
+    .join("\n");
+    let run = run(&["project", "-"], Some(text.as_bytes()));
+    assert_eq!(run.code, 0, "{run:?}");
+    let state = parse(&run.stdout);
+    assert_eq!(state["sessions"][0]["ended"], "2026-12-03T09:00:00Z");
+    assert_eq!(
+        state["sessions"][0]["runs"],
+        json!([{"run": "r", "status": "finished",
+                "started": "2026-12-03T09:00:00Z", "ended": "2026-12-03T09:00:00Z"}])
+    );
+    let notes: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(notes.len(), 3, "{}", run.stderr);
+    for (n, (note, place)) in notes.iter().zip(["/step", "Region", "meta"]).enumerate() {
+        assert!(
+            note.starts_with(&format!(
+                "aep project: <stdin>:{}: not a valid event",
+                n + 1
+            )),
+            "{note}"
+        );
+        assert!(note.contains(place), "{note}");
+    }
+}
+
+#[test]
+fn lines_that_cannot_be_read_exit_1() {
+    let run = run(&["project", "-"], Some(b"garbage\n[1]\n{\"id\": 7}\n"));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        parse(&run.stdout),
+        json!({"sessions": [], "violations": []})
+    );
+    assert!(
+        run.stderr
+            .ends_with("aep project: 3 lines could not be read; the rest is projected\n"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -109,7 +174,7 @@ fn an_unsupported_version_is_noted_once() {
     let notes: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(notes.len(), 2, "{}", run.stderr);
     assert!(
-        notes[0].starts_with("aep project: <stdin>: line 12: "),
+        notes[0].starts_with("aep project: <stdin>:12: "),
         "{}",
         notes[0]
     );

@@ -258,13 +258,32 @@ fn every_broken_rule_is_listed() {
     refused(&output, &["field `name`", "field `pick`", "field `port`"]);
 }
 
+/// Exit status 2 (a usage error), nothing on standard output, and every
+/// `needle` in the message.
+fn usage_error(output: &Output, needles: &[&str]) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(output.stdout.is_empty(), "nothing is written");
+    for needle in needles {
+        assert!(message.contains(needle), "`{needle}` in: {message}");
+    }
+}
+
 #[test]
-fn values_that_are_not_an_object_are_refused() {
-    refused(&answer_form(json!([1])), &["--values", "JSON object"]);
+fn values_that_are_not_an_object_are_a_usage_error() {
+    usage_error(&answer_form(json!([1])), &["--values", "JSON object"]);
     let file = capture(&[form_request()]);
-    refused(
+    usage_error(
         &respond(&["--values", "{name"], &file),
         &["--values", "not JSON"],
+    );
+    // A field given twice would lose one of its values.
+    usage_error(
+        &respond(
+            &["--values", r#"{"name": "a", "port": 1, "name": "b"}"#],
+            &file,
+        ),
+        &["--values", "`name` is given twice"],
     );
 }
 
@@ -471,4 +490,91 @@ fn the_capture_may_come_on_standard_input() {
     let output = child.wait_with_output().expect("wait");
     let (event, _) = written(&output);
     assert_eq!(event.subject.as_deref(), Some("req-perm"));
+}
+
+/// `redacted` claims the text went through the redaction pipeline
+/// (AEP-0001 §8.2(e)): a secret typed into an answer never leaves at
+/// `redacted` as it was typed.
+#[test]
+fn free_text_is_redacted_before_it_claims_redacted() {
+    let secret = "password=hunter2 AKIAIOSFODNN7EXAMPLE in /home/ada/x";
+    let file = capture(&[input_request()]);
+    for emit in ["respond", "answered"] {
+        let (event, json) = written(&respond(&["--emit", emit, "--text", secret], &file));
+        assert_eq!(event.capture, Some(Capture::Redacted), "{emit}");
+        let text = json["data"]["answer"]["text"]
+            .as_str()
+            .expect("a text answer");
+        for leaked in ["hunter2", "AKIAIOSFODNN7EXAMPLE", "/home/ada"] {
+            assert!(
+                !text.contains(leaked),
+                "{emit}: `{leaked}` leaked in {text}"
+            );
+        }
+        assert!(text.contains("[REDACTED:secret]"), "{emit}: {text}");
+    }
+
+    // A string field's value and an `other` text go the same way; choice
+    // ids and numbers stay as they are.
+    let file = capture(&[form_request()]);
+    let values = json!({"name": "token: ghp_abcdefghijklmnopqrstuvwxyz0123456789", "port": 80,
+                        "open": "mine, secret=s3cr3t", "pick": "a"});
+    let (event, json) = written(&respond(&["--values", &values.to_string()], &file));
+    assert_eq!(event.capture, Some(Capture::Redacted));
+    let written_values = &json["data"]["answer"]["values"];
+    let text = written_values.to_string();
+    assert!(
+        !text.contains("ghp_abc") && !text.contains("s3cr3t"),
+        "{text}"
+    );
+    assert_eq!(written_values["port"], 80);
+    assert_eq!(written_values["pick"], "a");
+
+    // The operator's own secrets and home, as `aep emit` takes them.
+    let file = capture(&[input_request()]);
+    let (_, json) = written(&respond(
+        &[
+            "--text",
+            "k9-value at /srv/ada/a",
+            "--secret",
+            "k9-value",
+            "--home",
+            "/srv/ada",
+        ],
+        &file,
+    ));
+    assert_eq!(json["data"]["answer"]["text"], "[REDACTED:secret] at ~/a");
+}
+
+/// A person who must send the text verbatim says so, and the event says
+/// `full`.
+#[test]
+fn verbatim_free_text_is_sent_at_full() {
+    let secret = "password=hunter2";
+    let file = capture(&[input_request()]);
+    let (event, json) = written(&respond(&["--text", secret, "--capture", "full"], &file));
+    assert_eq!(event.capture, Some(Capture::Full));
+    assert_eq!(json["data"]["answer"]["text"], secret);
+    // An answer without free text stays `metadata` whatever is asked.
+    let file = capture(&[permission_request()]);
+    let (event, _) = written(&respond(&["--option", "allow", "--capture", "full"], &file));
+    assert_eq!(event.capture, Some(Capture::Metadata));
+    // Only the two levels that carry free text can be asked for.
+    let output = respond(&["--option", "allow", "--capture", "metadata"], &file);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+/// Every diagnostic names the command that printed it.
+#[test]
+fn a_skipped_line_is_noted_under_the_commands_name() {
+    let mut file = capture(&[permission_request()]);
+    writeln!(file, "not an event").unwrap();
+    let output = respond(&["--option", "allow"], &file);
+    let (_, _) = written(&output);
+    let notes = stderr(&output);
+    assert!(notes.starts_with("aep respond: "), "{notes}");
+    assert!(
+        notes.contains(":2: ") || notes.contains("line 2"),
+        "{notes}"
+    );
 }

@@ -286,3 +286,31 @@ fn a_request_with_an_empty_option_list_takes_free_text() {
     let (_, json) = event(&written);
     assert_eq!(json["data"], json!({"answer": {"text": "yes"}}));
 }
+
+/// The request is the agent's text: an ESC in its prompt or labels must
+/// not clear the screen or retitle the window; it is shown escaped.
+#[test]
+fn control_characters_in_a_request_are_shown_escaped() {
+    let hostile = request(json!({
+        "kind": "permission", "prompt": "\u{1b}[2J\u{1b}]0;owned\u{7}Run rm?",
+        "options": [{"id": "allow", "label": "Al\u{1b}]0;label\u{7}low"}, {"id": "deny", "label": "Deny"}],
+    }));
+    let mut t = Terminal::start(&hostile);
+    let seen = t.session.expect("Deny").expect("the options are drawn");
+    let screen = String::from_utf8_lossy(seen.before()).into_owned();
+    for raw in ["\u{1b}]0;owned", "\u{1b}[2J", "\u{1b}]0;label"] {
+        assert!(
+            !screen.contains(raw),
+            "{raw:?} reached the terminal: {screen:?}"
+        );
+    }
+    assert!(screen.contains("\\x1b]0;owned\\x07Run rm?"), "{screen:?}");
+    assert!(screen.contains("Al\\x1b]0;label\\x07low"), "{screen:?}");
+    t.keys(ENTER);
+    let (code, written) = t.finish();
+    assert_eq!(code, 0, "{written}");
+    assert_eq!(
+        event(&written).1["data"]["answer"],
+        json!({"option": "allow"})
+    );
+}

@@ -6,7 +6,7 @@
 //! names are already valid, unique Rust names and all collections are in a
 //! deterministic order.
 
-use serde_json::Value;
+use crate::json::Value;
 
 /// The whole registry, lowered.
 #[derive(Debug, Clone)]

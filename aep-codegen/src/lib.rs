@@ -24,6 +24,7 @@ mod emit;
 mod error;
 mod format;
 pub mod ir;
+pub mod json;
 pub mod load;
 pub mod lower;
 mod naming;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::error::{child, Error};
 

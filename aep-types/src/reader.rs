@@ -182,6 +182,13 @@ impl<R: BufRead> LineReader<R> {
     pub fn max_line_bytes(&self) -> usize {
         self.max_line_bytes
     }
+
+    /// The input, to look at what it holds buffered (a
+    /// [`BufReader::buffer`](std::io::BufReader::buffer) without a whole
+    /// line means the next line waits for a read).
+    pub fn get_ref(&self) -> &R {
+        &self.input
+    }
 }
 
 /// The `aep` version a JSON line declares, if it declares one of an

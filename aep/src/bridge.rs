@@ -14,9 +14,13 @@
 //!   1.8.0 classes (§4): [`ocsf::project`].
 //!
 //! The OTLP and OCSF directions are egress points of the capture model:
-//! both take a `max_capture` ceiling (default `metadata`) and down-level
-//! events above it with [`Event::down_level`](crate::Event::down_level)
-//! before anything leaves.
+//! both take a `max_capture` ceiling (default `metadata`), and an event
+//! above it is exported from its envelope alone: no member of its payload
+//! leaves, not even the ones a down-levelled copy would keep, and the
+//! record states the event's own `capture` (AEP-0005 §3.3, §4.3, §4.6, as
+//! the published conformance pins read them). The event is not rewritten:
+//! [`Event::down_level`](crate::Event::down_level) is the rule of a hop
+//! that forwards AEP events, not of an exporter.
 //!
 //! The CloudEvents and OTLP bridges name AEP types under one exported
 //! root, [`TYPE_ROOT`]: `tool.completed` is `dev.aep.tool.completed`.
@@ -26,17 +30,17 @@ pub mod ocsf;
 pub mod otlp;
 mod time;
 
-use std::borrow::Cow;
+use aep_types::{Capture, Data, Event};
 
-use aep_types::{Capture, Event};
-
-/// `event` at capture `max` at most: the event itself when it is at or
-/// below, else its down-levelled copy (the exporters' ceilings).
-fn at_most(event: &Event, max: Capture) -> Cow<'_, Event> {
-    if event.capture_or_default() > max {
-        Cow::Owned(event.down_level(max))
+/// The payload an exporter with ceiling `max` may read from `event`: its
+/// `data` when the event's capture is at or below the ceiling and above
+/// `none`, nothing otherwise.
+fn exported_data(event: &Event, max: Capture) -> Option<&Data> {
+    let level = event.capture_or_default();
+    if level > Capture::None && level <= max {
+        event.data.as_ref()
     } else {
-        Cow::Borrowed(event)
+        None
     }
 }
 

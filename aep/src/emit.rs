@@ -22,8 +22,11 @@
 //!    "metadata by exception" members are synthesized structurally;
 //! 5. at ceiling `none`, the envelope alone.
 //!
-//! `capture` is set to the ceiling: the level honoured. The input's own
-//! `capture` is ignored, since its `data` is taken as full content.
+//! `capture` is set to the level honoured: the ceiling, or the input's own
+//! `capture` when that is lower, since no hop may raise an event's level
+//! (AEP-0001 §8.2(b)); an input that declares no `capture` is taken as
+//! the full content it is meant to carry. An input without `data` is
+//! emitted without it.
 //! Members a payload schema does not describe count as `metadata`, as
 //! everywhere in the standard: an adapter must not put content there.
 //!
@@ -121,13 +124,18 @@ impl Emitter {
     /// Fails when `data` is not a JSON object or does not decode as the
     /// event type's payload (the error names the place).
     pub fn emit(&self, event: &Event, ceiling: Capture) -> Result<Event, EmitError> {
-        let payload = event.payload().map_err(EmitError::Payload)?;
-        let typed = !matches!(payload, Payload::Untyped(_));
-        let mut data = match &event.data {
-            Some(data) => Some(Value::Object(
-                data.to_object().map_err(EmitError::NotAnObject)?,
-            )),
-            None => None,
+        // Never above what the input declares (AEP-0001 §8.2(b)).
+        let ceiling = ceiling.min(event.capture.unwrap_or(Capture::Full));
+        let (typed, mut data) = match &event.data {
+            Some(data) => {
+                let payload = event.payload().map_err(EmitError::Payload)?;
+                let object = data.to_object().map_err(EmitError::NotAnObject)?;
+                (
+                    !matches!(payload, Payload::Untyped(_)),
+                    Some(Value::Object(object)),
+                )
+            }
+            None => (false, None),
         };
         if ceiling == Capture::None {
             let mut out = event.with_data(None);

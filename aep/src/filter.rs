@@ -8,7 +8,8 @@
 //! - a scalar (string, integer, boolean) is equality, without coercion;
 //! - a non-empty array of scalars is inclusion: any element matches;
 //! - on `type`, a string `prefix.*` (alone or in an array) matches every
-//!   type that begins with `prefix.` and goes on;
+//!   type that begins with `prefix.` and goes on; `prefix` is one or more
+//!   type segments (lowercase letters, digits, `_`, `-`) joined by dots;
 //! - on `severity`, `{"gte": L}`, `{"lte": L}` or both compare by the
 //!   severity order, bounds included.
 //!
@@ -19,7 +20,10 @@
 //! never match-all), with a [`FilterError`] naming the key and the
 //! [`Reason`]: `time`, `seq`, `aep`, `traceparent` and `data` are not
 //! filterable; any other key must be a filterable core attribute or a legal
-//! extension-attribute name (AEP-0001 §5.4, `[a-z0-9]{1,20}`).
+//! extension-attribute name (AEP-0001 §5.4, `[a-z0-9]{1,20}`). A string
+//! holding `*` is a pattern, and patterns exist only on `type`: anywhere
+//! else (inclusion arrays and extension attributes too) it is refused,
+//! never taken as a literal that would silently match nothing.
 //!
 //! Matching reads attributes through [`Attributes`], which [`Event`] and
 //! the borrowed [`EventRef`] implement; matching allocates nothing.
@@ -192,8 +196,11 @@ pub enum Reason {
     /// Neither a filterable core attribute nor a legal extension-attribute
     /// name.
     UnknownKey,
-    /// A `*` pattern other than `prefix.*` on `type`.
+    /// A `*` pattern on `type` other than `prefix.*`.
     BadTypePattern(String),
+    /// A string with `*` on an attribute other than `type`: patterns are
+    /// only allowed on `type`.
+    PatternNotOnType(String),
     /// An operator other than `gte` and `lte` in a severity comparison.
     SeverityOperator(String),
     /// A severity comparison bound that is not a severity level.
@@ -256,6 +263,12 @@ impl fmt::Display for FilterError {
                 f,
                 "\"{p}\" is not a type pattern: the only glob is `prefix.*` on `type`, and `*` \
                  alone is none (omit the key instead; AEP-0003 §6.2 rule 3)"
+            ),
+            Reason::PatternNotOnType(p) => write!(
+                f,
+                "\"{p}\" is a pattern, and patterns are allowed only on `type` (as \
+                 `prefix.*`); `*` is never a literal character in a filter \
+                 (AEP-0003 §6.1, §6.2 rule 3)"
             ),
             Reason::SeverityOperator(op) => write!(
                 f,
@@ -446,11 +459,12 @@ fn predicate(key: &str, value: &Value) -> Result<Predicate, FilterError> {
 fn alternative(key: &str, value: &Value) -> Result<Alternative, FilterError> {
     let not_scalar = |kind| Err(FilterError::new(key, Reason::NotScalar(kind)));
     match value {
-        Value::String(s) if key == "type" && s.contains('*') => match s.strip_suffix('*') {
-            Some(prefix) if prefix.len() > 1 && prefix.ends_with('.') && !prefix.contains('*') => {
-                Ok(Alternative::TypePrefix(prefix.to_owned()))
-            }
-            _ => Err(FilterError::new(key, Reason::BadTypePattern(s.clone()))),
+        Value::String(s) if s.contains('*') && key != "type" => {
+            Err(FilterError::new(key, Reason::PatternNotOnType(s.clone())))
+        }
+        Value::String(s) if s.contains('*') => match type_prefix(s) {
+            Some(prefix) => Ok(Alternative::TypePrefix(prefix.to_owned())),
+            None => Err(FilterError::new(key, Reason::BadTypePattern(s.clone()))),
         },
         Value::String(s) => Ok(Alternative::Str(s.clone())),
         Value::Bool(b) => Ok(Alternative::Bool(*b)),
@@ -462,6 +476,21 @@ fn alternative(key: &str, value: &Value) -> Result<Alternative, FilterError> {
         Value::Array(_) => not_scalar("a nested array"),
         Value::Object(_) => not_scalar("an object"),
     }
+}
+
+/// The `prefix.` of a type pattern `prefix.*`, dot included: one or more
+/// segments of lowercase letters, digits, `_` and `-`, each followed by a
+/// dot.
+fn type_prefix(pattern: &str) -> Option<&str> {
+    let prefix = pattern.strip_suffix('*')?;
+    let segments = prefix.strip_suffix('.')?;
+    let legal = segments.split('.').all(|segment| {
+        !segment.is_empty()
+            && segment
+                .bytes()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
+    });
+    legal.then_some(prefix)
 }
 
 /// `{"gte": L}`, `{"lte": L}` or both.

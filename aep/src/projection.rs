@@ -37,6 +37,9 @@
 //! a 64-bit fingerprint of the canonical form rather than its text, which
 //! takes a different event for a redelivery with probability about 2⁻⁶⁴.
 //!
+//! [`read`] reads a line the way the fold does: by the attributes it
+//! reads, so a line the envelope refuses for another reason still folds.
+//!
 //! [`Projection`] folds in arrival order; [`project`] first repairs the
 //! order of a complete capture (see there). Sessions and runs are state the
 //! projection keeps; events are not kept, only a fingerprint per seen
@@ -79,6 +82,9 @@ use serde::{Deserialize, Serialize};
 use aep_types::{Event, RegisteredType, Scope};
 
 use crate::fingerprint::{self, KeyMap, Seen, SeenSet};
+
+mod lenient;
+pub use lenient::{read, Foldable, Unreadable};
 
 /// An incremental fold of events into per-session state: [`apply`]
 /// one event at a time in arrival order, [`snapshot`] at any time.

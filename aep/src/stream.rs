@@ -459,6 +459,9 @@ impl LineCheck {
                 id: probe_id(text),
             };
             LineCheck { line, outcome }
+        } else if text.starts_with('\u{feff}') {
+            // A byte order mark: named, not "expected value".
+            not_event(Rule::Json, format!("not JSON: {error}"), None)
         } else if let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
             not_event(Rule::Json, format!("not JSON: {}", in_line(&syntax)), None)
         } else {

@@ -227,20 +227,22 @@ fn every_corpus_record_conforms_at_every_ceiling() {
                 "{} at {max_capture}: {problems:?}",
                 e.id
             );
-            // The fidelity carrier is the down-levelled envelope, verbatim.
+            // The fidelity carrier is the envelope, verbatim.
             let carried: Event = serde_json::from_value(record["unmapped"]["aep"].clone())
                 .expect("unmapped.aep is an AEP envelope");
-            assert_eq!(
-                carried,
-                e.down_level(max_capture).with_data(None),
-                "{}",
-                e.id
-            );
-            // Nothing above the ceiling leaves.
-            assert!(carried.capture_or_default() <= max_capture);
+            assert_eq!(carried, e.with_data(None), "{}", e.id);
+            // Nothing above the ceiling leaves: the payload is carried,
+            // verbatim, only from an event at or below it.
             if let Some(data) = record["unmapped"].get("data") {
                 assert!(data.as_object().is_some_and(|d| !d.is_empty()), "{}", e.id);
-                assert_ne!(max_capture, Capture::None);
+                assert!(e.capture_or_default() <= max_capture, "{}", e.id);
+                assert_ne!(e.capture_or_default(), Capture::None, "{}", e.id);
+                let payload = e.data.as_ref().expect("data").to_object().unwrap();
+                assert_eq!(data, &Value::Object(payload), "{}", e.id);
+            } else if e.capture_or_default() > max_capture {
+                if let Some(process) = record.get("process") {
+                    assert_eq!(process.get("uid"), None, "{}", e.id);
+                }
             }
         }
     }
@@ -288,4 +290,79 @@ fn a_bad_time_is_an_error() {
     let e = Event::new("e", "session.started", "noon", "urn:x", "a");
     let error = project(&e, &Options::default()).expect_err("refused");
     assert!(error.to_string().contains("`noon`"), "{error}");
+}
+
+/// AEP-0005 §4.3's documented edge and §4.6, as the published pins read
+/// them: an event above the projection's ceiling becomes a record made
+/// from its envelope alone. No `unmapped.data`, a `process` with the tool
+/// name only (no `uid` read from the payload), no disposition read from
+/// the payload, and `unmapped.aep` the envelope verbatim, its own
+/// `capture` included.
+#[test]
+fn an_event_above_the_ceiling_is_projected_from_its_envelope_alone() {
+    let failed: Event = serde_json::from_str(
+        r#"{"aep":"0.1","id":"f1","type":"tool.failed","subject":"Write",
+            "time":"2026-11-30T12:00:00Z","source":"aep://h/agent/a","agent":"a",
+            "session":"s","seq":4,"severity":"error","capture":"redacted",
+            "data":{"tool":{"name":"Write","call_id":"t_3"},"duration_ms":310,
+                    "error":{"type":"io_error","message":"ENOSPC writing /srv/out.log"}}}"#,
+    )
+    .unwrap();
+    let dismissed: Event = serde_json::from_str(
+        r#"{"aep":"0.1","id":"r1","type":"attention.resolved","subject":"q1",
+            "time":"2026-11-30T12:00:01Z","source":"aep://h/agent/a","agent":"a",
+            "session":"s","seq":5,"capture":"redacted",
+            "data":{"resolution":"dismissed"}}"#,
+    )
+    .unwrap();
+    for max_capture in [Capture::None, Capture::Metadata] {
+        let options = Options { max_capture };
+        let record = project(&failed, &options).unwrap().unwrap();
+        assert_eq!(record["process"], serde_json::json!({"name": "Write"}));
+        assert_eq!(
+            record["unmapped"],
+            serde_json::json!({"aep": {
+                "aep": "0.1", "id": "f1", "type": "tool.failed", "subject": "Write",
+                "time": "2026-11-30T12:00:00Z", "source": "aep://h/agent/a", "agent": "a",
+                "session": "s", "seq": 4, "severity": "error", "capture": "redacted"
+            }}),
+            "max_capture {max_capture}"
+        );
+        let record = project(&dismissed, &options).unwrap().unwrap();
+        assert_eq!(record.get("disposition_id"), None, "{max_capture}");
+        assert_eq!(record["metadata"].get("profiles"), None, "{max_capture}");
+    }
+    // At the event's own level the payload is read and carried.
+    let options = Options {
+        max_capture: Capture::Redacted,
+    };
+    let record = project(&failed, &options).unwrap().unwrap();
+    assert_eq!(record["process"]["uid"], "t_3");
+    assert_eq!(
+        record["unmapped"]["data"]["error"]["message"],
+        "ENOSPC writing /srv/out.log"
+    );
+    let record = project(&dismissed, &options).unwrap().unwrap();
+    assert_eq!(record["disposition_id"], 16);
+}
+
+/// `device.hostname` is the host alone: a source URI's user information
+/// (a password) and port do not leave in it; a tool event with neither a
+/// subject nor a call id has no `process` rather than an empty one.
+#[test]
+fn the_device_is_named_by_its_host_and_an_empty_process_is_left_out() {
+    let e = Event::from_json(
+        r#"{"aep":"0.1","id":"e1","type":"tool.failed","time":"2026-11-30T12:00:00Z",
+            "source":"https://svc:hunter2@relay.example:8443/a","agent":"a","session":"s",
+            "seq":1,"data":{"tool":{"name":"Bash"},"error":{"type":"timeout"}}}"#,
+    )
+    .unwrap();
+    let record = project(&e, &Options::default()).unwrap().unwrap();
+    assert_eq!(
+        record["device"],
+        serde_json::json!({"type_id": 0, "hostname": "relay.example"})
+    );
+    assert!(record.get("process").is_none(), "{record}");
+    let text = serde_json::to_string(&record["device"]).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
 }

@@ -58,12 +58,14 @@ fn records_follow_the_field_mapping() {
     }
 }
 
+/// A `full` event at each ceiling: whole at `full`, its envelope alone
+/// (and its own `capture`) below.
 #[test]
 fn each_max_capture_level() {
     let fixtures = fixtures();
     let cases = &fixtures["max_capture"];
     let e = event(&cases["event"]);
-    for capture in Capture::ALL {
+    let expected = |capture: Capture| {
         let level = &cases["levels"][capture.as_str()];
         let mut expected = cases["common"].clone();
         let object = expected.as_object_mut().unwrap();
@@ -71,21 +73,21 @@ fn each_max_capture_level() {
         if let Some(body) = level.get("body") {
             object.insert("body".into(), body.clone());
         }
+        expected
+    };
+    for capture in Capture::ALL {
         let options = Options {
             max_capture: capture,
             ..Options::default()
         };
-        assert_eq!(record(&e, &options), expected, "max_capture {capture}");
+        assert_eq!(
+            record(&e, &options),
+            expected(capture),
+            "max_capture {capture}"
+        );
     }
     // The default ceiling is `metadata`.
-    let mut expected = cases["common"].clone();
-    let object = expected.as_object_mut().unwrap();
-    object.insert(
-        "attributes".into(),
-        cases["levels"]["metadata"]["attributes"].clone(),
-    );
-    object.insert("body".into(), cases["levels"]["metadata"]["body"].clone());
-    assert_eq!(record(&e, &Options::default()), expected);
+    assert_eq!(record(&e, &Options::default()), expected(Capture::Metadata));
 }
 
 #[test]
@@ -240,4 +242,58 @@ fn the_wire_form_carries_the_data_model() {
         .to_proto();
     assert!(wire.trace_id.is_empty() && wire.span_id.is_empty() && wire.flags == 0);
     assert!(wire.body.is_none());
+}
+
+/// A `tool.failed` at capture `redacted` whose payload has a member of
+/// each kind: structural, redacted-level free text, and `gen_ai.*`.
+fn redacted_tool_failed() -> Event {
+    serde_json::from_str(
+        r#"{"aep":"0.1","id":"f1","type":"tool.failed","subject":"Write",
+            "time":"2026-11-30T12:00:00Z","source":"aep://h/agent/a","agent":"a",
+            "session":"s","seq":4,"severity":"error","capture":"redacted",
+            "data":{"tool":{"name":"Write","call_id":"t_3"},"duration_ms":310,
+                    "error":{"type":"io_error","message":"ENOSPC writing /srv/out.log"},
+                    "gen_ai.usage.input_tokens":12}}"#,
+    )
+    .expect("the event decodes")
+}
+
+/// AEP-0005 §3.3 as the published pins read it: an event above the
+/// exporter's ceiling leaves as its envelope alone. No member of its
+/// payload is exported, not even the ones a down-levelled copy would keep,
+/// and `aep.capture` is the event's own level.
+#[test]
+fn an_event_above_the_ceiling_is_exported_from_its_envelope_alone() {
+    let e = redacted_tool_failed();
+    for max_capture in [Capture::None, Capture::Metadata] {
+        let options = Options {
+            max_capture,
+            ..Options::default()
+        };
+        let got = record(&e, &options);
+        assert_eq!(got.get("body"), None, "max_capture {max_capture}");
+        assert_eq!(
+            got["attributes"],
+            serde_json::json!({
+                "aep.event_id": "f1", "aep.source": "aep://h/agent/a", "aep.subject": "Write",
+                "aep.agent_id": "a", "aep.session_id": "s", "aep.sequence": 4,
+                "aep.capture": "redacted"
+            }),
+            "max_capture {max_capture}"
+        );
+    }
+    // At or below the ceiling, the payload is exported as it is.
+    for max_capture in [Capture::Redacted, Capture::Full] {
+        let options = Options {
+            max_capture,
+            ..Options::default()
+        };
+        let got = record(&e, &options);
+        assert_eq!(got["attributes"]["gen_ai.usage.input_tokens"], 12);
+        assert_eq!(
+            got["body"]["error"]["message"],
+            "ENOSPC writing /srv/out.log"
+        );
+        assert_eq!(got["attributes"]["aep.capture"], "redacted");
+    }
 }

@@ -357,3 +357,61 @@ fn bad_data_is_an_error_naming_the_place() {
         .unwrap_err();
     assert!(error.to_string().contains("/data/tool"), "{error}");
 }
+
+/// AEP-0001 §8.2(b): an event that declares its level is never raised
+/// above it, whatever the ceiling; the level written is the lower of the
+/// two. An event that declares none is the emitter's input, full content.
+#[test]
+fn a_declared_level_is_never_raised() {
+    let emitter = Emitter::default();
+    let line = |capture: &str| {
+        let capture = if capture.is_empty() {
+            String::new()
+        } else {
+            format!(r#","capture":"{capture}""#)
+        };
+        Event::from_json(&format!(
+            r#"{{"aep":"0.1","id":"e1","type":"tool.requested","time":"2026-12-03T09:00:00Z",
+               "source":"urn:a","agent":"a","session":"s","seq":1{capture},
+               "data":{{"tool":{{"name":"Bash"}},"args":{{"cmd":"ls /home/ada"}}}}}}"#
+        ))
+        .unwrap()
+    };
+    for declared in Capture::ALL {
+        for ceiling in Capture::ALL {
+            let out = emitter.emit(&line(declared.as_str()), ceiling).unwrap();
+            let level = declared.min(ceiling);
+            assert_eq!(out.capture, Some(level), "{declared:?} at {ceiling:?}");
+            out.validate()
+                .unwrap_or_else(|e| panic!("{declared:?} at {ceiling:?}: {e}"));
+            let text = out.data.as_ref().map_or("", |d| d.get()).to_owned();
+            if level < Capture::Full {
+                assert!(
+                    !text.contains("/home/ada"),
+                    "{declared:?} at {ceiling:?}: {text}"
+                );
+            }
+        }
+    }
+    let out = emitter.emit(&line(""), Capture::Full).unwrap();
+    assert_eq!(out.capture, Some(Capture::Full));
+}
+
+/// `data` is optional (AEP-0001 §5.1): an event without it is emitted
+/// with none, whatever its type needs when it has data.
+#[test]
+fn an_event_without_data_is_emitted() {
+    let event = Event::from_json(
+        r#"{"aep":"0.1","id":"n2","type":"attention.requested","time":"2026-12-03T09:00:00Z",
+           "source":"urn:a","agent":"a","session":"s","seq":1,"capture":"none"}"#,
+    )
+    .unwrap();
+    assert!(event.validate().is_ok(), "absent data is valid");
+    for ceiling in Capture::ALL {
+        let out = Emitter::default().emit(&event, ceiling).unwrap();
+        assert_eq!(
+            (out.data.as_ref(), out.capture),
+            (None, Some(Capture::None))
+        );
+    }
+}

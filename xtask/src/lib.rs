@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod codegen;
+pub mod conformance;
 
 use std::path::PathBuf;
 

@@ -8,6 +8,7 @@ use xtask::{codegen, project_root};
 const USAGE: &str = "\
 usage: cargo xtask codegen [--check] [--schemas DIR] [--out DIR]
        cargo xtask bench [--corpus FILE] [--json FILE] [--passes N] [--size MB]
+       cargo xtask conformance FIXTURES
 
   codegen           regenerate every generated tree from its registry:
                     schemas/ -> aep-types/src/generated/ and
@@ -19,7 +20,14 @@ usage: cargo xtask codegen [--check] [--schemas DIR] [--out DIR]
 
   bench             build the benchmark in release and measure decoding, typing,
                     validating, down-levelling and encoding against serde_json
-                    baselines, and the code generator; options go to the benchmark";
+                    baselines, and the code generator; options go to the benchmark
+
+  conformance       build the `aep` binary and the conformance runner, and run
+                    every fixture category the project implements from
+                    FIXTURES, a checkout of the published conformance
+                    `fixtures/` directory: one line per category
+                    (`passed/total`), every failing case with what differed;
+                    exit 1 on any failure, 2 when FIXTURES cannot be read";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,6 +37,12 @@ fn main() -> ExitCode {
             Err(message) => usage_error(&message),
         },
         Some((command, rest)) if command == "bench" => xtask::bench::run(rest),
+        Some((command, rest)) if command == "conformance" => {
+            match xtask::conformance::parse(rest) {
+                Ok(fixtures) => xtask::conformance::run(&fixtures),
+                Err(message) => usage_error(&message),
+            }
+        }
         Some((command, _)) if command == "--help" || command == "-h" => {
             println!("{USAGE}");
             ExitCode::SUCCESS

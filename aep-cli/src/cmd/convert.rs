@@ -2,8 +2,6 @@
 //! OCSF records, and CloudEvents back to AEP events (the AEP-0005
 //! bridges).
 
-use std::io::Write;
-
 use aep::aep_types::reader::{too_long_message, unsupported_version, Line, LineReader};
 use aep::bridge::cloudevents::{self, CloudEvent};
 use aep::bridge::{ocsf, otlp};
@@ -28,10 +26,11 @@ converted input line:
                      attributes AEP cannot carry are dropped with a warning,
                      and events that are not valid AEP events are refused
 
-OTLP and OCSF are egress points of the capture model: events above
---max-capture (default `metadata`) are down-levelled before they leave. The
-CloudEvents directions are lossless and down-level only when --max-capture
-is given.
+OTLP and OCSF are egress points of the capture model: an event above
+--max-capture (default `metadata`) leaves as its envelope alone, no member
+of its payload with it, stating its own capture. The CloudEvents directions
+are lossless and down-level (as a forwarding hop does) only when
+--max-capture is given.
 
 A line that cannot be converted is reported on standard error with its line
 number, and the rest is converted. The input is not validated beyond what
@@ -67,8 +66,9 @@ pub struct Args {
     pub from: Option<Origin>,
 
     /// The capture ceiling: `none`, `metadata`, `redacted` or `full`. Events
-    /// above it are down-levelled first. Default: `metadata` for otlp and
-    /// ocsf, none (lossless) for cloudevents.
+    /// above it are exported from their envelope alone (otlp, ocsf) or
+    /// down-levelled (cloudevents). Default: `metadata` for otlp and ocsf,
+    /// none (lossless) for cloudevents.
     #[arg(long, value_name = "LEVEL", value_parser = parse_capture)]
     pub max_capture: Option<Capture>,
 
@@ -124,6 +124,17 @@ pub fn run(args: &Args) -> Status {
     let mut lines = LineReader::new(input.reader, args.input.limit.max_line_bytes);
     let (mut converted, mut refused) = (0u64, 0u64);
     loop {
+        // Before a read that may wait, what is decided leaves.
+        if !input::line_ready(lines.get_ref()) {
+            match out.flush() {
+                Ok(()) => {}
+                Err(WriteError::Closed) => return status(refused),
+                Err(e) => {
+                    diag!("aep convert: error: {e}");
+                    return Status::Failure;
+                }
+            }
+        }
         let (number, result) = match lines.next_line() {
             Ok(None) => break,
             Ok(Some((number, Line::TooLong { bytes }))) => (
@@ -132,7 +143,8 @@ pub fn run(args: &Args) -> Status {
             ),
             Ok(Some((number, Line::Text(text)))) => {
                 let name = &input.name;
-                let mut warn = |message: String| diag!("{name}:{number}: warning: {message}");
+                let mut warn =
+                    |message: String| diag!("aep convert: {name}:{number}: warning: {message}");
                 (number, convert(text, &mut warn))
             }
             Err(e) => {
@@ -146,8 +158,7 @@ pub fn run(args: &Args) -> Status {
         match result {
             Ok(Converted::Line(line)) => {
                 converted += 1;
-                let written = writeln!(out.writer(), "{line}").map_err(WriteError::from);
-                match written {
+                match out.line(line.as_bytes(), b"\n") {
                     Ok(()) => {}
                     Err(WriteError::Closed) => return status(refused),
                     Err(e) => {

@@ -1,8 +1,6 @@
 //! `aep emit`: events holding full content in, the events an adapter emits
 //! at a capture ceiling out (AEP-0003 §9).
 
-use std::io::Write;
-
 use aep::emit::Emitter;
 use aep::reader::{too_long_message, Line, LineReader};
 use aep::{Capture, Event};
@@ -21,7 +19,10 @@ original content first; at `redacted`, the *_redacted siblings and every
 redacted-level text through the redaction pipeline (see `aep redact`) and
 the full-only members dropped; at `metadata`, only structural members, with
 the prompt and labels synthesized; at `none`, the envelope alone. `capture`
-is set to the ceiling.";
+is set to the ceiling, or to the event's own `capture` where that is lower:
+no level is ever raised (AEP-0001 §8.2(b)). An event without `capture` is
+taken as the full content it carries; one without `data` is emitted
+without it.";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 when every line was emitted, 1 when some line was not an
@@ -66,6 +67,17 @@ pub fn run(args: &Args) -> Status {
     let mut lines = LineReader::new(input.reader, args.input.limit.max_line_bytes);
     let mut status = Status::Clean;
     loop {
+        // Before a read that may wait, what is decided leaves.
+        if !input::line_ready(lines.get_ref()) {
+            match out.flush() {
+                Ok(()) => {}
+                Err(WriteError::Closed) => return status,
+                Err(e) => {
+                    diag!("aep emit: error: {e}");
+                    return Status::Failure;
+                }
+            }
+        }
         let (number, line) = match lines.next_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
@@ -103,10 +115,15 @@ pub fn run(args: &Args) -> Status {
                 continue;
             }
         };
-        let written = serde_json::to_writer(out.writer(), &event)
-            .map_err(std::io::Error::from)
-            .and_then(|()| out.writer().write_all(b"\n"));
-        match written.map_err(WriteError::from) {
+        let line = match serde_json::to_vec(&event) {
+            Ok(line) => line,
+            Err(e) => {
+                diag!("aep emit: {name}:{number}: cannot encode: {e}; skipped");
+                status = Status::Findings;
+                continue;
+            }
+        };
+        match out.line(&line, b"\n") {
             Ok(()) => {}
             Err(WriteError::Closed) => return status,
             Err(e) => {

@@ -1,7 +1,7 @@
 //! `aep filter`: the lines whose events match an `attr-match` filter
 //! (AEP-0003 §6), passed on byte for byte.
 
-use std::io::{self, BufRead, Write};
+use std::io;
 use std::path::PathBuf;
 
 use aep::filter::Filter;
@@ -9,7 +9,7 @@ use aep::reader::{too_long_message, unsupported_version, Line, LineReader};
 
 use super::Status;
 use crate::diag;
-use crate::input::{self, InputError};
+use crate::input::{self, InputError, Reader};
 use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
@@ -26,7 +26,8 @@ must match:
 
 An absent attribute matches nothing, except severity, capture and epoch,
 which read as info, metadata and 0. `time`, `seq`, `aep`, `traceparent` and
-`data` are not filterable; an invalid filter is refused with its reason.
+`data` are not filterable, and `*` makes a pattern only on `type` (anywhere
+else it is refused); an invalid filter is refused with its reason.
 
 Only the envelope is decoded (strictly: a line must be an event); payloads
 are not checked, `aep validate` does that. A line that is not an event is
@@ -116,15 +117,23 @@ enum Stop {
 }
 
 /// Filters one input; returns how many lines were not events.
-fn filter_one<R: BufRead>(
+fn filter_one(
     filter: &Filter,
     name: &str,
-    lines: &mut LineReader<R>,
+    lines: &mut LineReader<Reader>,
     out: &mut Stdout,
 ) -> Result<u64, Stop> {
     let mut bad = 0;
     let mut skipped = 0u64;
-    while let Some((number, line, ending)) = lines.next_line_with_ending().map_err(Stop::Read)? {
+    loop {
+        // Before a read that may wait, what is decided leaves.
+        if !input::line_ready(lines.get_ref()) {
+            out.flush().map_err(Stop::Write)?;
+        }
+        let Some((number, line, ending)) = lines.next_line_with_ending().map_err(Stop::Read)?
+        else {
+            break;
+        };
         let text = match line {
             Line::TooLong { bytes } => {
                 bad += 1;
@@ -139,12 +148,7 @@ fn filter_one<R: BufRead>(
         match decide(filter, text) {
             Decision::Pass => {
                 // The line as it came; a last line without a newline gets one.
-                let w = out.writer();
-                w.write_all(text).map_err(|e| Stop::Write(e.into()))?;
-                w.write_all(ending).map_err(|e| Stop::Write(e.into()))?;
-                if !ending.ends_with(b"\n") {
-                    w.write_all(b"\n").map_err(|e| Stop::Write(e.into()))?;
-                }
+                out.line(text, ending).map_err(Stop::Write)?;
             }
             Decision::Drop => {}
             Decision::Unsupported(version) => {

@@ -1,9 +1,7 @@
 //! `aep project`: the batch state projection of JSONL files, as JSON.
 
-use std::io::Write;
-
-use aep::projection::project;
-use aep::reader::EventReader;
+use aep::projection::{self, project};
+use aep::reader::{too_long_message, unsupported_version, Line, LineReader};
 use aep::Event;
 
 use super::Status;
@@ -21,13 +19,18 @@ by (source, session) and each group is ordered by (epoch, seq) before the
 fold, so the order of lines and files does not matter. Every event is held
 in memory until the fold.
 
-A line that does not decode to an event is skipped with a note on standard
-error naming its line; run `aep validate` for the full checks.";
+Lines are read as the projection reads them: a line that is not a valid
+event but has the attributes the fold reads (source, id, type, time, agent,
+session, run, subject, seq, epoch, data) is folded from them, with a note on
+standard error naming its line and what was left out; a line that cannot be
+read at all (not a JSON object, no string id, type, time, source or agent) is
+skipped with a note. Run `aep validate` for the full checks.";
 
 const AFTER_HELP: &str = "\
 Exit status:
-  0  the projection has no violations
-  1  the projection has violations (they are in the output)
+  0  the projection has no violations and every line was read
+  1  the projection has violations (they are in the output), or some line
+     could not be read (noted on standard error, the rest is projected)
   2  a usage error, or an input that cannot be read (nothing is printed)
 
 Examples:
@@ -54,6 +57,7 @@ pub struct Args {
 /// Runs `aep project`.
 pub fn run(args: &Args) -> Status {
     let mut events = Vec::new();
+    let mut unreadable = 0;
     for path in &args.input.files {
         let input = match input::open(path) {
             Ok(input) => input,
@@ -62,9 +66,12 @@ pub fn run(args: &Args) -> Status {
                 return Status::Failure;
             }
         };
-        if let Err(e) = read_events(input, args.input.limit.max_line_bytes, &mut events) {
-            diag!("aep project: error: {e}");
-            return Status::Failure;
+        match read_events(input, args.input.limit.max_line_bytes, &mut events) {
+            Ok(n) => unreadable += n,
+            Err(e) => {
+                diag!("aep project: error: {e}");
+                return Status::Failure;
+            }
         }
     }
     let snapshot = project(&events);
@@ -78,45 +85,81 @@ pub fn run(args: &Args) -> Status {
             return Status::Failure;
         }
     }
-    if snapshot.violations.is_empty() {
+    if unreadable > 0 {
+        let lines = if unreadable == 1 { "line" } else { "lines" };
+        diag!("aep project: {unreadable} {lines} could not be read; the rest is projected");
+    }
+    if snapshot.violations.is_empty() && unreadable == 0 {
         Status::Clean
     } else {
         Status::Findings
     }
 }
 
-/// Appends the events of `input` to `events`; a line that does not give
-/// an event is noted on standard error and skipped.
+/// Appends the events of `input` to `events`, read as the projection reads
+/// them ([`aep::projection::read`]): a line that is not a valid event but
+/// has what the fold reads is folded, with a note; one that cannot be read
+/// at all is noted and skipped. Returns how many lines could not be read.
 fn read_events(
     input: input::Input,
     max_line_bytes: usize,
     events: &mut Vec<Event>,
-) -> Result<(), InputError> {
+) -> Result<u64, InputError> {
     let name = input.name;
-    let mut reader = EventReader::with_max_line_bytes(input.reader, max_line_bytes);
-    for result in reader.by_ref() {
-        match result {
-            Ok(event) => events.push(event),
-            Err(e) if e.is_io() => {
-                return Err(InputError {
-                    name,
-                    message: e.to_string(),
-                })
+    let mut lines = LineReader::new(input.reader, max_line_bytes);
+    let (mut unreadable, mut unsupported) = (0u64, 0u64);
+    loop {
+        let (number, text) = match lines.next_line() {
+            Ok(None) => break,
+            Ok(Some((number, Line::TooLong { bytes }))) => {
+                unreadable += 1;
+                let why = too_long_message(bytes, max_line_bytes);
+                diag!("aep project: {name}:{number}: {why}");
+                continue;
             }
-            // These messages already say the line is skipped.
-            Err(e) if e.is_too_long() || e.is_unsupported_version() => {
-                diag!("aep project: {name}: {e}");
+            Ok(Some((number, Line::Text(text)))) => (number, text),
+            Err(e) => return Err(InputError::read(&name, &e)),
+        };
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match projection::read(text) {
+            Ok(read) => {
+                if let Some(invalid) = &read.invalid {
+                    let mut note = format!(
+                        "aep project: {name}:{number}: not a valid event ({invalid}); \
+                         folded from the attributes the projection reads"
+                    );
+                    if !read.left_out.is_empty() {
+                        note.push_str(", without ");
+                        note.push_str(&read.left_out.join(", "));
+                    }
+                    diag!("{note}");
+                }
+                events.push(read.event);
             }
-            Err(e) => diag!("aep project: {name}: {e}; skipped"),
+            Err(e) => match unsupported_version(text) {
+                Some(version) => {
+                    unsupported += 1;
+                    if unsupported == 1 {
+                        diag!(
+                            "aep project: {name}:{number}: `aep` is \"{version}\", an unsupported \
+                             major version: this line and every later one of an unsupported \
+                             version are skipped (AEP-0003 §3.1)"
+                        );
+                    }
+                }
+                None => {
+                    unreadable += 1;
+                    diag!("aep project: {name}:{number}: {e}; skipped");
+                }
+            },
         }
     }
-    if reader.skipped() > 1 {
-        diag!(
-            "aep project: {name}: {} lines of an unsupported version skipped in all",
-            reader.skipped()
-        );
+    if unsupported > 1 {
+        diag!("aep project: {name}: {unsupported} lines of an unsupported version skipped in all");
     }
-    Ok(())
+    Ok(unreadable)
 }
 
 fn write_json(
@@ -124,13 +167,10 @@ fn write_json(
     snapshot: &aep::projection::Snapshot,
     compact: bool,
 ) -> Result<(), WriteError> {
-    let w = out.writer();
-    let result = if compact {
-        serde_json::to_writer(&mut *w, snapshot)
+    let json = if compact {
+        serde_json::to_vec(snapshot)
     } else {
-        serde_json::to_writer_pretty(&mut *w, snapshot)
+        serde_json::to_vec_pretty(snapshot)
     };
-    result.map_err(std::io::Error::from)?;
-    w.write_all(b"\n")?;
-    Ok(())
+    out.line(&json.map_err(std::io::Error::from)?, b"\n")
 }

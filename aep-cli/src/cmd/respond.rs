@@ -13,16 +13,18 @@ mod answer;
 mod event;
 mod prompt;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use aep::attention_requested::RespondVia;
 use aep::projection::project;
 use aep::{AttentionRequested, Event, Payload};
 
+use super::redact::PipelineArgs;
 use crate::diag;
 use crate::input::{self, OneInputArgs};
-use event::{Emit, Sender};
+use crate::output::Stdout;
+use event::{Emit, FreeText, Sender};
 
 const LONG_ABOUT: &str = "\
 Answers a pending attention request of an AEP capture and prints the answer
@@ -56,9 +58,14 @@ request's id, `session` the request's session, no `seq`, `source` and
 `agent` naming the sender. With --emit answered it is the emitter's
 `attention.answered` echo instead (`via: \"control\"`), for adapters that
 answer locally: it carries the request's `run`, and the next `seq` (and
-`epoch`) of the request's session. `capture` is `redacted` when the answer
-carries free text (a string field, an \"Other\" text, --text), `metadata`
-otherwise.";
+`epoch`) of the request's session.
+
+An answer that carries free text (a string field, an \"Other\" text,
+--text) is written at `capture: \"redacted\"`, and its text goes through the
+redaction pipeline first (see `aep redact`; --home, --secret, --secret-env
+and --no-pii set it up as for `aep emit`): `redacted` says the pipeline ran.
+To send the text as typed, say --capture full: the event then says `full`.
+An answer without free text is `metadata`.";
 
 const AFTER_HELP: &str = "\
 Exit status:
@@ -66,9 +73,10 @@ Exit status:
   1    nothing to answer (no pending request, an unknown --id), or an answer
        the request refuses (the field and the rule are named); nothing is
        written
-  2    a usage error, an input that cannot be read, or an event that would
-       break the protocol (a bug: its violations are printed, it is not
-       written)
+  2    a usage error (--values that is not a JSON object or names a member
+       twice included), an input that cannot be read, or an event that
+       would break the protocol (a bug: its violations are printed, it is
+       not written)
   130  cancelled at a prompt; nothing is written
 
 Examples:
@@ -129,8 +137,26 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub text: Option<String>,
 
+    /// The capture level of an answer that carries free text: `redacted`
+    /// passes the text through the redaction pipeline, `full` sends it as
+    /// typed.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = TextCapture::Redacted)]
+    pub capture: TextCapture,
+
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+
     #[command(flatten)]
     pub input: OneInputArgs,
+}
+
+/// The `--capture` levels: the two that carry free text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextCapture {
+    /// Through the redaction pipeline.
+    Redacted,
+    /// As typed.
+    Full,
 }
 
 /// The request being answered and what the capture says about its session.
@@ -197,7 +223,12 @@ fn respond(args: &Args) -> Result<(), Stop> {
         );
     }
     let answer = match reply {
-        Some(reply) => reply.check(&request.payload).map_err(Stop::Refused)?,
+        Some(reply) => reply
+            .check(&request.payload)
+            .map_err(|refusal| match refusal {
+                answer::Refusal::Usage(message) => Stop::Failure(message),
+                answer::Refusal::Rule(message) => Stop::Refused(message),
+            })?,
         None => match prompt::ask(&request.payload) {
             Ok(answer) => answer,
             Err(prompt::Error::Cancelled) => return Err(Stop::Cancelled),
@@ -209,12 +240,21 @@ fn respond(args: &Args) -> Result<(), Stop> {
         source: args.source.clone(),
         agent: args.agent.clone(),
     };
-    let event = event::build(&request, &answer, args.emit, &sender).map_err(Stop::Bug)?;
-    let line = serde_json::to_string(&event).map_err(|e| Stop::Bug(e.to_string()))?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{line}")
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Stop::Failure(format!("cannot write to standard output: {e}")))
+    let emitter;
+    let text = match args.capture {
+        TextCapture::Full => FreeText::Full,
+        TextCapture::Redacted => {
+            emitter = aep::emit::Emitter::with_redactor(args.pipeline.redactor());
+            FreeText::Redacted(&emitter)
+        }
+    };
+    let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
+    let line = serde_json::to_vec(&event).map_err(|e| Stop::Bug(e.to_string()))?;
+    let mut out = Stdout::new();
+    // The answer was not delivered when standard output went away.
+    out.line(&line, b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| Stop::Failure(e.to_string()))
 }
 
 /// Reads the capture and picks the request to answer.
@@ -229,7 +269,7 @@ fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
         match result {
             Ok(event) => events.push(event),
             Err(e) if e.is_io() => return Err(Stop::Failure(format!("{name}: {e}"))),
-            Err(e) => diag!("{name}: skipped {e}"),
+            Err(e) => diag!("aep respond: {name}: {e}; skipped"),
         }
     }
     let snapshot = project(&events);

@@ -2,16 +2,17 @@
 //! files, one finding per line of output.
 
 use std::cell::Cell;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read};
 
 use aep::stream::{validate_reader_parallel, Finding, Level, Options, Summary};
 use serde::Serialize;
 
 use super::Status;
 use crate::diag;
-use crate::input::{self, Input, InputArgs, InputError};
+use crate::input::{self, Input, InputArgs, InputError, Reader};
 use crate::output::{Stdout, WriteError};
 use crate::progress::Progress;
+use crate::terminal::{self, Newlines};
 
 const LONG_ABOUT: &str = "\
 Checks JSONL captures of AEP events: each line against the envelope and its
@@ -40,6 +41,9 @@ Examples:
   aep validate --max-line-bytes 16MiB big.jsonl
   aep validate --jobs 1 capture.jsonl";
 
+/// The most `--jobs` (the library uses no more threads).
+const MAX_JOBS: i64 = aep::stream::MAX_JOBS as i64;
+
 /// The arguments of `aep validate`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -55,11 +59,11 @@ pub struct Args {
     pub format: Format,
 
     /// Threads for decoding and the per-event checks (the stream rules
-    /// run in line order on one); the output is the same for any number.
-    /// Default: the available cores; more than 64 are not used. `--jobs 1`
+    /// run in line order on one), from 1 to 64; the output is the same for
+    /// any number. Default: the available cores, at most 64. `--jobs 1`
     /// takes the least CPU time and memory, and is the fastest on a machine
     /// busy with other work.
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_JOBS))]
     pub jobs: Option<u16>,
 
     #[command(flatten)]
@@ -168,13 +172,15 @@ fn validate_one(
             errors |= finding.level == Level::Error;
             // On a terminal each finding shows at once (and around the
             // progress bar); into a pipe or file they are buffered.
+            let mut line = Vec::new();
+            write_finding(&mut line, format, name, &finding);
             let written = if out.is_terminal() {
                 progress.suspend(|| {
-                    write_finding(out.writer(), format, name, &finding)?;
+                    out.line(&line, b"")?;
                     out.flush()
                 })
             } else {
-                write_finding(out.writer(), format, name, &finding)
+                out.line(&line, b"")
             };
             if let Err(e) = written {
                 write_error = Some(e);
@@ -192,23 +198,19 @@ fn validate_one(
     }
 }
 
-/// Prints one finding.
-fn write_finding(
-    w: &mut impl Write,
-    format: Format,
-    file: &str,
-    finding: &Finding,
-) -> Result<(), WriteError> {
+/// One finding as its line of output.
+fn write_finding(w: &mut Vec<u8>, format: Format, file: &str, finding: &Finding) {
     match format {
         Format::Text => {
             let severity = severity_name(finding.level);
             let message = one_line(&finding.message);
-            if finding.line == 0 {
-                write!(w, "{file}: ")?;
+            let place = if finding.line == 0 {
+                format!("{}: ", one_line(file))
             } else {
-                write!(w, "{file}:{}: ", finding.line)?;
-            }
-            writeln!(w, "{severity}[{}]: {message}", finding.rule.name())?;
+                format!("{}:{}: ", one_line(file), finding.line)
+            };
+            let rule = finding.rule.name();
+            w.extend_from_slice(format!("{place}{severity}[{rule}]: {message}\n").as_bytes());
         }
         Format::Json => {
             let record = JsonFinding {
@@ -219,11 +221,13 @@ fn write_finding(
                 message: &finding.message,
                 id: finding.id.as_deref(),
             };
-            serde_json::to_writer(&mut *w, &record).map_err(io::Error::from)?;
-            w.write_all(b"\n")?;
+            // Plain strings and numbers: encoding cannot fail.
+            if serde_json::to_writer(&mut *w, &record).is_err() {
+                w.clear();
+            }
+            w.push(b'\n');
         }
     }
-    Ok(())
 }
 
 /// A finding as `--format json` prints it.
@@ -246,13 +250,9 @@ fn severity_name(level: Level) -> &'static str {
     }
 }
 
-/// A message on one output line: line breaks become spaces.
+/// Event text on one output line, its control characters escaped.
 fn one_line(message: &str) -> std::borrow::Cow<'_, str> {
-    if message.contains(['\n', '\r']) {
-        message.replace(['\n', '\r'], " ").into()
-    } else {
-        message.into()
-    }
+    terminal::escape(message, Newlines::Escape)
 }
 
 /// The totals over every file.
@@ -316,7 +316,7 @@ fn plural(n: u64, noun: &str) -> String {
 /// A reader that reports end of input once `stopped` is set, so that
 /// validation ends soon after standard output goes away.
 struct UntilStopped<'a> {
-    inner: Box<dyn BufRead>,
+    inner: Reader,
     stopped: &'a Cell<bool>,
 }
 
@@ -378,7 +378,7 @@ mod tests {
             id: id.map(str::to_owned),
         };
         let mut out = Vec::new();
-        write_finding(&mut out, format, "f.jsonl", &finding).unwrap();
+        write_finding(&mut out, format, "f.jsonl", &finding);
         String::from_utf8(out).unwrap()
     }
 
@@ -386,7 +386,7 @@ mod tests {
     fn findings_print_as_documented() {
         assert_eq!(
             printed(Format::Text, 3, Some("e1")),
-            "f.jsonl:3: warning[duplicate]: two lines\n"
+            "f.jsonl:3: warning[duplicate]: two\\nlines\n"
         );
         assert_eq!(
             printed(Format::Json, 3, Some("e1")),
@@ -399,7 +399,7 @@ mod tests {
         // A finding about the whole stream has no line; no id, no member.
         assert_eq!(
             printed(Format::Text, 0, None),
-            "f.jsonl: warning[duplicate]: two lines\n"
+            "f.jsonl: warning[duplicate]: two\\nlines\n"
         );
         assert_eq!(
             printed(Format::Json, 0, None),
@@ -413,7 +413,8 @@ mod tests {
 
     #[test]
     fn messages_stay_on_one_line() {
-        assert_eq!(one_line("a\nb\r\nc"), "a b  c");
+        assert_eq!(one_line("a\nb\r\nc"), "a\\nb\\r\\nc");
+        assert_eq!(one_line("s\u{1b}]0;owned\u{7}"), "s\\x1b]0;owned\\x07");
         assert_eq!(one_line("plain"), "plain");
     }
 }

@@ -115,23 +115,23 @@ pub fn default_accessor(ir: &Ir, f: &Field) -> Option<TokenStream> {
     }
     let name = ident(&f.ident);
     let body = match (&f.ty, default) {
-        (Ty::Integer(rules), serde_json::Value::Number(n)) if rules.unsigned() => {
+        (Ty::Integer(rules), crate::json::Value::Number(n)) if rules.unsigned() => {
             let n = proc_macro2::Literal::u64_unsuffixed(n.as_u64()?);
             quote!(self.#name.unwrap_or(#n))
         }
-        (Ty::Integer(_), serde_json::Value::Number(n)) => {
+        (Ty::Integer(_), crate::json::Value::Number(n)) => {
             let n = proc_macro2::Literal::i64_unsuffixed(n.as_i64()?);
             quote!(self.#name.unwrap_or(#n))
         }
-        (Ty::Number(_), serde_json::Value::Number(n)) => {
+        (Ty::Number(_), crate::json::Value::Number(n)) => {
             let n = proc_macro2::Literal::f64_unsuffixed(n.as_f64()?);
             quote!(self.#name.unwrap_or(#n))
         }
-        (Ty::Boolean, serde_json::Value::Bool(b)) => quote!(self.#name.unwrap_or(#b)),
-        (Ty::String(_), serde_json::Value::String(s)) => {
+        (Ty::Boolean, crate::json::Value::Bool(b)) => quote!(self.#name.unwrap_or(#b)),
+        (Ty::String(_), crate::json::Value::String(s)) => {
             quote!(self.#name.clone().unwrap_or_else(|| #s.to_owned()))
         }
-        (Ty::Named(path), serde_json::Value::String(s)) => {
+        (Ty::Named(path), crate::json::Value::String(s)) => {
             let variant = ident(&enum_variant(ir, path, s)?);
             let t = tokens::path(path);
             quote!(self.#name.unwrap_or(#t::#variant))

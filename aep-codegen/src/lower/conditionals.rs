@@ -1,6 +1,6 @@
 //! `if` / `then` / `else` rules over an object's members.
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::keywords::{object, only, pattern_at, strings_at};
 use super::{At, Lowerer};

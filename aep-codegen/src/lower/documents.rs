@@ -1,7 +1,7 @@
 //! Whole schema files: shared definition files, payload schemas and the
 //! envelope.
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::conditionals::conditional;
 use super::keywords::{object, only, pattern_at, primitive_list, ANNOTATIONS, ROOT};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::At;
 use crate::error::Error;
@@ -166,7 +166,7 @@ pub(super) fn primitive_list(at: &At<'_>, value: Option<&Value>) -> Result<Vec<P
 pub(super) fn doc_of(map: &Map<String, Value>) -> Vec<String> {
     ["title", "description", "$comment"]
         .iter()
-        .filter_map(|key| map.get(*key).and_then(Value::as_str))
+        .filter_map(|key| map.get(key).and_then(Value::as_str))
         .map(str::to_owned)
         .collect()
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::conditionals::conditional;
 use super::keywords::{doc_of, only, strings_at, ANNOTATIONS};

@@ -1,6 +1,6 @@
 //! `$ref`s and the `$defs` they point at, each lowered once.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::names::module_name;
 use super::{At, Lowerer};

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::keywords::{doc_of, known, object, only, pattern_at, primitive_list, ANNOTATIONS};
 use super::names::enum_variants;

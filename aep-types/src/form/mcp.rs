@@ -342,8 +342,8 @@ impl<'de> Deserialize<'de> for Members {
 mod tests {
     use super::*;
 
-    /// Runs without serde_json's `preserve_order` when the crate is tested
-    /// alone (`cargo test -p aep-types`), where a `Value` sorts its keys.
+    /// Runs without serde_json's `preserve_order` by default, where a
+    /// `Value` sorts its keys.
     #[test]
     fn fields_follow_the_property_order_of_the_text() {
         let params = r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {

@@ -266,13 +266,32 @@ pub fn decode<T: DeserializeOwned>(event_type: &str, text: &str) -> Result<T, Er
 /// Decodes `bytes` (a whole event) as `T`, naming the place of a failure
 /// by its JSON Pointer.
 pub fn decode_event<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
+    refuse_bom(bytes)?;
     locate("", bytes, None).map_err(event_error)
 }
 
 /// Decodes `text` (a whole event) as `T`, as [`decode_event`] does; text
 /// known to be UTF-8 is not checked again, which makes it faster.
 pub fn decode_event_str<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, Error> {
+    refuse_bom(text.as_bytes())?;
     locate("", text.as_bytes(), Some(text)).map_err(event_error)
+}
+
+/// The UTF-8 encoding of U+FEFF, the byte order mark.
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// A byte order mark before an event is named as one, rather than left to
+/// the JSON parser's "expected value".
+fn refuse_bom(bytes: &[u8]) -> Result<(), Error> {
+    if bytes.starts_with(BOM) {
+        return Err(Error::Envelope {
+            pointer: String::new(),
+            message: "the line starts with a UTF-8 byte order mark (BOM); JSON text and JSONL \
+                      lines carry none (RFC 8259 §8.1, AEP-0003 §3.1): save the file without it"
+                .to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn event_error((pointer, error): (String, serde_json::Error)) -> Error {

@@ -4,9 +4,10 @@
 //! Ten types project ([`MAPPINGS`], §4.2) onto Authentication (3002),
 //! Process Activity (1007) and Detection Finding (2004); every other
 //! event gives no record (`Ok(None)`): a scope decision, not a loss.
-//! [`project`] first down-levels the event to `max_capture` (§4.6, default
-//! `metadata`), then builds the record from the envelope and the
-//! surviving payload only (§4.3):
+//! [`project`] builds the record from the envelope and, when the event is
+//! at or below `max_capture` (§4.6, default `metadata`), its payload
+//! (§4.3); an event above the ceiling gives a record made from its
+//! envelope alone, as it is (not down-levelled):
 //!
 //! - `class_uid`, `category_uid`, `activity_id`, `type_uid` (class × 100 +
 //!   activity), and `status_id` where the table has one;
@@ -18,17 +19,20 @@
 //! - `severity_id` per §4.4 ([`severity_id`]), `time` in epoch
 //!   milliseconds, `message` the type, `metadata` with [`OCSF_VERSION`];
 //! - the class objects: `user`/`session`, `actor`/`process`/`device`
-//!   (`hostname` the `source` URI's authority, else `name` the `source`),
+//!   (`hostname` the `source` URI's host, else `name` the `source`),
 //!   or `finding_info` (one `uid` per attention lifecycle);
-//! - `unmapped.aep`, the envelope without `data` (extension attributes
-//!   included, `capture` as down-levelled), and `unmapped.data`, the
-//!   surviving payload, omitted when empty.
+//! - `unmapped.aep`, the envelope without `data`, verbatim (extension
+//!   attributes included, `capture` the event's own), and `unmapped.data`,
+//!   the payload when it is exported, omitted when empty.
 //!
 //! The record never invents a value: without a `subject`, `process` has
 //! no `name` and a later lifecycle event's `finding_info` no `uid`; without
-//! a surviving `tool.call_id`, `process` has no `uid` (§4.3's documented
-//! edge); the device `hostname` is the authority as written (a port or
-//! user info included).
+//! an exported `tool.call_id` (none in the payload, or the payload above
+//! the ceiling), `process` has no `uid` (§4.3's documented edge), and
+//! without either `process` is left out; an `attention.resolved` above the
+//! ceiling claims no disposition, since its `resolution` is not read; the
+//! device `hostname` is the host of the authority (never its user
+//! information, which may hold a password, nor its port).
 //!
 //! ```
 //! use aep::bridge::ocsf::{project, Options};
@@ -234,8 +238,8 @@ pub const fn severity_id(severity: Severity) -> u32 {
 /// The projection's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// The capture ceiling: events above it are down-levelled before
-    /// projection (§4.6). Default `metadata`.
+    /// The capture ceiling: events above it are projected from their
+    /// envelope alone (§4.6). Default `metadata`.
     pub max_capture: Capture,
 }
 
@@ -273,16 +277,15 @@ pub fn project(event: &Event, options: &Options) -> Result<Option<Value>, OcsfEr
     let Some(mapping) = mapping(&event.type_) else {
         return Ok(None);
     };
-    let event = &*super::at_most(event, options.max_capture);
     let nanos =
         super::time::unix_nanos(&event.time).ok_or_else(|| OcsfError::Time(event.time.clone()))?;
     let millis = i64::try_from(nanos.div_euclid(1_000_000))
         .map_err(|_| OcsfError::Time(event.time.clone()))?;
-    let payload = match (&event.data, event.capture_or_default()) {
-        (Some(data), level) if level > Capture::None => data
+    let payload = match super::exported_data(event, options.max_capture) {
+        Some(data) => data
             .to_object()
             .map_err(|e| OcsfError::Data(e.to_string()))?,
-        _ => Map::new(),
+        None => Map::new(),
     };
 
     let class = mapping.class;
@@ -347,8 +350,10 @@ pub fn project(event: &Event, options: &Options) -> Result<Option<Value>, OcsfEr
             if let Some(call_id) = call_id {
                 process.insert("uid".into(), call_id.into());
             }
-            record.insert("process".into(), process.into());
-            let device = match authority(&event.source) {
+            if !process.is_empty() {
+                record.insert("process".into(), process.into());
+            }
+            let device = match host(&event.source) {
                 Some(host) => json!({ "type_id": 0, "hostname": host }),
                 None => json!({ "type_id": 0, "name": event.source }),
             };
@@ -380,9 +385,11 @@ pub fn project(event: &Event, options: &Options) -> Result<Option<Value>, OcsfEr
     Ok(Some(record.into()))
 }
 
-/// The authority of a URI (`aep://host-a/agent/x` gives `host-a`), when it
-/// has a non-empty one (`urn:aep:agent:x` and `file:///x` have none).
-fn authority(uri: &str) -> Option<&str> {
+/// The host of a URI's authority (`aep://u:pw@host-a:80/agent/x` gives
+/// `host-a`), when it has a non-empty one (`urn:aep:agent:x` and
+/// `file:///x` have none): the user information and the port are not the
+/// device's name.
+fn host(uri: &str) -> Option<&str> {
     let (scheme, rest) = uri.split_once(':')?;
     let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme
@@ -390,25 +397,35 @@ fn authority(uri: &str) -> Option<&str> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     let rest = rest.strip_prefix("//").filter(|_| scheme_ok)?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    Some(&rest[..end]).filter(|a| !a.is_empty())
+    let authority = &rest[..end];
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if host_port.starts_with('[') {
+        // An IP literal: up to its closing bracket.
+        host_port.find(']').map_or(host_port, |i| &host_port[..=i])
+    } else {
+        host_port.split_once(':').map_or(host_port, |(h, _)| h)
+    };
+    Some(host).filter(|h| !h.is_empty())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::authority;
+    use super::host;
 
     #[test]
-    fn authorities() {
-        assert_eq!(authority("aep://host-a/agent/x"), Some("host-a"));
-        assert_eq!(
-            authority("https://relay.example:8443"),
-            Some("relay.example:8443")
-        );
-        assert_eq!(authority("aep://h?x"), Some("h"));
-        assert_eq!(authority("urn:aep:agent:claude-code"), None);
-        assert_eq!(authority("file:///var/log/aep"), None);
-        assert_eq!(authority("relative/path"), None);
-        assert_eq!(authority("//host/no-scheme"), None);
-        assert_eq!(authority("1x://host"), None);
+    fn hosts() {
+        assert_eq!(host("aep://host-a/agent/x"), Some("host-a"));
+        assert_eq!(host("https://relay.example:8443"), Some("relay.example"));
+        // User information may hold a password: never the hostname.
+        assert_eq!(host("https://u:pw@host:8080/a"), Some("host"));
+        assert_eq!(host("https://a@b:pw@host/a"), Some("host"));
+        assert_eq!(host("aep://[2001:db8::1]:9000/a"), Some("[2001:db8::1]"));
+        assert_eq!(host("aep://h?x"), Some("h"));
+        assert_eq!(host("aep://u:pw@:80/x"), None);
+        assert_eq!(host("urn:aep:agent:claude-code"), None);
+        assert_eq!(host("file:///var/log/aep"), None);
+        assert_eq!(host("relative/path"), None);
+        assert_eq!(host("//host/no-scheme"), None);
+        assert_eq!(host("1x://host"), None);
     }
 }

@@ -1,8 +1,9 @@
 //! AEP events as OpenTelemetry log records (AEP-0005 §3): the OTel
 //! Events model, a LogRecord with an `event_name`.
 //!
-//! [`to_log_record`] maps one event as §3.2 says, after down-levelling it
-//! to the exporter's `max_capture` (§3.3, default `metadata`):
+//! [`to_log_record`] maps one event as §3.2 says, reading its payload only
+//! when the event is at or below the exporter's `max_capture` (§3.3,
+//! default `metadata`):
 //!
 //! | AEP | [`LogRecord`] |
 //! |---|---|
@@ -17,9 +18,11 @@
 //! | `data` members named `gen_ai.*` | attributes, verbatim |
 //! | the rest of `data` | `body`, absent when empty |
 //!
-//! An event at `capture: none` (declared, or down-levelled to it)
-//! exports the envelope-derived attributes only: no `body`, nothing
-//! hoisted. Absent attributes give no `aep.*` attribute; an absent
+//! An event at `capture: none`, or above `max_capture`, exports the
+//! envelope-derived attributes only: no `body`, nothing hoisted, and
+//! `aep.capture` the event's own level (the event is not down-levelled:
+//! a `redacted` event at the default ceiling says `redacted` and carries
+//! nothing of its payload). Absent attributes give no `aep.*` attribute; an absent
 //! `severity` exports as `info`, the protocol default. The table has no
 //! row for extension attributes, so they are not exported (the CloudEvents
 //! bridge is the lossless one).
@@ -54,10 +57,11 @@
 //! assert_eq!(body["status"], "success");
 //! assert!(!body.contains_key("gen_ai.usage.input_tokens"));
 //!
-//! // At `max_capture: none` the record is envelope-derived only.
+//! // Above `max_capture` the record is envelope-derived only.
 //! let bare = to_log_record(&event, &Options { max_capture: Capture::None, ..Options::default() })?;
 //! assert!(bare.body.is_none());
-//! assert_eq!(bare.attributes["aep.capture"], "none");
+//! assert!(!bare.attributes.contains_key("gen_ai.usage.input_tokens"));
+//! assert!(!bare.attributes.contains_key("aep.capture")); // the event states none
 //!
 //! assert_eq!(severity_from_number(11), Some(Severity::Notice));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -75,8 +79,8 @@ pub mod proto;
 /// The exporter's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// The capture ceiling: events above it are down-levelled before
-    /// export (§3.3). Default `metadata`.
+    /// The capture ceiling: events above it are exported from their
+    /// envelope alone (§3.3). Default `metadata`.
     pub max_capture: Capture,
     /// The resource's `service.name`, for relays exporting many agents'
     /// events as one process; `None` (the default) uses each event's
@@ -222,10 +226,9 @@ impl TraceContext {
     }
 }
 
-/// The log record of `event` (§3.2), after down-levelling it to
-/// `options.max_capture` (§3.3).
+/// The log record of `event` (§3.2); its payload is exported only when
+/// the event is at or below `options.max_capture` (§3.3).
 pub fn to_log_record(event: &Event, options: &Options) -> Result<LogRecord, OtlpError> {
-    let event = &*super::at_most(event, options.max_capture);
     let time_unix_nano = super::time::unix_nanos(&event.time)
         .and_then(|nanos| u64::try_from(nanos).ok())
         .ok_or_else(|| OtlpError::Time(event.time.clone()))?;
@@ -262,17 +265,15 @@ pub fn to_log_record(event: &Event, options: &Options) -> Result<LogRecord, Otlp
     put("aep.capture", event.capture.map(|c| c.as_str().into()));
 
     let mut body = Map::new();
-    if event.capture_or_default() > Capture::None {
-        if let Some(data) = &event.data {
-            let object = data
-                .to_object()
-                .map_err(|e| OtlpError::Data(e.to_string()))?;
-            for (name, value) in object {
-                if name.starts_with("gen_ai.") {
-                    attributes.insert(name, value);
-                } else {
-                    body.insert(name, value);
-                }
+    if let Some(data) = super::exported_data(event, options.max_capture) {
+        let object = data
+            .to_object()
+            .map_err(|e| OtlpError::Data(e.to_string()))?;
+        for (name, value) in object {
+            if name.starts_with("gen_ai.") {
+                attributes.insert(name, value);
+            } else {
+                body.insert(name, value);
             }
         }
     }

@@ -98,10 +98,62 @@ fn patterns_are_only_type_globs_of_the_prefix_form() {
             "{bad}: {e}"
         );
     }
-    // On another attribute a `*` is an ordinary character: equality.
-    let literal = filter(r#"{"subject": "read.*"}"#);
-    assert!(literal.matches(&session_event("tool.requested", r#""subject":"read.*""#)));
-    assert!(!literal.matches(&session_event("tool.requested", r#""subject":"read.file""#)));
+}
+
+#[test]
+fn a_type_pattern_prefix_is_made_of_type_segments() {
+    // The segments of a type: lowercase letters, digits, `_` and `-`.
+    for good in [
+        r#"{"type": "x.acme-corp.*"}"#,
+        r#"{"type": "x.acme_2.tool.*"}"#,
+        r#"{"type": ["tool.*", "error.*"]}"#,
+    ] {
+        filter(good);
+    }
+    for bad in [
+        r#"{"type": "Tool.*"}"#,
+        r#"{"type": "a..*"}"#,
+        r#"{"type": "..*"}"#,
+        r#"{"type": "x.acme corp.*"}"#,
+        r#"{"type": "tool.é.*"}"#,
+        r#"{"type": "tool.**"}"#,
+    ] {
+        let e = refused(bad);
+        assert!(
+            matches!(e.reason(), Reason::BadTypePattern(_)),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_star_on_any_other_attribute_is_refused_not_taken_literally() {
+    // A glob outside `type` would match nothing (no literal `*` in an id)
+    // or be read as a pattern the dialect does not have: fail closed.
+    for (bad, key) in [
+        (r#"{"agent": "claude*"}"#, "agent"),
+        (r#"{"subject": "read.*"}"#, "subject"),
+        (r#"{"session": "*"}"#, "session"),
+        (r#"{"agent": ["codex", "claude*"]}"#, "agent"),
+        (r#"{"acmeregion": "eu-*"}"#, "acmeregion"),
+        (r#"{"type": "tool.*", "source": "aep://h/*"}"#, "source"),
+    ] {
+        let e = refused(bad);
+        assert_eq!(e.key(), Some(key), "{bad}");
+        assert!(
+            matches!(e.reason(), Reason::PatternNotOnType(_)),
+            "{bad}: {e}"
+        );
+        assert!(e.to_string().contains("only on `type`"), "{bad}: {e}");
+    }
+    let value = serde_json::json!({"agent": ["codex", "claude*"]});
+    assert!(matches!(
+        Filter::from_value(&value).unwrap_err().reason(),
+        Reason::PatternNotOnType(_)
+    ));
+    // Without a `*` the same keys are plain equality.
+    let plain = filter(r#"{"subject": "read.file"}"#);
+    assert!(plain.matches(&session_event("tool.requested", r#""subject":"read.file""#)));
 }
 
 #[test]

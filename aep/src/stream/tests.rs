@@ -130,6 +130,31 @@ fn messages_place_json_errors_by_column_and_name_the_rule() {
 }
 
 #[test]
+fn a_byte_order_mark_is_named() {
+    let mut found = Vec::new();
+    let mut v = Validator::new(Options::default());
+    let mut text = b"\xef\xbb\xbf".to_vec();
+    text.extend_from_slice(
+        line(json!({"id": "e0", "type": "progress.status", "session": "s", "seq": 0})).as_bytes(),
+    );
+    v.check_line(1, &text, &mut found);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].rule, Rule::Json);
+    assert!(
+        found[0].message.contains("byte order mark (BOM)"),
+        "{}",
+        found[0].message
+    );
+    // The decoders say it too.
+    let error = aep_types::Event::from_slice(&text).unwrap_err().to_string();
+    assert!(error.contains("(BOM)"), "{error}");
+    let error = aep_types::EventRef::from_slice(&text)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("(BOM)"), "{error}");
+}
+
+#[test]
 fn summary_counts_lines_events_findings_and_skipped_versions() {
     let lines = [
         line(json!({"id": "e0", "type": "progress.status", "session": "s", "seq": 0})),

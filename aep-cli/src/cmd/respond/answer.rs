@@ -74,7 +74,7 @@ impl Reply {
     /// and every form rule (`form::validate_values`); `--option` only where
     /// the request has options, and one of them; `--text` not for a form
     /// and not empty. The error names the field (or flag) and the rule.
-    pub fn check(self, request: &AttentionRequested) -> Result<Answer, String> {
+    pub fn check(self, request: &AttentionRequested) -> Result<Answer, Refusal> {
         let is_form = request.kind == Kind::Form;
         match self {
             Reply::Values(_) if !is_form => Err(format!(
@@ -85,12 +85,17 @@ impl Reply {
                 } else {
                     "--text"
                 }
-            )),
+            )
+            .into()),
             Reply::Values(text) => {
-                let values = match serde_json::from_str::<Value>(&text) {
-                    Ok(Value::Object(values)) => values,
-                    Ok(_) => return Err("--values: expected a JSON object of field values".into()),
-                    Err(e) => return Err(format!("--values: not JSON: {e}")),
+                let values = match serde_json::from_str::<Unique>(&text) {
+                    Ok(Unique(Value::Object(values))) => values,
+                    Ok(_) => {
+                        return Err(Refusal::Usage(
+                            "--values: expected a JSON object of field values".into(),
+                        ))
+                    }
+                    Err(e) => return Err(Refusal::Usage(format!("--values: not JSON: {e}"))),
                 };
                 validate_values(fields(request), &values)
                     .map_err(|errors| describe_refusal(&errors))?;
@@ -103,7 +108,8 @@ impl Reply {
                 let Some(options) = &request.options else {
                     return Err(format!(
                         "--option `{id}`: the request offers no options: answer with --text"
-                    ));
+                    )
+                    .into());
                 };
                 if options.iter().any(|o| o.id == id) {
                     Ok(Answer::Option(id))
@@ -112,12 +118,101 @@ impl Reply {
                     Err(format!(
                         "--option `{id}` is not one of the request's options ({})",
                         ids.join(", ")
-                    ))
+                    )
+                    .into())
                 }
             }
             Reply::Text(text) if text.is_empty() => Err("--text: the answer is empty".into()),
             Reply::Text(text) => Ok(Answer::Text(text)),
         }
+    }
+}
+
+/// Why a reply is not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The flag's text is not what it takes (not JSON, not an object, a
+    /// repeated member): a usage error.
+    Usage(String),
+    /// The request does not take the answer.
+    Rule(String),
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Self {
+        Refusal::Rule(message)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(message: &str) -> Self {
+        Refusal::Rule(message.to_owned())
+    }
+}
+
+/// A JSON value with no object that names a member twice: in an answer
+/// a repeated field id would be one value silently lost.
+struct Unique(Value);
+
+impl<'de> serde::Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(s.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unique(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Object::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the member `{key}` is given twice"
+                )));
+            }
+            let Unique(value) = map.next_value()?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::time::SystemTime;
 
+use aep::emit::Emitter;
 use aep::form::gate_values;
 use aep::{Capture, Event, Payload};
 use serde_json::json;
@@ -35,19 +36,32 @@ pub struct Sender {
     pub agent: Option<String>,
 }
 
+/// How free text in an answer is written.
+#[derive(Debug, Clone, Copy)]
+pub enum FreeText<'a> {
+    /// Through the redaction pipeline, at `redacted` (AEP-0001 §8.2(e):
+    /// `redacted` claims the pipeline ran).
+    Redacted(&'a Emitter),
+    /// Verbatim, at `full`: the person asked for it.
+    Full,
+}
+
 /// Builds the event answering `request` and checks it: the envelope and
 /// payload schemas ([`Event::validate`]), the capture ceiling of every
-/// payload member, and the type-dependent gate of form values. The error
-/// lists what is wrong.
+/// payload member, and the type-dependent gate of form values. An answer
+/// with free text is written as `text` says; one without is `metadata`.
+/// The error lists what is wrong.
 pub fn build(
     request: &Request,
     answer: &Answer,
     emit: Emit,
     sender: &Sender,
+    text: FreeText<'_>,
 ) -> Result<Event, String> {
     let asked = &request.event;
     let capture = if answer.carries_free_text(fields(&request.payload)) {
-        Capture::Redacted
+        // Built at `full`, as typed; the pipeline below makes it `redacted`.
+        Capture::Full
     } else {
         Capture::Metadata
     };
@@ -106,8 +120,13 @@ pub fn build(
             );
         }
     }
-    let event: Event =
+    let mut event: Event =
         serde_json::from_value(event).map_err(|e| format!("the event does not decode: {e}"))?;
+    if let (Capture::Full, FreeText::Redacted(emitter)) = (capture, text) {
+        event = emitter
+            .emit(&event, Capture::Redacted)
+            .map_err(|e| format!("the answer cannot be redacted: {e}"))?;
+    }
     check(&event, request)?;
     Ok(event)
 }
@@ -151,13 +170,18 @@ mod tests {
         }
     }
 
+    fn redacted() -> FreeText<'static> {
+        static EMITTER: std::sync::OnceLock<Emitter> = std::sync::OnceLock::new();
+        FreeText::Redacted(EMITTER.get_or_init(Emitter::default))
+    }
+
     const FORM: &str = r#"{"aep":"0.1","id":"req-1","type":"attention.requested","time":"2026-12-01T10:00:00Z","source":"urn:a","agent":"a","session":"s","run":"r","seq":3,"data":{"kind":"form","prompt":"Set up","fields":[{"id":"name","type":"string","label":"Name"},{"id":"n","type":"number","label":"N"}]}}"#;
 
     #[test]
     fn a_command_names_the_request_and_the_sender_and_has_no_seq() {
         let req = request(FORM);
         let answer = Answer::Values(serde_json::from_str(r#"{"n":2}"#).unwrap());
-        let event = build(&req, &answer, Emit::Respond, &Sender::default()).unwrap();
+        let event = build(&req, &answer, Emit::Respond, &Sender::default(), redacted()).unwrap();
         assert_eq!(event.type_, "control.attention.respond");
         assert_eq!(event.subject.as_deref(), Some("req-1"));
         assert_eq!(event.cause.as_deref(), Some("req-1"));
@@ -179,7 +203,7 @@ mod tests {
             source: None,
             agent: Some("console".into()),
         };
-        let event = build(&req, &answer, Emit::Answered, &sender).unwrap();
+        let event = build(&req, &answer, Emit::Answered, &sender, redacted()).unwrap();
         assert_eq!(event.type_, "attention.answered");
         assert_eq!(event.source, "urn:a");
         assert_eq!(event.agent, "console");
@@ -200,7 +224,14 @@ mod tests {
             source: Some("not a uri".into()),
             agent: None,
         };
-        let error = build(&req, &Answer::Text("t".into()), Emit::Respond, &sender).unwrap_err();
+        let error = build(
+            &req,
+            &Answer::Text("t".into()),
+            Emit::Respond,
+            &sender,
+            FreeText::Full,
+        )
+        .unwrap_err();
         assert!(error.contains("/source"), "{error}");
     }
 }

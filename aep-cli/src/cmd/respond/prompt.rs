@@ -20,6 +20,13 @@ use inquire::{Confirm, MultiSelect, Select, Text};
 use serde_json::Value;
 
 use super::answer::{fields, Answer};
+use crate::terminal::{escape, Newlines};
+
+/// Event text as a prompt shows it: the request is the agent's, and its
+/// control characters must not reach the terminal.
+fn shown(text: &str) -> String {
+    escape(text, Newlines::Escape).into_owned()
+}
 
 /// Why no answer was taken.
 #[derive(Debug)]
@@ -49,7 +56,7 @@ pub fn ask(request: &AttentionRequested) -> Result<Answer, Error> {
     if request.kind == Kind::Form {
         let fields = fields(request);
         let required = fields.iter().filter(|f| is_required(f)).count();
-        eprintln!("{}", request.prompt);
+        eprintln!("{}", escape(&request.prompt, Newlines::Keep));
         eprintln!(
             "  {} field{}, {required} required; Ctrl-C or Esc cancels, nothing is sent.",
             fields.len(),
@@ -57,7 +64,11 @@ pub fn ask(request: &AttentionRequested) -> Result<Answer, Error> {
         );
         return ask_form(fields).map(Answer::Values);
     }
-    let title = format!("{} ({})", request.prompt, request.kind);
+    let title = format!(
+        "{} ({})",
+        shown(&request.prompt),
+        shown(request.kind.as_str())
+    );
     match &request.options {
         Some(options) if !options.is_empty() => {
             let entries = options.iter().map(Entry::choice).collect();
@@ -90,7 +101,7 @@ pub fn ask(request: &AttentionRequested) -> Result<Answer, Error> {
 fn ask_form(fields: &[FieldSpec]) -> Result<Object, Error> {
     fill_form(fields, |field, refusal| {
         if let Some(refusal) = refusal {
-            eprintln!("✗ {refusal}");
+            eprintln!("✗ {}", shown(refusal));
         }
         ask_field(field)
     })
@@ -141,9 +152,9 @@ fn fill_form(
 /// Asks one field; `None` is a skipped (optional) field.
 fn ask_field(field: &FieldSpec) -> Result<Option<Value>, Error> {
     let label = if is_required(field) {
-        format!("{} (required)", field.label)
+        format!("{} (required)", shown(&field.label))
     } else {
-        field.label.clone()
+        shown(&field.label)
     };
     match field.type_ {
         FieldSpecType::String => ask_string(field, &label),
@@ -306,7 +317,7 @@ fn nothing_to_pick(field: &FieldSpec) -> Error {
 
 /// The free text behind an "Other…" entry.
 fn ask_other(field: &FieldSpec) -> Result<String, Error> {
-    let label = format!("{}: other, in your words", field.label);
+    let label = format!("{}: other, in your words", shown(&field.label));
     Ok(Text::new(&label)
         .with_help_message("free text")
         .with_validator(|text: &str| {
@@ -337,7 +348,7 @@ fn verdict(field: &FieldSpec, value: Option<Value>) -> Result<Validation, Custom
     Ok(
         match validate_values(std::slice::from_ref(field), &values) {
             Ok(()) => Validation::Valid,
-            Err(errors) => Validation::Invalid(errors.to_string().into()),
+            Err(errors) => Validation::Invalid(shown(&errors.to_string()).into()),
         },
     )
 }
@@ -369,7 +380,7 @@ impl Entry {
     fn choice(choice: &Choice) -> Entry {
         Entry::Choice {
             id: choice.id.clone(),
-            label: choice.label.clone(),
+            label: shown(&choice.label),
         }
     }
 }
