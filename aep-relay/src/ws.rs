@@ -39,6 +39,7 @@ const GOING_AWAY: u16 = 1001;
 const PROTOCOL_ERROR: u16 = 1002;
 const UNSUPPORTED_DATA: u16 = 1003;
 const POLICY: u16 = 1008;
+const MESSAGE_TOO_BIG: u16 = 1009;
 const TRY_AGAIN_LATER: u16 = 1013;
 
 pub(crate) async fn upgrade(
@@ -149,6 +150,9 @@ impl Connection {
         };
         let text = match first {
             Err(_) => return Err(End::Close(POLICY, "no hello")),
+            Ok(Some(Err(e))) if too_big(&e) => {
+                return Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large"))
+            }
             Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Err(End::Gone),
             Ok(Some(Ok(Message::Text(text)))) => text,
             Ok(Some(Ok(Message::Binary(_)))) => {
@@ -213,6 +217,7 @@ impl Connection {
                 _ = shutdown.cancelled() => Err(End::Close(GOING_AWAY, "shutting-down")),
                 message = self.socket.recv() => match message {
                     Some(Ok(message)) => self.on_message(message).await,
+                    Some(Err(e)) if too_big(&e) => Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large")),
                     None | Some(Err(_)) => Err(End::Gone),
                 },
                 Some(command) = commands.recv() => self.send_text(command).await,
@@ -474,6 +479,20 @@ impl Connection {
         };
         let _ = timeout(CLOSE_WAIT, goodbye).await;
     }
+}
+
+/// Whether a read failed on a message over `--max-frame`: the peer is
+/// told so with close 1009 rather than dropped without a word. (The
+/// error is the `tungstenite` one inside axum's, so that dependency
+/// follows axum's version.)
+fn too_big(error: &axum::Error) -> bool {
+    use std::error::Error as _;
+    matches!(
+        error
+            .source()
+            .and_then(|e| e.downcast_ref::<tungstenite::Error>()),
+        Some(tungstenite::Error::Capacity(_))
+    )
 }
 
 fn hello_required() -> Value {
