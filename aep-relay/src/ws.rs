@@ -14,6 +14,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
+use axum::Extension;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -25,6 +26,7 @@ use crate::hub::{ReplayItem, Request};
 use crate::ingest;
 use crate::metrics::Refusal;
 use crate::routing::{Declared, Role};
+use crate::server::ConnectionSlot;
 use crate::subscribe;
 
 /// Commands waiting for one target connection.
@@ -46,6 +48,7 @@ pub(crate) async fn upgrade(
     State(app): State<App>,
     headers: HeaderMap,
     params: Params,
+    slot: Option<Extension<ConnectionSlot>>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     if !app.authorized(&headers, &params.0) {
@@ -60,6 +63,8 @@ pub(crate) async fn upgrade(
         .max_write_buffer_size(2 * max + 64 * 1024)
         .on_upgrade(move |socket| async move {
             Connection::new(app, socket).run().await;
+            // The socket held its connection's slot until now.
+            drop(slot);
             drop(token);
         })
 }

@@ -7,6 +7,7 @@ mod common;
 use aep_relay::Config;
 use common::*;
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
 #[tokio::test]
@@ -247,4 +248,84 @@ async fn the_frame_size_limit_is_enforced() {
     hello["padding"] = "x".repeat(4096).into();
     ws.send(&hello).await;
     assert_eq!(ws.closed().await.1, Some(1009));
+}
+
+#[tokio::test]
+async fn websockets_count_toward_max_connections() {
+    let relay = start(Config::default().max_connections(1)).await;
+    let mut ws = relay.ws("consumer").await;
+    assert!(ws.sync("held").await.is_empty());
+    // The upgraded socket still holds the one slot: another connection
+    // is closed on accept, unanswered.
+    let mut other = tcp_connect(relay.addr, None).await;
+    let request = format!(
+        "GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        relay.addr
+    );
+    let _ = other.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(WAIT, other.read_to_end(&mut answer)).await;
+    assert!(
+        read.expect("closed in time").is_err() || answer.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    // Once the socket is gone, the slot is free again.
+    drop(ws);
+    let mut answered = false;
+    for _ in 0..200 {
+        let mut next = tcp_connect(relay.addr, None).await;
+        let _ = next.write_all(request.as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(WAIT, next.read_to_end(&mut answer)).await;
+        if answer.starts_with(b"HTTP/1.1 200") {
+            answered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(answered, "the slot was never released");
+}
+
+#[tokio::test]
+async fn a_subscription_capture_ceiling_applies_live_and_in_replay() {
+    let relay = start(Config::default()).await;
+    let mut secret = event("run.started", "ceil", 0);
+    secret["capture"] = "redacted".into();
+    secret["data"] = json!({"trigger": "user", "prompt": "CANARY over the socket"});
+    relay.post_event(&secret).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(json!({
+        "type": "subscribe", "id": "c", "capture": "metadata",
+        "filter": {"session": "ceil"}, "from": [{"session": "ceil", "seq": -1}],
+    }))
+    .await;
+    let mut live = secret.clone();
+    live["seq"] = 1.into();
+    live["id"] = fresh_id().into();
+    relay.post_event(&live).await;
+    for seq in [0, 1] {
+        let text = ws.text().await;
+        assert!(!text.contains("CANARY"), "leaked: {text}");
+        let got: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (got["seq"].clone(), got["capture"].clone()),
+            (json!(seq), json!("metadata"))
+        );
+        assert_eq!(got["data"], json!({"trigger": "user"}));
+    }
+    // Without a ceiling the same socket gets the event as sent.
+    ws.subscribe(json!({"type": "subscribe", "id": "raw", "filter": {"session": "ceil"}}))
+        .await;
+    let mut third = secret.clone();
+    third["seq"] = 2.into();
+    third["id"] = fresh_id().into();
+    let sent = third.to_string();
+    relay.post("application/json", sent.clone()).await;
+    let (a, b) = (ws.text().await, ws.text().await);
+    assert!(a == sent || b == sent, "one delivery as sent: {a} / {b}");
+    assert!(
+        !a.contains("CANARY") || !b.contains("CANARY"),
+        "one delivery down-levelled"
+    );
 }
