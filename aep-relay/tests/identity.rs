@@ -86,3 +86,19 @@ async fn an_event_sent_over_the_websocket_comes_back_byte_for_byte() {
     assert_eq!(ws.text().await, ODD);
     assert_eq!(relay.held("ident").await[0].data(), ODD);
 }
+
+#[tokio::test]
+async fn a_carriage_return_between_tokens_never_reaches_an_sse_line() {
+    let relay = start(Config::default()).await;
+    let (mut sse, mut ws) = watchers(&relay).await;
+    // CR is JSON whitespace, and an SSE line break: the line is compacted.
+    let line = PRETTY_COMPACT.replace(r#","seq":1,"#, ",\r\"seq\":1,\r");
+    assert_eq!(relay.post_lines(&[line]).await.status(), 202);
+    let live = sse.event().await;
+    let SseItem::Event { raw, .. } = &live else {
+        unreachable!()
+    };
+    assert!(!raw.contains('\r'), "{raw:?}");
+    assert_eq!(live.data(), PRETTY_COMPACT);
+    assert_eq!(ws.text().await, PRETTY_COMPACT);
+}

@@ -182,3 +182,38 @@ async fn replay_then_live_has_no_gap_and_no_duplicate() {
     relay.post_event(&marker).await;
     assert_eq!(live.event().await.json(), marker);
 }
+
+#[tokio::test]
+async fn a_session_id_cannot_break_the_sse_framing() {
+    let relay = start(Config::default().buffer(1)).await;
+    let evil = "evil\n\nid: other:0:9\ndata: {}\r";
+    let mut live = relay.sse(&[]).await;
+    let events = flood(evil, 0, 2);
+    relay.post_batch(&events).await;
+    for event in &events {
+        let item = live.event().await;
+        let SseItem::Event { raw, id, .. } = &item else {
+            unreachable!()
+        };
+        assert_eq!(id, &None, "no id line for a session an id line cannot hold");
+        assert_eq!(raw.lines().count(), 2, "{raw:?}");
+        assert_eq!(&item.json(), event);
+    }
+    // The exhaustion comment stays one line: the session is JSON-quoted.
+    let from = json!([{"session": evil, "seq": -1}]).to_string();
+    let items = relay.history(&[("from", &from)]).await;
+    let quoted = serde_json::to_string(evil).unwrap();
+    assert_eq!(
+        items[0],
+        SseItem::Comment(format!("replay-exhausted {quoted} 0:1"))
+    );
+    assert_eq!(seqs(&items), [1]);
+    // A session with a space is quoted too, so the comment splits cleanly.
+    relay.post_batch(&flood("two words", 0, 2)).await;
+    let from = json!([{"session": "two words", "seq": -1}]).to_string();
+    let items = relay.history(&[("from", &from)]).await;
+    assert_eq!(
+        items[0],
+        SseItem::Comment("replay-exhausted \"two words\" 0:1".into())
+    );
+}

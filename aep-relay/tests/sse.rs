@@ -176,6 +176,17 @@ async fn the_capture_ceiling_down_levels_and_never_up_levels() {
         assert_eq!(at_full.event().await.data(), posted.as_str());
     }
 
+    // A type without a payload schema cannot be classified: its data
+    // goes whole below its level, never passes.
+    let mut vendor = event("x.acme.secret.dumped", "cap", 3);
+    vendor["capture"] = "full".into();
+    vendor["data"] = json!({"blob": CANARY, "size": 3});
+    relay.post_event(&vendor).await;
+    let got = at_metadata.event().await;
+    assert!(!got.data().contains("CANARY"));
+    assert_eq!(got.json()["capture"], "metadata");
+    assert!(got.json().get("data").is_none(), "{}", got.data());
+
     // At `none`: the envelope only.
     for _ in 0..3 {
         let got = at_none.event().await.json();
@@ -189,7 +200,7 @@ async fn the_capture_ceiling_down_levels_and_never_up_levels() {
         query.push(("capture", "metadata"));
         let items = relay.history(&query).await;
         let events: Vec<_> = items.iter().filter(|i| i.is_event()).collect();
-        assert_eq!(events.len(), 3);
+        assert_eq!(events.len(), 4);
         for item in events {
             assert!(
                 !item.data().contains("CANARY"),

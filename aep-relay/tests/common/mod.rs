@@ -6,9 +6,11 @@
 // Each test binary uses a part of these helpers.
 #![allow(dead_code, unused_imports)]
 
+mod raw;
 mod sse;
 mod ws;
 
+pub use raw::RawSse;
 pub use sse::{comments, parse_block, seqs, Sse, SseItem};
 pub use ws::{Got, Ws};
 

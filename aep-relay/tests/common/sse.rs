@@ -101,7 +101,8 @@ impl Sse {
         }
     }
 
-    async fn next_raw(&mut self) -> Option<SseItem> {
+    /// The next item, `: ping` included; `None` once the body ends.
+    pub async fn next_raw(&mut self) -> Option<SseItem> {
         loop {
             if let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
                 let block: Vec<u8> = self.buf.drain(..end + 2).collect();

@@ -49,24 +49,29 @@ impl Ws {
     /// (and WebSocket-level pings, which the client answers itself).
     pub async fn next(&mut self) -> Got {
         for _ in 0..10_000 {
+            match self.next_any().await {
+                Got::Text(text) if is_relay_ping(&text) => continue,
+                got => return got,
+            }
+        }
+        panic!("only pings on the socket");
+    }
+
+    /// The next text frame or close, the relay's `ping` frames included.
+    pub async fn next_any(&mut self) -> Got {
+        for _ in 0..10_000 {
             let message = timeout(WAIT, self.socket.next())
                 .await
                 .unwrap_or_else(|_| panic!("no WS frame within {WAIT:?}"));
             match message {
                 None | Some(Err(_)) => return Got::Ended,
-                Some(Ok(Message::Text(text))) => {
-                    let text = text.to_string();
-                    if is_relay_ping(&text) {
-                        continue;
-                    }
-                    return Got::Text(text);
-                }
+                Some(Ok(Message::Text(text))) => return Got::Text(text.to_string()),
                 Some(Ok(Message::Close(frame))) => return Got::Close(frame.map(|f| f.code.into())),
                 Some(Ok(Message::Binary(b))) => panic!("the relay sent a binary frame: {b:?}"),
                 Some(Ok(_)) => continue,
             }
         }
-        panic!("only pings on the socket");
+        panic!("only WebSocket-level frames on the socket");
     }
 
     /// The next text frame (panics on close).
