@@ -241,10 +241,10 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
         Ok(body) => body,
         Err(response) => return refuse(Refusal::TooLarge, response),
     };
-    let lines: Vec<&[u8]> = if batch {
+    let lines: Vec<(usize, &[u8])> = if batch {
         ingest::lines(&body).collect()
     } else {
-        vec![body.trim_ascii()]
+        vec![(0, body.trim_ascii())]
     };
     let max_batch = app.hub.config.max_batch;
     if lines.len() > max_batch {
@@ -257,7 +257,7 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
         );
     }
     let mut admitted: Vec<Admitted> = Vec::with_capacity(lines.len());
-    for (index, line) in lines.iter().enumerate() {
+    for &(index, line) in &lines {
         let refusal = match ingest::admit(line) {
             Ok(event) if event.is_command() => (
                 "command-refused",

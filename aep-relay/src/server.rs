@@ -11,9 +11,10 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
 
 use crate::config::Config;
 use crate::http::{self, App};
@@ -45,6 +46,14 @@ pub struct Relay {
     app: App,
     #[cfg(feature = "tls")]
     tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+/// A connection's place under `--max-connections`, held while the
+/// connection lives: by its HTTP task, and by its WebSocket task after an
+/// upgrade (which outlives the HTTP connection).
+#[derive(Clone)]
+pub(crate) struct ConnectionSlot {
+    _permit: Arc<OwnedSemaphorePermit>,
 }
 
 /// Starts a relay's drain from anywhere (a signal handler, a test).
@@ -102,7 +111,6 @@ impl Relay {
     pub async fn serve(self, listener: TcpListener) -> io::Result<Drained> {
         let app = self.app;
         let router = http::router(app.clone());
-        let service = TowerToHyperService::new(router);
         let limit = Arc::new(Semaphore::new(app.hub.config.max_connections));
         let connections = TaskTracker::new();
         loop {
@@ -124,7 +132,15 @@ impl Relay {
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let service = service.clone();
+            let slot = ConnectionSlot {
+                _permit: Arc::new(permit),
+            };
+            let service = TowerToHyperService::new(router.clone().map_request(
+                move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(slot.clone());
+                    request
+                },
+            ));
             let shutdown = app.shutdown.clone();
             #[cfg(feature = "tls")]
             let tls = self.tls.clone();
@@ -136,11 +152,9 @@ impl Relay {
                         Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
-                    drop(permit);
                     return;
                 }
                 serve_one(stream, service, shutdown, peer).await;
-                drop(permit);
             });
         }
         drop(listener);
@@ -166,13 +180,21 @@ impl Relay {
     }
 }
 
-async fn serve_one<S>(
+async fn serve_one<S, T>(
     stream: S,
-    service: TowerToHyperService<axum::Router>,
+    service: TowerToHyperService<T>,
     shutdown: CancellationToken,
     peer: SocketAddr,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tower::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    T::Future: Send + 'static,
 {
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())

@@ -14,6 +14,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
+use axum::Extension;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -25,6 +26,7 @@ use crate::hub::{ReplayItem, Request};
 use crate::ingest;
 use crate::metrics::Refusal;
 use crate::routing::{Declared, Role};
+use crate::server::ConnectionSlot;
 use crate::subscribe;
 
 /// Commands waiting for one target connection.
@@ -39,12 +41,14 @@ const GOING_AWAY: u16 = 1001;
 const PROTOCOL_ERROR: u16 = 1002;
 const UNSUPPORTED_DATA: u16 = 1003;
 const POLICY: u16 = 1008;
+const MESSAGE_TOO_BIG: u16 = 1009;
 const TRY_AGAIN_LATER: u16 = 1013;
 
 pub(crate) async fn upgrade(
     State(app): State<App>,
     headers: HeaderMap,
     params: Params,
+    slot: Option<Extension<ConnectionSlot>>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     if !app.authorized(&headers, &params.0) {
@@ -59,6 +63,8 @@ pub(crate) async fn upgrade(
         .max_write_buffer_size(2 * max + 64 * 1024)
         .on_upgrade(move |socket| async move {
             Connection::new(app, socket).run().await;
+            // The socket held its connection's slot until now.
+            drop(slot);
             drop(token);
         })
 }
@@ -149,6 +155,9 @@ impl Connection {
         };
         let text = match first {
             Err(_) => return Err(End::Close(POLICY, "no hello")),
+            Ok(Some(Err(e))) if too_big(&e) => {
+                return Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large"))
+            }
             Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Err(End::Gone),
             Ok(Some(Ok(Message::Text(text)))) => text,
             Ok(Some(Ok(Message::Binary(_)))) => {
@@ -213,6 +222,7 @@ impl Connection {
                 _ = shutdown.cancelled() => Err(End::Close(GOING_AWAY, "shutting-down")),
                 message = self.socket.recv() => match message {
                     Some(Ok(message)) => self.on_message(message).await,
+                    Some(Err(e)) if too_big(&e) => Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large")),
                     None | Some(Err(_)) => Err(End::Gone),
                 },
                 Some(command) = commands.recv() => self.send_text(command).await,
@@ -474,6 +484,20 @@ impl Connection {
         };
         let _ = timeout(CLOSE_WAIT, goodbye).await;
     }
+}
+
+/// Whether a read failed on a message over `--max-frame`: the peer is
+/// told so with close 1009 rather than dropped without a word. (The
+/// error is the `tungstenite` one inside axum's, so that dependency
+/// follows axum's version.)
+fn too_big(error: &axum::Error) -> bool {
+    use std::error::Error as _;
+    matches!(
+        error
+            .source()
+            .and_then(|e| e.downcast_ref::<tungstenite::Error>()),
+        Some(tungstenite::Error::Capacity(_))
+    )
 }
 
 fn hello_required() -> Value {
