@@ -89,14 +89,17 @@ impl ControlConfig {
 }
 
 enum What {
-    Command(Address, Payload),
+    Command(Address, Box<Payload>),
     Respond(Box<Event>, Answer),
     Event(Box<Event>),
 }
 
+type SendReply = oneshot::Sender<Result<Settled, Error>>;
+type RosterReply = oneshot::Sender<Result<Vec<Value>, Error>>;
+
 enum Request {
-    Send(What, oneshot::Sender<Result<Settled, Error>>),
-    Roster(oneshot::Sender<Result<Vec<Value>, Error>>),
+    Send(What, SendReply),
+    Roster(RosterReply),
 }
 
 /// A connected control sender. Dropping it closes the connection.
@@ -174,7 +177,8 @@ impl ControlClient {
     /// Sends a command carrying `payload` to `to` and waits for its one
     /// outcome (at most the window times the attempts).
     pub async fn send(&self, to: &Address, payload: &Payload) -> Result<Settled, Error> {
-        self.ask(What::Command(to.clone(), payload.clone())).await
+        self.ask(What::Command(to.clone(), Box::new(payload.clone())))
+            .await
     }
 
     /// Answers an `attention.requested` (`control.attention.respond` with
@@ -219,8 +223,8 @@ struct Link {
     timeout: Duration,
     roster: bool,
     subscribed: HashSet<String>,
-    waiting: HashMap<String, oneshot::Sender<Result<Settled, Error>>>,
-    rosters: HashMap<String, (oneshot::Sender<Result<Vec<Value>, Error>>, Instant)>,
+    waiting: HashMap<String, SendReply>,
+    rosters: HashMap<String, (RosterReply, Instant)>,
     serial: u64,
 }
 

@@ -207,7 +207,7 @@ impl SessionEmitter {
     /// let event = session.full(&Payload::ProgressStatus(status), Attrs::default())?;
     /// // The free-text message is above the ceiling: gone, and said so.
     /// assert_eq!(event.capture, Some(Capture::Metadata));
-    /// assert_eq!(event.data.as_ref().unwrap().get(), r#"{"percent":40.0}"#);
+    /// assert_eq!(event.data.as_ref().unwrap().get(), r#"{"percent":40}"#);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn full(&mut self, payload: &Payload, attrs: Attrs) -> Result<Event, aep::Violations> {

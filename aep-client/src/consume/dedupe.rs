@@ -4,7 +4,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashSet, VecDeque};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 #[derive(Debug)]
 pub(crate) struct Dedupe {
@@ -25,11 +25,7 @@ impl Dedupe {
     }
 
     fn key(&self, source: &str, id: &str) -> u128 {
-        let half = |state: &RandomState| {
-            let mut h = state.build_hasher();
-            (source, id).hash(&mut h);
-            h.finish()
-        };
+        let half = |state: &RandomState| state.hash_one((source, id));
         (u128::from(half(&self.keys.0)) << 64) | u128::from(half(&self.keys.1))
     }
 

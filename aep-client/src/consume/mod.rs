@@ -143,6 +143,8 @@ pub enum Notice {
 }
 
 /// One thing a subscription yields.
+// Events are the common item: boxing them would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     /// An event.
