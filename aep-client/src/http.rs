@@ -1,5 +1,5 @@
 //! The HTTP POST emitter (AEP-0003 §3.2): events queue in a bounded
-//! [outbox](crate::outbox) and leave as NDJSON batches (at most
+//! outbox and leave as NDJSON batches (at most
 //! [`batch_events`](HttpConfig::batch_events) events, or what came within
 //! [`batch_wait`](HttpConfig::batch_wait) of the first).
 //!

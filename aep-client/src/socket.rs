@@ -1,6 +1,6 @@
 //! A managed WebSocket connection to a relay (AEP-0003 §3.5, §4): it says
 //! `hello`, keeps the connection alive, reconnects with backoff, sends
-//! queued events through a bounded [outbox](crate::outbox) and hands
+//! queued events through a bounded outbox and hands
 //! every inbound event and frame to the caller.
 //!
 //! After a reconnect the last few lines sent before the drop are sent
