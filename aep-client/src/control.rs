@@ -2,7 +2,7 @@
 //! [`ControlClient`] says `hello` as a consumer, subscribes to the acks of
 //! each session it commands before its first command there (so an ack
 //! cannot slip past), and settles every command with exactly one
-//! [`Outcome`] through [`aep::control::Sender`]: the target's ack or nack,
+//! [`Outcome`](aep::control::Outcome) through [`aep::control::Sender`]: the target's ack or nack,
 //! a relay's refusal on the target's behalf, or a local timeout after the
 //! retries (each the same bytes, the same id).
 //!
