@@ -27,6 +27,11 @@ pub enum Error {
     Protocol(String),
     /// No answer in time.
     Timeout,
+    /// A local file could not be written (the JSONL binding).
+    Io(String),
+    /// The caller's input is unusable (a filter that fails closed, a bad
+    /// URL, an event that breaks its schema); nothing was sent.
+    Invalid(String),
     /// The client was closed.
     Closed,
 }
@@ -41,6 +46,8 @@ impl fmt::Display for Error {
             Error::Refused { code, detail } => write!(f, "refused: {code}: {detail}"),
             Error::Protocol(e) => write!(f, "protocol: {e}"),
             Error::Timeout => f.write_str("timed out"),
+            Error::Io(e) => write!(f, "i/o: {e}"),
+            Error::Invalid(e) => write!(f, "invalid: {e}"),
             Error::Closed => f.write_str("the client is closed"),
         }
     }
@@ -75,4 +82,23 @@ impl From<reqwest::Error> for Error {
             Error::Network(e.to_string())
         }
     }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Io(e.to_string())
+    }
+}
+
+/// At most `max` bytes of `body`, cut at a character boundary, for an
+/// error message.
+pub(crate) fn excerpt(body: &str, max: usize) -> String {
+    if body.len() <= max {
+        return body.to_owned();
+    }
+    let mut end = max;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &body[..end])
 }

@@ -3,6 +3,7 @@
 //! (AEP-0001 §5, §7.2). Transport-free: the caller sends the lines.
 
 use aep::control::{rfc3339, Ids, Stamp};
+use aep::emit::Emitter;
 use aep::{Capture, Event, Payload, Severity};
 
 /// Milliseconds since the Unix epoch, now.
@@ -75,6 +76,7 @@ pub struct SessionEmitter {
     epoch: u64,
     next_seq: u64,
     ids: Ids,
+    honest: Option<(Capture, Emitter)>,
 }
 
 impl SessionEmitter {
@@ -92,7 +94,36 @@ impl SessionEmitter {
             epoch,
             next_seq: 0,
             ids: Ids::new(),
+            honest: None,
         }
+    }
+
+    /// Continues the session at `seq` (the next event's), for an emitter
+    /// that kept its counter durably; otherwise start a new epoch.
+    pub fn starting_at(mut self, seq: u64) -> SessionEmitter {
+        self.next_seq = seq;
+        self
+    }
+
+    /// Builds [`full`](SessionEmitter::full) events through `emitter` (its
+    /// redaction pipeline) at capture `ceiling` (AEP-0003 §9.1).
+    pub fn with_ceiling(mut self, ceiling: Capture, emitter: Emitter) -> SessionEmitter {
+        self.honest = Some((ceiling, emitter));
+        self
+    }
+
+    /// The ceiling of [`full`](SessionEmitter::full) events (`metadata`
+    /// unless [`with_ceiling`](SessionEmitter::with_ceiling) said
+    /// otherwise).
+    pub fn ceiling(&self) -> Capture {
+        self.honest
+            .as_ref()
+            .map_or(Capture::Metadata, |(ceiling, _)| *ceiling)
+    }
+
+    /// The next `seq` this session will stamp.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
     }
 
     /// The session id.
@@ -141,13 +172,69 @@ impl SessionEmitter {
     }
 
     /// The next event of the session with a type and `data` given as is
-    /// (vendor `x.*` types, untyped payloads).
+    /// (vendor `x.*` types, untyped payloads). Its `capture` is the one in
+    /// `attrs`, as the caller claims it: see [`full`](SessionEmitter::full)
+    /// for an event that is honest by construction.
     pub fn raw(
         &mut self,
         event_type: &str,
         data: Option<aep::Data>,
         attrs: Attrs,
     ) -> Result<Event, aep::Violations> {
+        let event = self.build(event_type, data, attrs);
+        event.validate()?;
+        self.next_seq += 1;
+        Ok(event)
+    }
+
+    /// The next event of the session, built from `payload` holding **full
+    /// content** (a tool's real arguments, a model's real prompt) and
+    /// emitted at the session's ceiling through [`aep::emit::Emitter`]:
+    /// digests from the original content, free text through the redaction
+    /// pipeline at `redacted`, structural synthesis at `metadata`, and
+    /// `capture` set to the level honoured. `attrs.capture` is ignored.
+    ///
+    /// ```
+    /// use aep::emit::Emitter;
+    /// use aep::{Capture, Payload, ProgressStatus};
+    /// use aep_client::session::{Attrs, SessionEmitter};
+    ///
+    /// let mut session = SessionEmitter::new("urn:aep:demo", "demo", "s1", 0)
+    ///     .with_ceiling(Capture::Metadata, Emitter::default());
+    /// let mut status = ProgressStatus::new();
+    /// status.message = Some("using token=abc123".into());
+    /// status.percent = Some(40.0);
+    /// let event = session.full(&Payload::ProgressStatus(status), Attrs::default())?;
+    /// // The free-text message is above the ceiling: gone, and said so.
+    /// assert_eq!(event.capture, Some(Capture::Metadata));
+    /// assert_eq!(event.data.as_ref().unwrap().get(), r#"{"percent":40}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn full(&mut self, payload: &Payload, attrs: Attrs) -> Result<Event, aep::Violations> {
+        let Some(event_type) = payload.event_type() else {
+            return Err(violation(
+                "/type",
+                "an untyped payload names no type: use `raw`".into(),
+            ));
+        };
+        let data = payload
+            .to_data()
+            .map_err(|e| violation("/data", e.to_string()))?;
+        let mut event = self.build(event_type, Some(data), attrs);
+        event.capture = Some(Capture::Full);
+        let ceiling = self.ceiling();
+        let emitted = match &self.honest {
+            Some((_, emitter)) => emitter.emit(&event, ceiling),
+            None => Emitter::default().emit(&event, ceiling),
+        }
+        .map_err(|e| violation("/data", e.to_string()))?;
+        emitted.validate()?;
+        self.next_seq += 1;
+        Ok(emitted)
+    }
+
+    /// The next event, not yet validated and taking no `seq`.
+    fn build(&mut self, event_type: &str, data: Option<aep::Data>, attrs: Attrs) -> Event {
         let now = now_ms();
         let mut event = Event::new(
             self.ids.next(now),
@@ -166,9 +253,7 @@ impl SessionEmitter {
         event.severity = attrs.severity;
         event.capture = attrs.capture;
         event.data = data;
-        event.validate()?;
-        self.next_seq += 1;
-        Ok(event)
+        event
     }
 }
 

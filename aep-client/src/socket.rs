@@ -1,6 +1,6 @@
 //! A managed WebSocket connection to a relay (AEP-0003 §3.5, §4): it says
 //! `hello`, keeps the connection alive, reconnects with backoff, sends
-//! queued events through a bounded [outbox](crate::outbox) and hands
+//! queued events through a bounded outbox and hands
 //! every inbound event and frame to the caller.
 //!
 //! After a reconnect the last few lines sent before the drop are sent
@@ -8,6 +8,7 @@
 //! buffer deduplicates, consumers dedupe on `(source, id)`).
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aep::Severity;
@@ -16,14 +17,23 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{timeout, Instant};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::backoff::Backoff;
 use crate::error::Error;
 use crate::outbox::{Outbox, Queued};
+use crate::transport::{Flushed, Transport};
 
-type Ws =
+mod connect;
+
+#[cfg(test)]
+use connect::socket_url;
+pub(crate) use connect::{greet, open};
+
+/// The largest message accepted from a relay.
+pub(crate) const MAX_MESSAGE: usize = 16 << 20;
+
+pub(crate) type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// How a [`Socket`] connects.
@@ -83,12 +93,92 @@ enum Control {
     Close(oneshot::Sender<()>),
 }
 
-/// A managed connection. Dropping it stops the connection task.
-pub struct Socket {
+/// Aborts the connection task when the last handle goes.
+#[derive(Debug)]
+struct TaskGuard(Mutex<Option<JoinHandle<()>>>);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            task.abort();
+        }
+    }
+}
+
+/// The sending half of a [`Socket`], shared by the crate's layers.
+#[derive(Clone)]
+pub(crate) struct Handle {
     outbox: Outbox,
     control: mpsc::Sender<Control>,
+    task: Arc<TaskGuard>,
+}
+
+impl Handle {
+    pub(crate) async fn send(&self, line: String, severity: Severity) -> Result<(), Error> {
+        self.outbox
+            .push(Queued { line, severity })
+            .await
+            .map_err(|_| Error::Closed)
+    }
+
+    pub(crate) async fn frame(&self, frame: Value) -> Result<(), Error> {
+        self.control
+            .send(Control::Frame(frame))
+            .await
+            .map_err(|_| Error::Closed)
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.outbox.dropped()
+    }
+
+    /// A handle that does not keep the connection alive (for a task the
+    /// connection itself keeps alive).
+    pub(crate) fn detached(&self) -> Handle {
+        Handle {
+            outbox: self.outbox.clone(),
+            control: self.control.clone(),
+            task: Arc::new(TaskGuard(Mutex::new(None))),
+        }
+    }
+
+    pub(crate) async fn close(&self, wait: Duration) -> Flushed {
+        self.outbox.close();
+        let (done, finished) = oneshot::channel();
+        if self.control.send(Control::Close(done)).await.is_ok() {
+            let _ = timeout(wait, finished).await;
+        }
+        if let Some(task) = self.task.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            task.abort();
+        }
+        Flushed {
+            undelivered: self.outbox.len(),
+            dropped: self.outbox.dropped(),
+        }
+    }
+}
+
+/// A managed connection. Dropping it stops the connection task.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), aep_client::Error> {
+/// use aep::Severity;
+/// use aep_client::socket::{hello, Inbound, Socket, SocketConfig};
+///
+/// let hello = hello("emitter", "demo", "host-a/1", serde_json::json!({}));
+/// let mut socket = Socket::connect(SocketConfig::new("http://127.0.0.1:8787", None, hello));
+/// socket.send(r#"{"aep":"0.1"}"#.to_owned(), Severity::Info).await?;
+/// while let Some(inbound) = socket.recv().await {
+///     if let Inbound::Failed(why) = inbound {
+///         eprintln!("refused: {why}");
+///         break;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Socket {
+    handle: Handle,
     inbound: mpsc::Receiver<Inbound>,
-    task: Option<JoinHandle<()>>,
 }
 
 impl Socket {
@@ -100,30 +190,27 @@ impl Socket {
         let (inbound_tx, inbound) = mpsc::channel(1024);
         let task = tokio::spawn(run(config, outbox.clone(), control_rx, inbound_tx));
         Socket {
-            outbox,
-            control,
+            handle: Handle {
+                outbox,
+                control,
+                task: Arc::new(TaskGuard(Mutex::new(Some(task)))),
+            },
             inbound,
-            task: Some(task),
         }
     }
 
-    /// Queues an event line (one JSON object, no newline). When the
-    /// outbox is full, `debug`/`info` lines are dropped first (and
-    /// counted); a `notice`-and-above line waits for room.
+    /// Queues an event line (one JSON object, no newline). It is sent
+    /// once the `hello` exchange completes. When the outbox is full,
+    /// `debug`/`info` lines are dropped first (and counted); a
+    /// `notice`-and-above line waits for room.
     pub async fn send(&self, line: String, severity: Severity) -> Result<(), Error> {
-        self.outbox
-            .push(Queued { line, severity })
-            .await
-            .map_err(|_| Error::Closed)
+        self.handle.send(line, severity).await
     }
 
     /// Sends a frame (`subscribe`, `roster`, ...) on the current
     /// connection; frames are not queued across reconnects.
     pub async fn frame(&self, frame: Value) -> Result<(), Error> {
-        self.control
-            .send(Control::Frame(frame))
-            .await
-            .map_err(|_| Error::Closed)
+        self.handle.frame(frame).await
     }
 
     /// The next thing that arrived; `None` once the connection is closed.
@@ -133,95 +220,55 @@ impl Socket {
 
     /// Lines dropped from the outbox so far.
     pub fn dropped(&self) -> u64 {
-        self.outbox.dropped()
+        self.handle.dropped()
     }
 
     /// Sends what is queued (waiting at most `wait`), closes the
     /// connection and ends the task.
-    pub async fn close(mut self, wait: Duration) {
-        self.outbox.close();
-        let (done, finished) = oneshot::channel();
-        if self.control.send(Control::Close(done)).await.is_ok() {
-            let _ = timeout(wait, finished).await;
-        }
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+    pub async fn close(self, wait: Duration) -> Flushed {
+        self.handle.close(wait).await
+    }
+
+    /// The two halves, for a layer that reads in one task and writes in
+    /// another.
+    pub(crate) fn split(self) -> (Handle, mpsc::Receiver<Inbound>) {
+        (self.handle, self.inbound)
     }
 }
 
-impl Drop for Socket {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+impl Transport for Socket {
+    async fn send(&self, line: String, severity: Severity) -> Result<(), Error> {
+        self.handle.send(line, severity).await
+    }
+
+    fn dropped(&self) -> u64 {
+        self.handle.dropped()
+    }
+
+    async fn close(self, wait: Duration) -> Flushed {
+        self.handle.close(wait).await
     }
 }
 
-/// The socket URL of a relay base URL.
-pub(crate) fn socket_url(relay: &str) -> String {
-    let base = relay.trim_end_matches('/');
-    let base = if let Some(rest) = base.strip_prefix("http://") {
-        format!("ws://{rest}")
-    } else if let Some(rest) = base.strip_prefix("https://") {
-        format!("wss://{rest}")
-    } else {
-        base.to_owned()
-    };
-    if base.ends_with("/socket") {
-        base
-    } else {
-        format!("{base}/socket")
-    }
-}
-
-async fn open(config: &SocketConfig) -> Result<Ws, Error> {
-    let mut request = socket_url(&config.relay)
-        .into_client_request()
-        .map_err(|e| Error::Protocol(format!("bad relay URL {}: {e}", config.relay)))?;
-    if let Some(token) = &config.token {
-        let value = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| Error::Protocol("the token is not a valid header value".into()))?;
-        request.headers_mut().insert("authorization", value);
-    }
-    let (ws, _) = timeout(
-        Duration::from_secs(10),
-        tokio_tungstenite::connect_async(request),
-    )
-    .await
-    .map_err(|_| Error::Timeout)?
-    .map_err(Error::from)?;
-    Ok(ws)
-}
-
-/// Says hello and waits for the relay's.
-async fn greet(ws: &mut Ws, hello: &Value) -> Result<Value, Error> {
-    ws.send(Message::text(hello.to_string()))
-        .await
-        .map_err(Error::from)?;
-    let wait = async {
-        while let Some(message) = ws.next().await {
-            let Message::Text(text) = message.map_err(Error::from)? else {
-                continue;
-            };
-            let frame: Value = serde_json::from_str(&text)
-                .map_err(|e| Error::Protocol(format!("relay sent non-JSON: {e}")))?;
-            match frame.get("type").and_then(Value::as_str) {
-                Some("hello") => return Ok(frame),
-                Some("error") => {
-                    return Err(Error::Refused {
-                        code: frame["code"].as_str().unwrap_or("error").to_owned(),
-                        detail: frame["detail"].as_str().unwrap_or_default().to_owned(),
-                    })
-                }
-                _ => continue,
-            }
-        }
-        Err(Error::Protocol("the relay closed before its hello".into()))
-    };
-    timeout(Duration::from_secs(10), wait)
-        .await
-        .map_err(|_| Error::Timeout)?
+/// A `hello` frame (AEP-0003 §4) for `role` (`emitter`, `consumer` or
+/// `both`) with `identity.agent` and `identity.instance`, speaking AEP
+/// 0.1, declaring `capabilities` (`control.accepts` for a target).
+///
+/// ```
+/// let hello = aep_client::socket::hello("emitter", "demo", "host-a/7", serde_json::json!({
+///     "control": {"accepts": ["control.cancel"], "ack_window_ms": 10000},
+/// }));
+/// assert_eq!(hello["versions"][0], "0.1");
+/// assert_eq!(hello["capabilities"]["control"]["accepts"][0], "control.cancel");
+/// ```
+pub fn hello(role: &str, agent: &str, instance: &str, capabilities: Value) -> Value {
+    json!({
+        "type": "hello",
+        "versions": ["0.1"],
+        "role": role,
+        "identity": {"agent": agent, "instance": instance},
+        "capabilities": capabilities,
+    })
 }
 
 async fn run(
@@ -231,14 +278,18 @@ async fn run(
     inbound: mpsc::Sender<Inbound>,
 ) {
     let mut recent: VecDeque<Queued> = VecDeque::new();
-    let mut attempt = 0u32;
+    let mut attempt = Backoff::new(Duration::from_millis(100), config.max_backoff);
     loop {
-        let mut ws = match open(&config).await {
+        let mut ws = match open(&config.relay, config.token.as_deref()).await {
             Ok(ws) => ws,
             Err(Error::Http { status: 401, .. } | Error::Http { status: 403, .. }) => {
                 let _ = inbound
                     .send(Inbound::Failed("the relay refused the token".into()))
                     .await;
+                return;
+            }
+            Err(Error::Invalid(why)) => {
+                let _ = inbound.send(Inbound::Failed(why)).await;
                 return;
             }
             Err(e) => {
@@ -265,7 +316,7 @@ async fn run(
                 continue;
             }
         };
-        attempt = 0;
+        attempt.reset();
         if inbound.send(Inbound::Connected(hello)).await.is_err() {
             return;
         }
@@ -308,18 +359,14 @@ enum Ended {
     Dropped(String),
 }
 
-/// Waits before the next attempt: 100 ms doubling to the maximum, with
-/// jitter. `false` when the caller closed meanwhile.
+/// Waits before the next attempt (exponential, with jitter). `false`
+/// when the caller closed meanwhile.
 async fn backoff(
-    config: &SocketConfig,
-    attempt: &mut u32,
+    _config: &SocketConfig,
+    attempt: &mut Backoff,
     control: &mut mpsc::Receiver<Control>,
 ) -> bool {
-    let base = Duration::from_millis(100).saturating_mul(1 << (*attempt).min(10));
-    let wait = base.min(config.max_backoff);
-    let jitter = Duration::from_millis(u64::from(crate::session::now_ms() as u32 % 100));
-    *attempt += 1;
-    let deadline = Instant::now() + wait + jitter;
+    let deadline = Instant::now() + attempt.next_wait();
     loop {
         tokio::select! {
             _ = tokio::time::sleep_until(deadline) => return true,
