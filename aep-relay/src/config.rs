@@ -69,6 +69,7 @@ pub struct Config {
     pub(crate) ping_interval: Duration,
     pub(crate) ping_timeout: Duration,
     pub(crate) grace: Duration,
+    pub(crate) write_timeout: Duration,
     pub(crate) tls: Option<TlsFiles>,
 }
 
@@ -89,6 +90,7 @@ impl Default for Config {
             ping_interval: Duration::from_secs(15),
             ping_timeout: Duration::from_secs(90),
             grace: Duration::from_secs(4),
+            write_timeout: Duration::from_secs(30),
             tls: None,
         }
     }
@@ -175,6 +177,13 @@ impl Config {
     /// How long a shutdown waits for connections to drain (default 4 s).
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
+        self
+    }
+
+    /// How long one write to a peer may stay blocked (default 30 s): a
+    /// consumer that stops reading is disconnected after it.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout.max(Duration::from_millis(10));
         self
     }
 

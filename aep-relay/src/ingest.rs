@@ -101,13 +101,13 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted, LineError> {
     })
 }
 
-/// The non-blank lines of an NDJSON body, without terminators, each with
-/// its 0-based index among all the body's lines (blank ones included), so
-/// a refusal names the line the client sent.
+/// The events of an NDJSON body: its non-blank lines, without
+/// terminators, each with its 0-based index in the batch (blank lines are
+/// not part of it, as in the published reference relay).
 pub(crate) fn lines(body: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     body.split(|b| *b == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
         .enumerate()
-        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
 }
 
 #[cfg(test)]
@@ -170,7 +170,7 @@ mod tests {
         let body = b"a\n\n  \r\nb\n";
         assert_eq!(
             lines(body).collect::<Vec<_>>(),
-            [(0, &b"a"[..]), (3, &b"b"[..])]
+            [(0, &b"a"[..]), (1, &b"b"[..])]
         );
     }
 }

@@ -132,6 +132,12 @@ impl Relay {
                 continue;
             };
             let _ = stream.set_nodelay(true);
+            // A peer that stops reading stalls our writes; past the write
+            // timeout its connection is closed, so a stuck consumer can
+            // hold neither a task nor a slot (SSE and WebSocket alike).
+            let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+            stream.set_write_timeout(Some(app.hub.config.write_timeout));
+            let stream = Box::pin(stream);
             let slot = ConnectionSlot {
                 _permit: Arc::new(permit),
             };

@@ -196,3 +196,30 @@ async fn only_debug_and_info_are_shed_and_every_drop_is_counted() {
     assert_eq!(relay.metric("aep_relay_disconnected_total").await, 0);
     assert!(relay.health().await["buffered_events"].as_u64() <= Some(64));
 }
+
+/// A consumer that stops reading for good is not kept: past the write
+/// timeout its connection is closed and its task ends (the gauges go back
+/// to zero), whether it ever reads again or not.
+#[tokio::test]
+async fn a_consumer_that_never_reads_again_is_closed_after_the_write_timeout() {
+    let config = Config::default()
+        .queue(2, 8)
+        .buffer(16)
+        .write_timeout(std::time::Duration::from_millis(300));
+    let relay = start(config).await;
+    let _sse = RawSse::open(relay.addr, "/stream", None).await;
+    let mut ws = relay.ws_connect_with(Some(4096)).await;
+    ws.send(&hello("consumer")).await;
+    assert_eq!(ws.json().await["type"], "hello");
+    ws.subscribe(json!({"type": "subscribe", "id": "stuck", "filter": {"session": "flood"}}))
+        .await;
+    relay
+        .wait_health("both subscriptions", |h| h["subscriptions"] == 2)
+        .await;
+    flood_until_cut_off(&relay, "flood").await;
+    relay
+        .wait_health("both connections closed", |h| {
+            h["sse"] == 0 && h["websockets"] == 0
+        })
+        .await;
+}
