@@ -56,6 +56,8 @@ enum Command {
     Emit(cmd::emit::Args),
     Filter(cmd::filter::Args),
     Adapter(cmd::adapter::Args),
+    Relay(cmd::relay::Args),
+    Demo(cmd::demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +71,8 @@ fn main() -> ExitCode {
         Command::Emit(args) => cmd::emit::run(args),
         Command::Filter(args) => cmd::filter::run(args),
         Command::Adapter(args) => cmd::adapter::run(args),
+        Command::Relay(args) => cmd::relay::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -15,6 +15,10 @@
 //! - [`stream`]: the stream validator, every per-event check plus the
 //!   stream rules (dedupe, ordering, terminals, attention, acknowledgements,
 //!   form answers, capture honesty) over a JSONL input, in constant memory.
+//! - [`control`]: the AEP-0004 control profile without I/O: the target
+//!   that gates, dedupes and acknowledges commands (re-emitting a recorded
+//!   ack byte for byte), and the sender that builds commands and settles
+//!   each with exactly one outcome, retries and timeout included.
 //! - [`bridge`]: the AEP-0005 bridges: CloudEvents 1.0 both ways, OTLP log
 //!   records, OCSF 1.8.0 findings (with the optional `cloudevents` and
 //!   `otlp-proto` features, the official crates' types).
@@ -27,6 +31,7 @@ pub use aep_types;
 pub use aep_types::*;
 
 pub mod bridge;
+pub mod control;
 pub mod digest;
 pub mod emit;
 pub mod filter;

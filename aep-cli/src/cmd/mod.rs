@@ -3,10 +3,12 @@
 
 pub mod adapter;
 pub mod convert;
+pub mod demo;
 pub mod emit;
 pub mod filter;
 pub mod project;
 pub mod redact;
+pub mod relay;
 pub mod respond;
 pub mod validate;
 

@@ -778,6 +778,17 @@ impl Event {
         self.check(true, true)
     }
 
+    /// Checks what the envelope schema alone states beyond shape:
+    /// string lengths, patterns and formats, bounds and the scoping
+    /// rules, without decoding `data`. This is what a relay checks
+    /// before it admits an event (AEP-0003 §3.2: envelope
+    /// validation); payloads are open and the consumer's concern.
+    pub fn validate_envelope(&self) -> Result<(), super::runtime::Violations> {
+        let mut v = super::runtime::Validator::new();
+        self.validate_into(&mut v);
+        v.finish().into_result()
+    }
+
     /// Checks what the envelope and payload schemas state as JSON
     /// Schema beyond shape: string lengths, patterns and formats,
     /// bounds, the scoping rules, and the payload's own rules. Every

@@ -1,0 +1,180 @@
+//! `aep demo`: an agent to try a relay with. It emits a realistic
+//! session over the WebSocket, asks a person for a permission and a form,
+//! and acts as a conformant control target (AEP-0004) through
+//! `aep::control`.
+
+mod agent;
+mod script;
+
+use std::time::Duration;
+
+use aep_client::history::history;
+
+use super::Status;
+use crate::diag;
+
+const LONG_ABOUT: &str = "\
+Connects to a relay over the WebSocket as an emitter that accepts
+control.attention.respond and control.cancel, and emits a realistic session:
+session and run start, tool calls, progress, heartbeats, a permission
+request and a `kind: \"form\"` request using every field type.
+
+It answers commands as a control target (AEP-0004): a respond settles its
+request (attention.answered then attention.resolved, cause-linked to the
+command); a form answer that breaks the form is rejected `invalid` and the
+request stays open; a cancel ends the run (run.cancelled) and a new run
+starts; anything else is rejected `unsupported`. A retried command gets its
+recorded ack again, byte for byte.
+
+It runs until SIGTERM or SIGINT, then dismisses what is pending, ends its run
+and the session, and exits 0. A session that was not ended (the demo was
+killed) continues under a new epoch with --session; an ended one cannot.
+Events are emitted at capture `redacted`, through the redaction pipeline.";
+
+const AFTER_HELP: &str = "\
+Exit status: 0 after a clean stop, 2 for usage errors, a relay that refuses
+the connection, or a session that has ended.
+
+Examples:
+  aep relay --token T &  aep demo --token T
+  aep demo --session demo-1 --run r1 --pace 250
+  aep respond --relay http://127.0.0.1:8787 --token T   (answer its requests)";
+
+/// The arguments of `aep demo`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Run a demo agent against a relay: a session, requests to answer, a control target",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP
+)]
+pub struct Args {
+    /// The relay's base URL.
+    #[arg(
+        long,
+        env = "AEP_RELAY",
+        default_value = "http://127.0.0.1:8787",
+        value_name = "URL"
+    )]
+    pub relay: String,
+
+    /// The relay's bearer token (commands reach the demo only with one).
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// The session id [default: demo-<ULID>]; an existing, unended session
+    /// continues under a new epoch.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// The first run's id [default: run-1].
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+
+    /// The agent name.
+    #[arg(long, default_value = "aep-demo", value_name = "NAME")]
+    pub agent: String,
+
+    /// Milliseconds between the demo's steps.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub pace: u64,
+}
+
+/// Runs `aep demo`.
+pub fn run(args: &Args) -> Status {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            diag!("aep demo: error: cannot start the runtime: {e}");
+            return Status::Failure;
+        }
+    };
+    runtime.block_on(start(args))
+}
+
+async fn start(args: &Args) -> Status {
+    let session = args.session.clone().unwrap_or_else(|| {
+        format!(
+            "demo-{}",
+            aep::control::Ids::new()
+                .next(aep_client::session::now_ms())
+                .to_lowercase()
+        )
+    });
+    let (epoch, fresh) = match &args.session {
+        None => (0, true),
+        Some(_) => match resume_point(args, &session).await {
+            Ok(point) => point,
+            Err(message) => {
+                diag!("aep demo: error: {message}");
+                return Status::Failure;
+            }
+        },
+    };
+    let settings = agent::Settings {
+        relay: args.relay.clone(),
+        token: args.token.clone(),
+        agent: args.agent.clone(),
+        session,
+        epoch,
+        fresh,
+        run: args.run.clone().unwrap_or_else(|| "run-1".to_owned()),
+        pace: Duration::from_millis(args.pace.max(10)),
+    };
+    match agent::Demo::new(settings) {
+        Ok(demo) => demo.run(shutdown_signal()).await,
+        Err(message) => {
+            diag!("aep demo: error: {message}");
+            Status::Failure
+        }
+    }
+}
+
+/// The epoch to continue `session` under, and whether it is new: the
+/// relay's history says whether the session ended (then it cannot go on)
+/// and which epochs it used.
+async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool), String> {
+    let held = history(&args.relay, args.token.as_deref(), session, 64 << 20)
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot read the history of {session:?} from {}: {e}",
+                args.relay
+            )
+        })?;
+    let mut last_epoch = None;
+    for line in &held.events {
+        let Ok(event) = aep::EventRef::from_json(line) else {
+            continue;
+        };
+        if event.type_() == "session.ended" {
+            return Err(format!(
+                "session {session:?} has ended; a session ends once (AEP-0002 terminal exclusivity): start a new one"
+            ));
+        }
+        if event.seq().is_some() {
+            last_epoch = last_epoch.max(Some(event.epoch_or_default()));
+        }
+    }
+    Ok(match last_epoch {
+        Some(epoch) => (epoch + 1, false),
+        None => (0, true),
+    })
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

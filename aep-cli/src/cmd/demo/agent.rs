@@ -1,0 +1,487 @@
+//! The demo agent's loop: steps at a pace, commands as they come, a
+//! clean end on a signal.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::Duration;
+
+use aep::attention_requested::Kind;
+use aep::attention_resolved::Resolution;
+use aep::control::{Command, Identity, Received, Target};
+use aep::emit::Emitter;
+use aep::run_cancelled::By;
+use aep::{
+    AgentHeartbeat, AttentionResolved, Capture, Event, NackReason, Payload, RunCancelled,
+    SessionEnded, Severity,
+};
+use aep_client::session::{source_uri, Attrs, SessionEmitter};
+use aep_client::socket::{Inbound, Socket, SocketConfig};
+use serde_json::json;
+
+use super::script::{self, Step};
+use crate::cmd::Status;
+use crate::diag;
+
+/// The commands the demo takes.
+const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
+/// The level the demo emits at: its content goes through the pipeline.
+const CEILING: Capture = Capture::Redacted;
+
+pub struct Settings {
+    pub relay: String,
+    pub token: Option<String>,
+    pub agent: String,
+    pub session: String,
+    pub epoch: u64,
+    pub fresh: bool,
+    pub run: String,
+    pub pace: Duration,
+}
+
+/// A request waiting for a person.
+struct Pending {
+    kind: Kind,
+    options: Vec<String>,
+}
+
+pub struct Demo {
+    settings: Settings,
+    session: SessionEmitter,
+    socket: Socket,
+    target: Target,
+    emitter: Emitter,
+    /// The current run and how many runs there were.
+    run: Option<String>,
+    runs: u64,
+    tick: u64,
+    /// Steps to wait before the next run starts.
+    idle: u64,
+    pending: HashMap<String, Pending>,
+    heartbeats: u64,
+    ended: bool,
+}
+
+impl Demo {
+    pub fn new(settings: Settings) -> Result<Demo, String> {
+        let host = hostname();
+        let source = source_uri(&host, &settings.agent, Some(&settings.session));
+        let session = SessionEmitter::new(
+            source.clone(),
+            settings.agent.clone(),
+            settings.session.clone(),
+            settings.epoch,
+        );
+        let target = Target::new(Identity::new(source, settings.agent.clone()), ACCEPTS)
+            .map_err(|e| e.to_string())?
+            .with_ceiling(CEILING);
+        let hello = json!({
+            "type": "hello",
+            "versions": ["0.1"],
+            "role": "emitter",
+            "identity": {"agent": settings.agent, "instance": format!("{host}/{}", std::process::id())},
+            "capabilities": {
+                "emits": ["session", "run", "tool", "progress", "attention", "control", "agent"],
+                "capture": ["none", "metadata", "redacted"],
+                "control": target.capability(),
+            },
+        });
+        let socket = Socket::connect(SocketConfig::new(
+            settings.relay.clone(),
+            settings.token.clone(),
+            hello,
+        ));
+        Ok(Demo {
+            session,
+            socket,
+            target,
+            emitter: Emitter::default(),
+            run: None,
+            runs: 0,
+            tick: 0,
+            idle: 0,
+            pending: HashMap::new(),
+            heartbeats: 0,
+            ended: false,
+            settings,
+        })
+    }
+
+    pub async fn run(mut self, stop: impl Future<Output = ()>) -> Status {
+        let mut stop = std::pin::pin!(stop);
+        diag!(
+            "aep demo: session {} (epoch {}) as {} to {}",
+            self.settings.session,
+            self.settings.epoch,
+            self.settings.agent,
+            self.settings.relay
+        );
+        if self.settings.fresh {
+            let started = script::session_started(&self.settings.agent);
+            if let Err(e) = self.emit(&started, Attrs::default()).await {
+                diag!("aep demo: error: {e}");
+                return Status::Failure;
+            }
+        }
+        let mut pace = tokio::time::interval(self.settings.pace);
+        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                inbound = self.socket.recv() => match inbound {
+                    Some(Inbound::Event(line)) => self.on_command(&line).await,
+                    Some(Inbound::Connected(_)) => diag!("aep demo: connected to {}", self.settings.relay),
+                    Some(Inbound::Disconnected(why)) => diag!("aep demo: disconnected ({why}); reconnecting"),
+                    Some(Inbound::Failed(why)) => {
+                        diag!("aep demo: error: the relay refused the connection: {why}");
+                        return Status::Failure;
+                    }
+                    Some(Inbound::Frame(frame)) => {
+                        if frame.get("type").and_then(|t| t.as_str()) == Some("error") {
+                            diag!("aep demo: the relay said: {frame}");
+                        }
+                    }
+                    None => break,
+                },
+                _ = pace.tick() => self.step().await,
+            }
+            if self.ended {
+                break;
+            }
+        }
+        self.finish().await;
+        Status::Clean
+    }
+
+    /// One step: start a run when none is going, else the run's next step.
+    async fn step(&mut self) {
+        let result = match &self.run {
+            None if self.idle > 0 => {
+                self.idle -= 1;
+                return;
+            }
+            None => self.start_run().await,
+            Some(_) => {
+                self.tick += 1;
+                match script::step(self.tick) {
+                    Step::Run(payload) => self.emit_in_run(&payload).await,
+                    Step::Ask(payload) => self.ask(&payload).await,
+                    Step::Heartbeat => self.heartbeat().await,
+                }
+            }
+        };
+        if let Err(e) = result {
+            diag!("aep demo: error: {e}");
+        }
+    }
+
+    async fn start_run(&mut self) -> Result<(), String> {
+        self.runs += 1;
+        let run = if self.runs == 1 {
+            self.settings.run.clone()
+        } else {
+            format!("run-{}", self.runs)
+        };
+        self.run = Some(run);
+        self.tick = 0;
+        self.emit_in_run(&script::run_started(self.runs)).await
+    }
+
+    async fn emit_in_run(&mut self, payload: &Payload) -> Result<(), String> {
+        let attrs = Attrs {
+            run: self.run.clone(),
+            ..Attrs::default()
+        };
+        self.emit(payload, attrs).await.map(drop)
+    }
+
+    async fn ask(&mut self, payload: &Payload) -> Result<(), String> {
+        let attrs = Attrs {
+            run: self.run.clone(),
+            severity: Some(Severity::Notice),
+            ..Attrs::default()
+        };
+        let event = self.emit(payload, attrs).await?;
+        if let Payload::AttentionRequested(request) = payload {
+            let options = request
+                .options
+                .iter()
+                .flatten()
+                .map(|c| c.id.clone())
+                .collect();
+            self.pending.insert(
+                event.id.clone(),
+                Pending {
+                    kind: request.kind,
+                    options,
+                },
+            );
+            diag!(
+                "aep demo: asked {:?} (request {})",
+                request.prompt,
+                event.id
+            );
+        }
+        Ok(())
+    }
+
+    async fn heartbeat(&mut self) -> Result<(), String> {
+        self.heartbeats += 1;
+        let mut beat = AgentHeartbeat::new();
+        beat.tick = Some(self.heartbeats);
+        beat.interval_ms = Some(self.settings.pace.as_millis() as u64 * 5);
+        let event = self
+            .session
+            .agent_event(&Payload::AgentHeartbeat(beat))
+            .map_err(|e| e.to_string())?;
+        self.send(&event, Severity::Debug).await;
+        Ok(())
+    }
+
+    /// Stamps `payload` as the session's next event, passes it through the
+    /// emitter at the demo's ceiling, and sends it.
+    async fn emit(&mut self, payload: &Payload, mut attrs: Attrs) -> Result<Event, String> {
+        let severity = attrs.severity.unwrap_or(Severity::Info);
+        // What the demo holds is full content; the emitter makes it honest.
+        attrs.capture = Some(Capture::Full);
+        let full = self
+            .session
+            .event(payload, attrs)
+            .map_err(|e| e.to_string())?;
+        let event = self
+            .emitter
+            .emit(&full, CEILING)
+            .map_err(|e| e.to_string())?;
+        self.target.observe(&event);
+        self.send(&event, severity).await;
+        Ok(event)
+    }
+
+    async fn send(&mut self, event: &Event, severity: Severity) {
+        match serde_json::to_string(event) {
+            Ok(line) => {
+                if self.socket.send(line, severity).await.is_err() {
+                    diag!("aep demo: the connection is closed");
+                }
+            }
+            Err(e) => diag!("aep demo: error: cannot encode an event: {e}"),
+        }
+    }
+
+    async fn send_line(&mut self, line: String) {
+        let _ = self.socket.send(line, Severity::Info).await;
+    }
+
+    async fn on_command(&mut self, line: &str) {
+        let Demo {
+            target, session, ..
+        } = self;
+        let received = target.receive_line(line, &mut |_: &str| session.stamp());
+        match received {
+            Ok(Received::Decide(command)) => self.decide(command).await,
+            Ok(Received::Nack(out)) => {
+                diag!("aep demo: refused a command: {}", out.line());
+                self.send_line(out.into_line()).await;
+            }
+            Ok(Received::Resend(out)) => self.send_line(out.into_line()).await,
+            Ok(Received::InProgress) => {}
+            Err(e) => diag!("aep demo: ignored a message: {e}"),
+        }
+    }
+
+    async fn decide(&mut self, command: Command) {
+        let result = match command.payload() {
+            Payload::ControlAttentionRespond(respond) => {
+                self.respond(&command, &respond.answer).await
+            }
+            Payload::ControlCancel(cancel) => self.cancel(&command, cancel).await,
+            _ => {
+                self.reject(
+                    &command,
+                    NackReason::Unsupported,
+                    "not a command this demo handles",
+                )
+                .await
+            }
+        };
+        if let Err(e) = result {
+            diag!("aep demo: error while answering {}: {e}", command.key());
+        }
+    }
+
+    async fn reject(
+        &mut self,
+        command: &Command,
+        reason: NackReason,
+        detail: &str,
+    ) -> Result<(), String> {
+        let Demo {
+            target, session, ..
+        } = self;
+        let out = target
+            .reject(command.key(), reason, Some(detail), &mut |_: &str| {
+                session.stamp()
+            })
+            .map_err(|e| e.to_string())?;
+        diag!(
+            "aep demo: rejected {} ({}): {detail}",
+            command.event().id,
+            reason.as_str()
+        );
+        self.send_line(out.into_line()).await;
+        Ok(())
+    }
+
+    async fn respond(&mut self, command: &Command, answer: &aep::Answer) -> Result<(), String> {
+        let subject = command.event().subject.clone().unwrap_or_default();
+        let Some(pending) = self.pending.get(&subject) else {
+            let detail = format!("no pending request {subject:?} in this session");
+            return self.reject(command, NackReason::Invalid, &detail).await;
+        };
+        if pending.kind != Kind::Form {
+            let picked = answer.option.as_ref();
+            if picked.is_some_and(|o| !pending.options.contains(o)) {
+                let detail = format!(
+                    "option {:?} is not one of {:?}",
+                    picked.unwrap_or(&String::new()),
+                    pending.options
+                );
+                return self.reject(command, NackReason::Invalid, &detail).await;
+            }
+            if picked.is_none() && answer.text.is_none() {
+                return self
+                    .reject(
+                        command,
+                        NackReason::Invalid,
+                        "the answer names no option and has no text",
+                    )
+                    .await;
+            }
+        }
+        let Demo {
+            target, session, ..
+        } = self;
+        let mut stamp = |_: &str| session.stamp();
+        let ack = target
+            .accept(command.key(), &mut stamp)
+            .map_err(|e| e.to_string())?;
+        let outcome = target
+            .answered(command, answer, &mut stamp)
+            .map_err(|e| e.to_string())?;
+        self.pending.remove(&subject);
+        diag!(
+            "aep demo: request {subject} answered by {}",
+            command.event().agent
+        );
+        self.send_line(ack.into_line()).await;
+        for out in outcome {
+            self.send_line(out.into_line()).await;
+        }
+        Ok(())
+    }
+
+    async fn cancel(
+        &mut self,
+        command: &Command,
+        cancel: &aep::ControlCancel,
+    ) -> Result<(), String> {
+        let whole_session = cancel.scope == aep::control_cancel::Scope::Session;
+        let named = command.event().run.clone();
+        let current = self.run.clone();
+        if !whole_session && (current.is_none() || (named.is_some() && named != current)) {
+            let detail = format!("run {:?} is not running", named.unwrap_or_default());
+            return self.reject(command, NackReason::Invalid, &detail).await;
+        }
+        let Demo {
+            target, session, ..
+        } = self;
+        let mut stamp = |_: &str| session.stamp();
+        let ack = target
+            .accept(command.key(), &mut stamp)
+            .map_err(|e| e.to_string())?;
+        self.send_line(ack.into_line()).await;
+        self.dismiss_pending().await;
+        if let Some(run) = self.run.take() {
+            let mut cancelled = RunCancelled::new();
+            cancelled.by = Some(By::Control);
+            cancelled.reason = cancel.reason.clone();
+            let attrs = Attrs {
+                run: Some(run.clone()),
+                cause: Some(command.event().id.clone()),
+                ..Attrs::default()
+            };
+            self.emit(&Payload::RunCancelled(cancelled), attrs).await?;
+            diag!("aep demo: run {run} cancelled by {}", command.event().agent);
+        }
+        if whole_session {
+            let mut ended = SessionEnded::new();
+            ended.reason = Some(aep::session_ended::Reason::Killed);
+            let attrs = Attrs {
+                cause: Some(command.event().id.clone()),
+                ..Attrs::default()
+            };
+            self.emit(&Payload::SessionEnded(ended), attrs).await?;
+            self.ended = true;
+        } else {
+            self.idle = 3;
+        }
+        Ok(())
+    }
+
+    /// Settles every pending request as dismissed.
+    async fn dismiss_pending(&mut self) {
+        let ids: Vec<String> = self.pending.drain().map(|(id, _)| id).collect();
+        for id in ids {
+            let attrs = Attrs {
+                subject: Some(id.clone()),
+                cause: Some(id),
+                run: self.run.clone(),
+                ..Attrs::default()
+            };
+            let resolved =
+                Payload::AttentionResolved(AttentionResolved::new(Resolution::Dismissed));
+            if let Err(e) = self.emit(&resolved, attrs).await {
+                diag!("aep demo: error: {e}");
+            }
+        }
+    }
+
+    /// The clean end: pending requests dismissed, the run and the session
+    /// ended, the outbox flushed.
+    async fn finish(mut self) {
+        if !self.ended {
+            self.dismiss_pending().await;
+            if let Some(run) = self.run.take() {
+                let mut cancelled = RunCancelled::new();
+                cancelled.by = Some(By::Shutdown);
+                let attrs = Attrs {
+                    run: Some(run),
+                    ..Attrs::default()
+                };
+                if let Err(e) = self.emit(&Payload::RunCancelled(cancelled), attrs).await {
+                    diag!("aep demo: error: {e}");
+                }
+            }
+            let mut ended = SessionEnded::new();
+            ended.reason = Some(aep::session_ended::Reason::Normal);
+            if let Err(e) = self
+                .emit(&Payload::SessionEnded(ended), Attrs::default())
+                .await
+            {
+                diag!("aep demo: error: {e}");
+            }
+        }
+        let session = self.settings.session.clone();
+        self.socket.close(Duration::from_secs(3)).await;
+        diag!("aep demo: session {session} ended");
+    }
+}
+
+/// This machine's name, for the `source` URI and the `instance`.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_owned())
+}

@@ -1,0 +1,322 @@
+//! `aep relay`: the AEP-0003 collector/relay with AEP-0004 command
+//! routing, in the foreground until SIGTERM or SIGINT.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aep_relay::{Config, Relay, TlsFiles, Token};
+
+use super::Status;
+use crate::diag;
+
+const LONG_ABOUT: &str = "\
+Runs an AEP collector/relay (AEP-0003): agents post events to /events (HTTP)
+or send them over /socket (WebSocket); people and tools watch over /stream
+(Server-Sent Events) or /socket, with attr-match filters, capture ceilings
+and resume; commands (answer a request, cancel a run) flow over /socket to
+the one agent that owns the session (AEP-0004).
+
+Without a token the relay is watch-only: events flow, commands are refused
+`unauthorized`, and it binds only loopback addresses unless --insecure is
+given. With a token, every surface but /healthz requires it
+(`Authorization: Bearer T`, or `?access_token=T` for browsers). Prefer
+AEP_TOKEN or --token-file to --token: command lines are visible to other
+users. Off-host, use --tls-cert/--tls-key or a TLS-terminating proxy.
+
+Every limit is a flag with an environment twin. SIGTERM or SIGINT drains:
+no new connections, `: shutting-down` to SSE streams, a `closing` frame and
+close 1001 to WebSockets, exit 0 within 5 s.";
+
+const AFTER_HELP: &str = "\
+Exit status: 0 after a shutdown, 2 for usage errors and addresses or files
+that cannot be used.
+
+Examples:
+  aep relay                                   loopback, watch-only
+  AEP_TOKEN=$(cat token) aep relay            commands routed
+  aep relay --listen 0.0.0.0:8787 --token-file token --tls-cert c.pem --tls-key k.pem
+  aep relay --buffer 64 --log-format json     small replay buffers, JSON logs";
+
+/// The arguments of `aep relay`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Run an AEP relay: HTTP ingest, SSE and WebSocket fan-out, command routing",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP
+)]
+pub struct Args {
+    /// The address to listen on.
+    #[arg(
+        long,
+        env = "AEP_LISTEN",
+        default_value = "127.0.0.1:8787",
+        value_name = "ADDR"
+    )]
+    pub listen: SocketAddr,
+
+    /// The bearer token clients must present (enables command routing).
+    #[arg(
+        long,
+        env = "AEP_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN",
+        conflicts_with = "token_file"
+    )]
+    pub token: Option<String>,
+
+    /// Read the token from this file (its first line).
+    #[arg(long, env = "AEP_TOKEN_FILE", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Allow a non-loopback address without a token.
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Events kept per session for replay; the oldest position is evicted.
+    #[arg(long, env = "AEP_BUFFER", default_value_t = 10_000, value_name = "N")]
+    pub buffer: usize,
+
+    /// Sessions held at once; the least recently written is evicted.
+    #[arg(
+        long,
+        env = "AEP_MAX_SESSIONS",
+        default_value_t = 500,
+        value_name = "N"
+    )]
+    pub max_sessions: usize,
+
+    /// Largest POST /events body, in bytes.
+    #[arg(long, env = "AEP_MAX_BODY", default_value_t = 16 << 20, value_name = "BYTES")]
+    pub max_body: usize,
+
+    /// Most events in one NDJSON batch.
+    #[arg(
+        long,
+        env = "AEP_MAX_BATCH",
+        default_value_t = 10_000,
+        value_name = "N"
+    )]
+    pub max_batch: usize,
+
+    /// Most resume positions in one `from` [default: --max-sessions].
+    #[arg(long, env = "AEP_MAX_FROM", value_name = "N")]
+    pub max_from: Option<usize>,
+
+    /// Largest WebSocket message, in bytes.
+    #[arg(long, env = "AEP_MAX_FRAME", default_value_t = 4 << 20, value_name = "BYTES")]
+    pub max_frame: usize,
+
+    /// Queued events toward one consumer past which `debug` and `info`
+    /// events toward it are dropped (and counted).
+    #[arg(
+        long,
+        env = "AEP_QUEUE_SOFT",
+        default_value_t = 1_024,
+        value_name = "N"
+    )]
+    pub queue_soft: usize,
+
+    /// Queued events toward one consumer at which it is disconnected
+    /// (it resumes from its last position).
+    #[arg(
+        long,
+        env = "AEP_QUEUE_HARD",
+        default_value_t = 4_096,
+        value_name = "N"
+    )]
+    pub queue_hard: usize,
+
+    /// Subscriptions one WebSocket connection may hold.
+    #[arg(
+        long,
+        env = "AEP_MAX_SUBSCRIPTIONS",
+        default_value_t = 64,
+        value_name = "N"
+    )]
+    pub max_subscriptions: usize,
+
+    /// Connections served at once; more are closed on accept.
+    #[arg(
+        long,
+        env = "AEP_MAX_CONNECTIONS",
+        default_value_t = 4_096,
+        value_name = "N"
+    )]
+    pub max_connections: usize,
+
+    /// Seconds between `: ping` comments and `ping` frames.
+    #[arg(long, env = "AEP_PING_SECS", default_value_t = 15, value_name = "SECS")]
+    pub ping_secs: u64,
+
+    /// The TLS certificate chain (PEM); serve HTTPS and WSS.
+    #[arg(long, env = "AEP_TLS_CERT", requires = "tls_key", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The TLS private key (PEM).
+    #[arg(long, env = "AEP_TLS_KEY", requires = "tls_cert", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+
+    /// How log lines on standard error are written.
+    #[arg(long, env = "AEP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// The log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Runs `aep relay`.
+pub fn run(args: &Args) -> Status {
+    init_logging(args.log_format);
+    let token = match read_token(args) {
+        Ok(token) => token,
+        Err(message) => {
+            diag!("aep relay: error: {message}");
+            return Status::Failure;
+        }
+    };
+    if token.is_none() && !args.listen.ip().is_loopback() && !args.insecure {
+        diag!(
+            "aep relay: error: refusing to listen on {} without a token (anyone could read every event); set AEP_TOKEN or --token-file, or pass --insecure",
+            args.listen
+        );
+        return Status::Failure;
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    let secure = tls.is_some();
+    let ping = Duration::from_secs(args.ping_secs.max(1));
+    let mut config = Config::default()
+        .token(token)
+        .buffer(args.buffer)
+        .max_sessions(args.max_sessions)
+        .max_body(args.max_body)
+        .max_batch(args.max_batch)
+        .max_frame(args.max_frame)
+        .queue(args.queue_soft, args.queue_hard)
+        .max_subscriptions(args.max_subscriptions)
+        .max_connections(args.max_connections)
+        .ping(ping, ping * 6)
+        .tls(tls);
+    if let Some(n) = args.max_from {
+        config = config.max_from(n);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            diag!("aep relay: error: cannot start the runtime: {e}");
+            return Status::Failure;
+        }
+    };
+    runtime.block_on(serve(args.listen, config, secure))
+}
+
+async fn serve(listen: SocketAddr, config: Config, secure: bool) -> Status {
+    let summary = config.summary();
+    let relay = match Relay::new(config) {
+        Ok(relay) => relay,
+        Err(e) => {
+            diag!("aep relay: error: {e}");
+            return Status::Failure;
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            diag!("aep relay: error: cannot listen on {listen}: {e}");
+            return Status::Failure;
+        }
+    };
+    let address = listener.local_addr().unwrap_or(listen);
+    let scheme = if secure { "https" } else { "http" };
+    tracing::info!("aep relay listening on {scheme}://{address} ({summary})");
+    if !secure && !address.ip().is_loopback() {
+        tracing::warn!("serving plain HTTP on a non-loopback address: off-host bindings need TLS (AEP-0003 §8.1); use --tls-cert/--tls-key or a TLS proxy");
+    }
+    let shutdown = relay.shutdown_handle();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: draining connections");
+        shutdown.shutdown();
+    });
+    match relay.serve(listener).await {
+        Ok(drained) => {
+            if drained.clean {
+                tracing::info!("stopped");
+            } else {
+                tracing::warn!("stopped; connections that did not drain in time were dropped");
+            }
+            Status::Clean
+        }
+        Err(e) => {
+            diag!("aep relay: error: {e}");
+            Status::Failure
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn read_token(args: &Args) -> Result<Option<Token>, String> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+        let line = text.lines().next().unwrap_or_default().trim();
+        return Token::new(line)
+            .map(Some)
+            .ok_or_else(|| format!("the token file {} is empty", path.display()));
+    }
+    match &args.token {
+        Some(token) => Token::new(token.trim())
+            .map(Some)
+            .ok_or_else(|| "the token is empty".to_owned()),
+        None => Ok(None),
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("AEP_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}

@@ -1,0 +1,344 @@
+//! The replay buffers (AEP-0003 §5): per session, ordered by
+//! `(epoch, seq)`, admission deduplicated on `(source, id)`, at most
+//! `depth` entries (oldest position evicted), at most `max_sessions`
+//! sessions (least recently written evicted).
+//!
+//! Eviction is never silent: each session remembers the highest key it
+//! evicted, and a resume from a position below it is told
+//! `replay-exhausted`. A session evicted whole leaves a tombstone (at
+//! most `max_sessions` of them) with that key, so a resume into it is told
+//! the same, with the first position the relay could still hold.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use crate::stored::{Key, Stored};
+
+/// The earliest position a replay can still serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Earliest {
+    pub epoch: u64,
+    pub seq: u64,
+}
+
+/// What a replay from one position gives.
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    /// Set when the position predates what is held.
+    pub exhausted: Option<Earliest>,
+    pub events: Vec<Arc<Stored>>,
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    entries: VecDeque<(Key, Arc<Stored>)>,
+    ids: HashSet<Arc<str>>,
+    evicted: Option<Key>,
+    tick: u64,
+}
+
+/// Outcome of offering an event to the buffers.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// Kept for replay.
+    Buffered,
+    /// Already held under the same `(source, id)`: not kept twice.
+    Duplicate,
+    /// Not kept (no session, or `agent.*`): live only.
+    LiveOnly,
+}
+
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    depth: usize,
+    max_sessions: usize,
+    sessions: HashMap<Arc<str>, Session>,
+    /// Write recency: tick → session.
+    recency: BTreeMap<u64, Arc<str>>,
+    tombstones: HashMap<Arc<str>, Key>,
+    tombstone_order: VecDeque<Arc<str>>,
+    tick: u64,
+    bytes: usize,
+    events: usize,
+}
+
+impl Buffers {
+    pub fn new(depth: usize, max_sessions: usize) -> Buffers {
+        Buffers {
+            depth,
+            max_sessions,
+            sessions: HashMap::new(),
+            recency: BTreeMap::new(),
+            tombstones: HashMap::new(),
+            tombstone_order: VecDeque::new(),
+            tick: 0,
+            bytes: 0,
+            events: 0,
+        }
+    }
+
+    /// Offers `stored` for replay.
+    pub fn admit(&mut self, stored: &Arc<Stored>) -> Admission {
+        let Some(name) = stored.session.clone() else {
+            return Admission::LiveOnly;
+        };
+        if stored.agent_scoped {
+            return Admission::LiveOnly;
+        }
+        if !self.sessions.contains_key(&name) {
+            self.make_room();
+            let evicted = self.tombstones.remove(&name);
+            if evicted.is_some() {
+                self.tombstone_order.retain(|t| t != &name);
+            }
+            self.sessions.insert(
+                name.clone(),
+                Session {
+                    evicted,
+                    ..Session::default()
+                },
+            );
+        }
+        self.tick += 1;
+        let tick = self.tick;
+        let session = self.sessions.get_mut(&name).expect("inserted above");
+        self.recency.remove(&session.tick);
+        session.tick = tick;
+        self.recency.insert(tick, name);
+
+        if session.ids.contains(&stored.dedupe) {
+            return Admission::Duplicate;
+        }
+        let key = stored.key().unwrap_or_else(|| after_last(session));
+        let at = session
+            .entries
+            .iter()
+            .rposition(|(k, _)| *k <= key)
+            .map_or(0, |i| i + 1);
+        session.entries.insert(at, (key, stored.clone()));
+        session.ids.insert(stored.dedupe.clone());
+        self.bytes += stored.size();
+        self.events += 1;
+        if session.entries.len() > self.depth {
+            let (key, gone) = session.entries.pop_front().expect("over depth");
+            session.ids.remove(&gone.dedupe);
+            session.evicted = session.evicted.max(Some(key));
+            self.bytes -= gone.size();
+            self.events -= 1;
+        }
+        Admission::Buffered
+    }
+
+    /// Evicts the least recently written session while at the cap.
+    fn make_room(&mut self) {
+        while self.sessions.len() >= self.max_sessions {
+            let Some((_, name)) = self.recency.pop_first() else {
+                return;
+            };
+            let Some(session) = self.sessions.remove(&name) else {
+                continue;
+            };
+            for (_, stored) in &session.entries {
+                self.bytes -= stored.size();
+                self.events -= 1;
+            }
+            let last = session.entries.back().map(|(k, _)| *k).max(session.evicted);
+            if let Some(last) = last {
+                self.tombstones.insert(name.clone(), last);
+                self.tombstone_order.push_back(name);
+                while self.tombstone_order.len() > self.max_sessions {
+                    if let Some(old) = self.tombstone_order.pop_front() {
+                        self.tombstones.remove(&old);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The entries of `session` strictly after `after` (`None`: all),
+    /// and whether `after` predates what is held.
+    pub fn replay(&self, session: &str, after: Option<Key>) -> Replay {
+        let Some(held) = self.sessions.get(session) else {
+            let exhausted = match (self.tombstones.get(session), after) {
+                (Some(last), Some(after)) if *last > after => Some(Earliest {
+                    epoch: last.epoch,
+                    seq: u64::try_from(last.seq + 1).unwrap_or(0),
+                }),
+                _ => None,
+            };
+            return Replay {
+                exhausted,
+                events: Vec::new(),
+            };
+        };
+        let start = match after {
+            Some(after) => held.entries.partition_point(|(k, _)| *k <= after),
+            None => 0,
+        };
+        let exhausted = match (after, held.evicted) {
+            (Some(after), Some(evicted)) if evicted > after => {
+                Some(earliest(held).unwrap_or(Earliest {
+                    epoch: evicted.epoch,
+                    seq: u64::try_from(evicted.seq + 1).unwrap_or(0),
+                }))
+            }
+            _ => None,
+        };
+        Replay {
+            exhausted,
+            events: held
+                .entries
+                .range(start..)
+                .map(|(_, s)| s.clone())
+                .collect(),
+        }
+    }
+
+    /// The sessions held, most recently written last.
+    pub fn names(&self) -> Vec<Arc<str>> {
+        self.recency.values().cloned().collect()
+    }
+
+    pub fn sessions(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn events(&self) -> usize {
+        self.events
+    }
+}
+
+/// The key for an event without `seq`: right after the last held entry.
+fn after_last(session: &Session) -> Key {
+    match session.entries.back() {
+        Some((last, _)) => Key {
+            minor: last.minor + 1,
+            ..*last
+        },
+        None => {
+            let base = session.evicted.unwrap_or(Key::after(0, -1));
+            Key {
+                minor: base.minor + 1,
+                ..base
+            }
+        }
+    }
+}
+
+/// The first positioned entry of a session.
+fn earliest(session: &Session) -> Option<Earliest> {
+    session.entries.iter().find_map(|(k, s)| {
+        s.seq.map(|seq| Earliest {
+            epoch: k.epoch,
+            seq,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aep::Event;
+
+    fn stored(session: &str, id: &str, epoch: u64, seq: Option<u64>) -> Arc<Stored> {
+        let mut json = format!(
+            r#"{{"aep":"0.1","id":"{id}","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"{session}","epoch":{epoch}"#
+        );
+        if let Some(seq) = seq {
+            json.push_str(&format!(r#","seq":{seq}"#));
+        }
+        json.push('}');
+        Arc::new(Stored::new(
+            &Event::from_json(&json).unwrap(),
+            json.as_bytes(),
+        ))
+    }
+
+    fn seqs(replay: &Replay) -> Vec<Option<u64>> {
+        replay.events.iter().map(|s| s.seq).collect()
+    }
+
+    #[test]
+    fn orders_dedupes_and_replays_strictly_after() {
+        let mut b = Buffers::new(10, 10);
+        assert_eq!(b.admit(&stored("s", "a", 0, Some(2))), Admission::Buffered);
+        assert_eq!(b.admit(&stored("s", "b", 0, Some(0))), Admission::Buffered);
+        assert_eq!(b.admit(&stored("s", "c", 0, Some(1))), Admission::Buffered);
+        assert_eq!(b.admit(&stored("s", "a", 0, Some(2))), Admission::Duplicate);
+        assert_eq!(seqs(&b.replay("s", None)), [Some(0), Some(1), Some(2)]);
+        let r = b.replay("s", Some(Key::after(0, 0)));
+        assert_eq!(seqs(&r), [Some(1), Some(2)]);
+        assert!(r.exhausted.is_none());
+        assert_eq!(b.events(), 3);
+    }
+
+    #[test]
+    fn eviction_is_reported_with_the_earliest_held() {
+        let mut b = Buffers::new(3, 10);
+        for seq in 0..5 {
+            b.admit(&stored("s", &format!("e{seq}"), 1, Some(seq)));
+        }
+        let r = b.replay("s", Some(Key::after(1, 0)));
+        assert_eq!(r.exhausted, Some(Earliest { epoch: 1, seq: 2 }));
+        assert_eq!(seqs(&r), [Some(2), Some(3), Some(4)]);
+        // From the last evicted position on, nothing is missing.
+        let r = b.replay("s", Some(Key::after(1, 1)));
+        assert!(r.exhausted.is_none());
+        // From the start: events were evicted, so that is said too.
+        assert!(b.replay("s", Some(Key::after(0, -1))).exhausted.is_some());
+        // Everything held, with no position asked: never exhausted.
+        assert!(b.replay("s", None).exhausted.is_none());
+        // An evicted event redelivered is not re-admitted into the middle.
+        b.admit(&stored("s", "e0", 1, Some(0)));
+        assert_eq!(seqs(&b.replay("s", None)), [Some(2), Some(3), Some(4)]);
+    }
+
+    #[test]
+    fn least_recently_written_session_goes_and_leaves_a_tombstone() {
+        let mut b = Buffers::new(10, 2);
+        b.admit(&stored("old", "o1", 0, Some(0)));
+        b.admit(&stored("new", "n1", 0, Some(0)));
+        b.admit(&stored("old", "o2", 0, Some(1))); // refreshes `old`
+        b.admit(&stored("third", "t1", 0, Some(0))); // evicts `new`
+        assert_eq!(b.sessions(), 2);
+        assert_eq!(b.replay("old", None).events.len(), 2);
+        let gone = b.replay("new", Some(Key::after(0, -1)));
+        assert!(gone.events.is_empty());
+        assert_eq!(gone.exhausted, Some(Earliest { epoch: 0, seq: 1 }));
+        assert!(b
+            .replay("never", Some(Key::after(0, -1)))
+            .exhausted
+            .is_none());
+        assert_eq!(b.events(), 3);
+    }
+
+    #[test]
+    fn seqless_entries_follow_the_last_position() {
+        let mut b = Buffers::new(10, 10);
+        b.admit(&stored("s", "a", 0, Some(0)));
+        b.admit(&stored("s", "cmd", 0, None));
+        b.admit(&stored("s", "b", 0, Some(1)));
+        assert_eq!(seqs(&b.replay("s", None)), [Some(0), None, Some(1)]);
+        // Resuming after seq 0 includes what arrived after it.
+        assert_eq!(
+            seqs(&b.replay("s", Some(Key::after(0, 0)))),
+            [None, Some(1)]
+        );
+    }
+
+    #[test]
+    fn agent_events_are_live_only() {
+        let mut b = Buffers::new(10, 10);
+        let json = r#"{"aep":"0.1","id":"h","type":"agent.heartbeat","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a"}"#;
+        let s = Arc::new(Stored::new(
+            &Event::from_json(json).unwrap(),
+            json.as_bytes(),
+        ));
+        assert_eq!(b.admit(&s), Admission::LiveOnly);
+        assert_eq!(b.sessions(), 0);
+    }
+}

@@ -1,0 +1,253 @@
+//! What an operator sets: limits, auth, TLS, timers.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use subtle::ConstantTimeEq;
+
+/// A bearer token. Its `Debug` and `Display` never show the secret, so a
+/// config can be logged whole.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl Token {
+    /// A token; `None` for an empty string (an empty token would accept an
+    /// empty `Authorization: Bearer ` header).
+    pub fn new(secret: impl Into<String>) -> Option<Token> {
+        let secret = secret.into();
+        (!secret.is_empty()).then_some(Token(secret))
+    }
+
+    /// Whether `presented` is this token, compared in constant time for
+    /// tokens of the same length.
+    pub fn matches(&self, presented: &str) -> bool {
+        self.0.as_bytes().ct_eq(presented.as_bytes()).into()
+    }
+
+    /// The secret itself, for a client that must send it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(***)")
+    }
+}
+
+/// A PEM certificate chain and private key for TLS.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// The relay's configuration. Every limit has the published reference
+/// relay's default where it has one; the rest are documented here.
+///
+/// ```
+/// let config = aep_relay::Config::default().buffer(64).max_sessions(10);
+/// assert_eq!(config.buffer_limit(), 64);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) token: Option<Token>,
+    pub(crate) buffer: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) max_body: usize,
+    pub(crate) max_batch: usize,
+    pub(crate) max_from: Option<usize>,
+    pub(crate) max_frame: usize,
+    pub(crate) queue_soft: usize,
+    pub(crate) queue_hard: usize,
+    pub(crate) max_subscriptions: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) ping_interval: Duration,
+    pub(crate) ping_timeout: Duration,
+    pub(crate) grace: Duration,
+    pub(crate) write_timeout: Duration,
+    pub(crate) tls: Option<TlsFiles>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            token: None,
+            buffer: 10_000,
+            max_sessions: 500,
+            max_body: 16 << 20,
+            max_batch: 10_000,
+            max_from: None,
+            max_frame: 4 << 20,
+            queue_soft: 1_024,
+            queue_hard: 4_096,
+            max_subscriptions: 64,
+            max_connections: 4_096,
+            ping_interval: Duration::from_secs(15),
+            ping_timeout: Duration::from_secs(90),
+            grace: Duration::from_secs(4),
+            write_timeout: Duration::from_secs(30),
+            tls: None,
+        }
+    }
+}
+
+impl Config {
+    /// Require this bearer token on every surface but `/healthz`, and
+    /// route commands (without a token the relay is watch-only: commands
+    /// are refused `unauthorized`, AEP-0004 §4.1).
+    pub fn token(mut self, token: Option<Token>) -> Self {
+        self.token = token;
+        self
+    }
+
+    /// Events kept per session for replay (default 10 000); the oldest
+    /// position is evicted first.
+    pub fn buffer(mut self, events: usize) -> Self {
+        self.buffer = events.max(1);
+        self
+    }
+
+    /// Sessions held at once (default 500); the least recently written is
+    /// evicted first.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// Largest `POST /events` body in bytes (default 16 MiB).
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes.max(1);
+        self
+    }
+
+    /// Most events in one NDJSON batch (default 10 000).
+    pub fn max_batch(mut self, events: usize) -> Self {
+        self.max_batch = events.max(1);
+        self
+    }
+
+    /// Most resume positions in one `from` (default: the session cap).
+    pub fn max_from(mut self, positions: usize) -> Self {
+        self.max_from = Some(positions);
+        self
+    }
+
+    /// Largest WebSocket message in bytes (default 4 MiB).
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.max_frame = bytes.max(1024);
+        self
+    }
+
+    /// A subscriber's queue bounds, in events (defaults 1 024 and 4 096):
+    /// past `soft` queued events, `debug` and `info` events toward it are
+    /// dropped and counted; at `hard` it is disconnected (AEP-0003 §8.4).
+    pub fn queue(mut self, soft: usize, hard: usize) -> Self {
+        self.queue_hard = hard.max(2);
+        self.queue_soft = soft.clamp(1, self.queue_hard - 1);
+        self
+    }
+
+    /// Subscriptions one WebSocket connection may hold (default 64).
+    pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
+        self.max_subscriptions = subscriptions.max(1);
+        self
+    }
+
+    /// Connections served at once (default 4 096); more are closed on
+    /// accept.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections.max(1);
+        self
+    }
+
+    /// How often the relay sends `: ping` on SSE and a `ping` frame on
+    /// WebSockets (default 15 s), and how long a silent WebSocket peer is
+    /// kept (default 90 s, AEP-0003 §3.5).
+    pub fn ping(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.ping_interval = interval.max(Duration::from_millis(10));
+        self.ping_timeout = timeout.max(self.ping_interval);
+        self
+    }
+
+    /// How long a shutdown waits for connections to drain (default 4 s).
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// How long one write to a peer may stay blocked (default 30 s): a
+    /// consumer that stops reading is disconnected after it.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Serve TLS with this certificate and key.
+    pub fn tls(mut self, files: Option<TlsFiles>) -> Self {
+        self.tls = files;
+        self
+    }
+
+    /// The per-session replay depth advertised in discovery.
+    pub fn buffer_limit(&self) -> usize {
+        self.buffer
+    }
+
+    /// Whether a token is set (commands are routed only then).
+    pub fn authenticated(&self) -> bool {
+        self.token.is_some()
+    }
+
+    pub(crate) fn max_positions(&self) -> usize {
+        self.max_from.unwrap_or(self.max_sessions)
+    }
+
+    /// One line for a start-up log: posture and limits, never the token.
+    pub fn summary(&self) -> String {
+        format!(
+            "auth {}, tls {}, buffer {}/session, max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{}",
+            if self.token.is_some() {
+                "on (commands routed)"
+            } else {
+                "off (watch-only: commands refused)"
+            },
+            if self.tls.is_some() { "on" } else { "off" },
+            self.buffer,
+            self.max_sessions,
+            self.max_body,
+            self.max_batch,
+            self.max_positions(),
+            self.max_frame,
+            self.queue_soft,
+            self.queue_hard,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_never_prints() {
+        let token = Token::new("s3cret-value").unwrap();
+        let config = Config::default().token(Some(token.clone()));
+        assert!(!format!("{config:?}").contains("s3cret"));
+        assert!(!config.summary().contains("s3cret"));
+        assert!(token.matches("s3cret-value"));
+        assert!(!token.matches("s3cret-valuf"));
+        assert!(!token.matches("s3cret"));
+        assert!(Token::new("").is_none());
+    }
+
+    #[test]
+    fn queue_bounds_stay_ordered() {
+        let config = Config::default().queue(10, 5);
+        assert!(config.queue_soft < config.queue_hard);
+    }
+}

@@ -1,0 +1,315 @@
+//! The HTTP surfaces: routes, auth, CORS, discovery, ingest, health and
+//! metrics. SSE and the WebSocket have their own modules.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use http_body_util::{BodyExt, Limited};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::hub::Hub;
+use crate::ingest::{self, Admitted};
+use crate::metrics::Refusal;
+use crate::{sse, ws};
+
+/// What every handler shares.
+#[derive(Clone)]
+pub(crate) struct App {
+    pub hub: Arc<Hub>,
+    pub shutdown: CancellationToken,
+    /// Upgraded WebSocket connections, which outlive their HTTP request.
+    pub sockets: TaskTracker,
+    pub started: Instant,
+}
+
+/// The query parameters of a request.
+pub(crate) type Params = Query<HashMap<String, String>>;
+
+pub(crate) fn router(app: App) -> Router {
+    Router::new()
+        .route(
+            "/events",
+            get(discovery).post(post_events).options(preflight),
+        )
+        .route("/.well-known/aep", get(discovery).options(preflight))
+        .route("/stream", get(sse::stream).options(preflight))
+        .route("/socket", get(ws::upgrade))
+        .route("/healthz", get(healthz).options(preflight))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .layer(middleware::from_fn(cors))
+        .with_state(app)
+}
+
+/// Every response may be read by a browser page (tokens are bearer
+/// values, never cookies, so this grants nothing a page did not hold).
+async fn cors(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
+}
+
+async fn preflight() -> Response {
+    (
+        StatusCode::NO_CONTENT,
+        [
+            (header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS"),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                "authorization, accept, content-type, last-event-id, aep-version",
+            ),
+            (header::ACCESS_CONTROL_MAX_AGE, "86400"),
+        ],
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "not-found", "no such endpoint")
+}
+
+/// A JSON error body `{"error": code, "detail": detail}`.
+pub(crate) fn error(status: StatusCode, code: &str, detail: &str) -> Response {
+    json_response(status, json!({"error": code, "detail": detail}))
+}
+
+pub(crate) fn json_response(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+impl App {
+    /// Whether the request carries the token (always, without one): in
+    /// `Authorization: Bearer`, or `?access_token=` for browsers.
+    pub fn authorized(&self, headers: &HeaderMap, params: &HashMap<String, String>) -> bool {
+        let Some(token) = &self.hub.config.token else {
+            return true;
+        };
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        bearer.is_some_and(|b| token.matches(b))
+            || params.get("access_token").is_some_and(|t| token.matches(t))
+    }
+
+    pub fn unauthorized(&self) -> Response {
+        self.hub.metrics.refuse(Refusal::Unauthorized);
+        let mut response = error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a bearer token is required (Authorization: Bearer, or access_token=)",
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        response
+    }
+
+    /// The discovery document (AEP-0003 §3.4), true to what this relay does.
+    pub fn discovery(&self) -> Value {
+        json!({
+            "aep": ["0.1"],
+            "role": "collector",
+            "endpoints": {"events": "/events", "stream": "/stream", "socket": "/socket"},
+            "capabilities": self.capabilities(),
+        })
+    }
+
+    /// The capability block of discovery and of the relay's `hello`.
+    pub fn capabilities(&self) -> Value {
+        json!({
+            "filters": ["attr-match"],
+            "replay": {"buffer": self.hub.config.buffer, "all": true},
+            "capture": ["none", "metadata", "redacted", "full"],
+            "control": {"accepts": []},
+            "roster": {},
+            "experimental": {},
+        })
+    }
+}
+
+async fn discovery(State(app): State<App>, headers: HeaderMap, Query(params): Params) -> Response {
+    if !app.authorized(&headers, &params) {
+        return app.unauthorized();
+    }
+    json_response(StatusCode::OK, app.discovery())
+}
+
+async fn healthz(State(app): State<App>, headers: HeaderMap, Query(params): Params) -> Response {
+    let mut body = json!({"ok": true});
+    if app.authorized(&headers, &params) {
+        let m = &app.hub.metrics;
+        body["sessions"] = m.sessions.get().into();
+        body["subscriptions"] = m.subscriptions.get().into();
+        body["websockets"] = m.websockets.get().into();
+        body["sse"] = m.sse.get().into();
+        body["buffered_events"] = m.buffered_events.get().into();
+        body["uptime_s"] = app.started.elapsed().as_secs().into();
+    }
+    json_response(StatusCode::OK, body)
+}
+
+async fn metrics(State(app): State<App>, headers: HeaderMap, Query(params): Params) -> Response {
+    if !app.authorized(&headers, &params) {
+        return app.unauthorized();
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        app.hub.metrics.render(),
+    )
+        .into_response()
+}
+
+/// How long a client may take to send its body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+async fn post_events(State(app): State<App>, Query(params): Params, request: Request) -> Response {
+    let refuse = |why, response| {
+        app.hub.metrics.refuse(why);
+        response
+    };
+    let headers = request.headers();
+    if !app.authorized(headers, &params) {
+        return app.unauthorized();
+    }
+    match headers.get("aep-version").map(HeaderValue::to_str) {
+        None => {
+            return refuse(
+                Refusal::Version,
+                error(
+                    StatusCode::BAD_REQUEST,
+                    "version-required",
+                    "the AEP-Version header is required (AEP-0003 §3.2)",
+                ),
+            )
+        }
+        Some(Ok(v)) if v.trim() == "0.1" => {}
+        Some(_) => {
+            return refuse(
+                Refusal::Version,
+                json_response(StatusCode::UPGRADE_REQUIRED, json!({"versions": ["0.1"]})),
+            )
+        }
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    let batch = match content_type.as_deref() {
+        Some("application/x-ndjson") => true,
+        Some("application/json") => false,
+        _ => {
+            return refuse(
+                Refusal::ContentType,
+                error(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported-media-type",
+                    "send application/json (one event) or application/x-ndjson (a batch)",
+                ),
+            )
+        }
+    };
+    let max_body = app.hub.config.max_body;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max_body as u64) {
+        return refuse(Refusal::TooLarge, too_large(max_body));
+    }
+    let body = match read_body(request.into_body(), max_body).await {
+        Ok(body) => body,
+        Err(response) => return refuse(Refusal::TooLarge, response),
+    };
+    let lines: Vec<(usize, &[u8])> = if batch {
+        ingest::lines(&body).collect()
+    } else {
+        vec![(0, body.trim_ascii())]
+    };
+    let max_batch = app.hub.config.max_batch;
+    if lines.len() > max_batch {
+        return refuse(
+            Refusal::TooManyEvents,
+            json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({"error": "too-many-events", "max": max_batch, "count": lines.len()}),
+            ),
+        );
+    }
+    let mut admitted: Vec<Admitted> = Vec::with_capacity(lines.len());
+    for &(index, line) in &lines {
+        let refusal = match ingest::admit(line) {
+            Ok(event) if event.is_command() => (
+                "command-refused",
+                "commands flow only over the authenticated WebSocket (AEP-0004 §4.1)".to_owned(),
+                Refusal::Command,
+            ),
+            Ok(event) => {
+                admitted.push(event);
+                continue;
+            }
+            Err(e) => (e.code(), e.detail().to_owned(), Refusal::InvalidEvent),
+        };
+        let (code, detail, why) = refusal;
+        return refuse(
+            why,
+            json_response(
+                StatusCode::BAD_REQUEST,
+                json!({"error": code, "line": index, "detail": detail}),
+            ),
+        );
+    }
+    app.hub.ingest(&admitted, None);
+    json_response(StatusCode::ACCEPTED, json!({"accepted": admitted.len()}))
+}
+
+fn too_large(max: usize) -> Response {
+    let mut response = json_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        json!({"error": "payload-too-large", "max_bytes": max}),
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The body, at most `max` bytes; over it, the 413 to answer (the rest of
+/// the upload is not read: the connection closes after the answer).
+async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
+    let collect = Limited::new(body, max).collect();
+    match tokio::time::timeout(BODY_TIMEOUT, collect).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(max)),
+        Ok(Err(_)) => Err(error(
+            StatusCode::BAD_REQUEST,
+            "body",
+            "the request body could not be read",
+        )),
+        Err(_) => Err(error(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            "the request body took too long",
+        )),
+    }
+}

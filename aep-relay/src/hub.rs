@@ -1,0 +1,259 @@
+//! The relay's shared state: buffers, subscriptions and routes behind one
+//! lock, taken once per batch and never held across an await. Replays
+//! are snapshotted under the lock (with the subscription registered in
+//! the same critical section, so replay then live has no gap and no
+//! duplicate at the seam) and filtered and encoded outside it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use aep::filter::Filter;
+use aep::{Capture, EventRef};
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::buffer::{Admission, Buffers, Earliest};
+use crate::config::Config;
+use crate::fanout::{self, delivered_level, down_levelled, Outbox, Subscriber};
+use crate::ingest::Admitted;
+use crate::metrics::Metrics;
+use crate::routing::{Declared, Refused, Routes};
+use crate::stored::{Key, Stored};
+
+/// Where a replay starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum From {
+    /// Explicit positions: `(session, epoch, seq)`, `seq` -1 for the start.
+    Positions(Vec<(String, u64, i128)>),
+    /// Every held session from its earliest held position.
+    All,
+}
+
+/// A subscription request.
+pub(crate) struct Request {
+    pub filter: Filter,
+    pub ceiling: Option<Capture>,
+    pub from: Option<From>,
+    /// Replay this session's whole buffer too (SSE `live=0` history reads).
+    pub history: Option<String>,
+    /// Register for live delivery under this id, into this queue.
+    pub live: Option<(u64, Outbox)>,
+}
+
+/// One item of a replay, in delivery order.
+pub(crate) enum ReplayItem {
+    /// The asked position predates what the session holds.
+    Exhausted {
+        session: String,
+        earliest: Earliest,
+    },
+    Event(Arc<Stored>),
+}
+
+struct State {
+    buffers: Buffers,
+    subscribers: Vec<Subscriber>,
+    routes: Routes,
+}
+
+pub(crate) struct Hub {
+    pub config: Config,
+    pub metrics: Metrics,
+    state: Mutex<State>,
+    ids: AtomicU64,
+}
+
+impl Hub {
+    pub fn new(config: Config) -> Hub {
+        Hub {
+            state: Mutex::new(State {
+                buffers: Buffers::new(config.buffer, config.max_sessions),
+                subscribers: Vec::new(),
+                routes: Routes::default(),
+            }),
+            config,
+            metrics: Metrics::default(),
+            ids: AtomicU64::new(1),
+        }
+    }
+
+    /// A fresh id for a connection or subscription.
+    pub fn next_id(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock would be a bug; the state is
+        // still consistent between statements, so keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Buffers and fans out `batch`, in order; `from` is the emitting
+    /// WebSocket connection, whose positioned events claim their session.
+    pub fn ingest(&self, batch: &[Admitted], from: Option<u64>) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        for admitted in batch {
+            self.metrics.events_in.inc();
+            if state.buffers.admit(&admitted.stored) == Admission::Duplicate {
+                self.metrics.duplicates.inc();
+            }
+            if let (Some(conn), Some(session), Some(_)) =
+                (from, &admitted.stored.session, admitted.stored.seq)
+            {
+                state.routes.claim(conn, session);
+            }
+            self.deliver(state, admitted);
+        }
+        self.update_gauges(state);
+    }
+
+    fn deliver(&self, state: &mut State, admitted: &Admitted) {
+        let closed = fanout::fan_out(
+            &state.subscribers,
+            &admitted.event,
+            &admitted.stored,
+            &self.metrics,
+        );
+        if !closed.is_empty() {
+            state.subscribers.retain(|s| !closed.contains(&s.id));
+            self.metrics
+                .subscriptions
+                .set(state.subscribers.len() as u64);
+        }
+    }
+
+    fn update_gauges(&self, state: &State) {
+        let m = &self.metrics;
+        m.sessions.set(state.buffers.sessions() as u64);
+        m.buffered_events.set(state.buffers.events() as u64);
+        m.buffered_bytes.set(state.buffers.bytes() as u64);
+    }
+
+    /// Registers a subscription (when live) and snapshots its replay.
+    pub fn subscribe(&self, request: Request) -> Vec<ReplayItem> {
+        let mut raw: Vec<(String, crate::buffer::Replay)> = Vec::new();
+        {
+            let mut state = self.lock();
+            let mut seen = std::collections::HashSet::new();
+            match &request.from {
+                Some(From::All) => {
+                    for name in state.buffers.names() {
+                        let mut replay = state.buffers.replay(&name, None);
+                        replay.exhausted = None;
+                        raw.push((name.to_string(), replay));
+                    }
+                }
+                Some(From::Positions(positions)) => {
+                    for (session, epoch, seq) in positions {
+                        if seen.insert(session.clone()) {
+                            let after = Key::after(*epoch, *seq);
+                            raw.push((session.clone(), state.buffers.replay(session, Some(after))));
+                        }
+                    }
+                }
+                None => {}
+            }
+            if let Some(session) = &request.history {
+                if request.from != Some(From::All) && seen.insert(session.clone()) {
+                    raw.push((session.clone(), state.buffers.replay(session, None)));
+                }
+            }
+            if let Some((id, outbox)) = request.live.clone() {
+                state.subscribers.push(Subscriber {
+                    id,
+                    filter: request.filter.clone(),
+                    ceiling: request.ceiling,
+                    outbox,
+                });
+                self.metrics
+                    .subscriptions
+                    .set(state.subscribers.len() as u64);
+            }
+        }
+        let mut items = Vec::new();
+        for (session, replay) in raw {
+            if let Some(earliest) = replay.exhausted {
+                items.push(ReplayItem::Exhausted {
+                    session: session.clone(),
+                    earliest,
+                });
+            }
+            for stored in replay.events {
+                if let Some(form) = replay_form(&stored, &request.filter, request.ceiling) {
+                    items.push(ReplayItem::Event(form));
+                }
+            }
+        }
+        items
+    }
+
+    /// Ends subscriptions.
+    pub fn unsubscribe(&self, ids: &[u64]) {
+        let mut state = self.lock();
+        state.subscribers.retain(|s| !ids.contains(&s.id));
+        self.metrics
+            .subscriptions
+            .set(state.subscribers.len() as u64);
+    }
+
+    /// Ends every subscription feeding `outbox`.
+    pub fn unsubscribe_outbox(&self, outbox: &Outbox) {
+        let mut state = self.lock();
+        state.subscribers.retain(|s| !s.outbox.same(outbox));
+        self.metrics
+            .subscriptions
+            .set(state.subscribers.len() as u64);
+    }
+
+    /// Registers a WebSocket connection's declarations and command queue.
+    pub fn connect(&self, conn: u64, declared: Declared, commands: mpsc::Sender<Bytes>) {
+        self.lock().routes.connect(conn, declared, commands);
+    }
+
+    /// Forgets a connection and its claims.
+    pub fn disconnect(&self, conn: u64) {
+        self.lock().routes.disconnect(conn);
+    }
+
+    /// Routes a command (its exact frame text) to its one owner, then
+    /// keeps it in the session's history and fans it out.
+    pub fn route(&self, command: &Admitted, frame: Bytes) -> Result<(), Refused> {
+        if !self.config.authenticated() {
+            return Err(Refused::Unauthorized);
+        }
+        let session = command.event.session.as_deref().unwrap_or_default();
+        let mut state = self.lock();
+        state.routes.route(session, &command.event.type_, frame)?;
+        self.metrics.commands_routed.inc();
+        self.metrics.events_in.inc();
+        state.buffers.admit(&command.stored);
+        self.deliver(&mut state, command);
+        self.update_gauges(&state);
+        Ok(())
+    }
+
+    /// The live claims, one entry per (connection, session).
+    pub fn roster(&self) -> Vec<Value> {
+        self.lock().routes.roster()
+    }
+}
+
+/// The form of a buffered event a replay delivers: `None` when the filter
+/// does not take it.
+fn replay_form(
+    stored: &Arc<Stored>,
+    filter: &Filter,
+    ceiling: Option<Capture>,
+) -> Option<Arc<Stored>> {
+    let json = stored.json();
+    let event = EventRef::from_slice(&json).ok()?;
+    if !filter.matches(&event) {
+        return None;
+    }
+    Some(match delivered_level(stored.capture, ceiling) {
+        None => stored.clone(),
+        Some(level) => down_levelled(&event.to_owned(), level),
+    })
+}

@@ -1,0 +1,224 @@
+//! Accepting connections (plain or TLS), serving HTTP/1.1 with upgrades,
+//! and shutting down: stop accepting, tell every stream, wait a bounded
+//! time, return.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+use crate::config::Config;
+use crate::http::{self, App};
+use crate::hub::Hub;
+use crate::metrics::Refusal;
+
+/// How long a client may take to send its request head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a TLS handshake may take.
+#[cfg(feature = "tls")]
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A relay, ready to serve on a listener.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use aep_relay::{Config, Relay};
+///
+/// let relay = Relay::new(Config::default())?;
+/// let shutdown = relay.shutdown_handle();
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let server = tokio::spawn(relay.serve(listener));
+/// // ... later:
+/// shutdown.shutdown();
+/// server.await.expect("the server task")?;
+/// # Ok(()) }
+/// ```
+pub struct Relay {
+    app: App,
+    #[cfg(feature = "tls")]
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+/// A connection's place under `--max-connections`, held while the
+/// connection lives: by its HTTP task, and by its WebSocket task after an
+/// upgrade (which outlives the HTTP connection).
+#[derive(Clone)]
+pub(crate) struct ConnectionSlot {
+    _permit: Arc<OwnedSemaphorePermit>,
+}
+
+/// Starts a relay's drain from anywhere (a signal handler, a test).
+#[derive(Clone)]
+pub struct ShutdownHandle(CancellationToken);
+
+impl ShutdownHandle {
+    /// Stops accepting, ends every SSE stream with `: shutting-down`,
+    /// sends every WebSocket a `closing` frame and close 1001; `serve`
+    /// returns once they are gone or the grace period ends.
+    pub fn shutdown(&self) {
+        self.0.cancel();
+    }
+}
+
+/// How a shutdown went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    /// Whether every connection ended within the grace period (those that
+    /// did not were dropped).
+    pub clean: bool,
+}
+
+impl Relay {
+    /// A relay with `config`; fails when the TLS files cannot be read.
+    pub fn new(config: Config) -> io::Result<Relay> {
+        #[cfg(feature = "tls")]
+        let tls = config.tls.as_ref().map(crate::tls::acceptor).transpose()?;
+        #[cfg(not(feature = "tls"))]
+        if config.tls.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "this build of aep-relay has no TLS (the `tls` feature is off)",
+            ));
+        }
+        Ok(Relay {
+            app: App {
+                hub: Arc::new(Hub::new(config)),
+                shutdown: CancellationToken::new(),
+                sockets: TaskTracker::new(),
+                started: Instant::now(),
+            },
+            #[cfg(feature = "tls")]
+            tls,
+        })
+    }
+
+    /// A handle that shuts this relay down.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle(self.app.shutdown.clone())
+    }
+
+    /// Serves until shut down, then drains (at most the configured grace
+    /// period, 4 s by default).
+    pub async fn serve(self, listener: TcpListener) -> io::Result<Drained> {
+        let app = self.app;
+        let router = http::router(app.clone());
+        let limit = Arc::new(Semaphore::new(app.hub.config.max_connections));
+        let connections = TaskTracker::new();
+        loop {
+            let (stream, peer) = tokio::select! {
+                _ = app.shutdown.cancelled() => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let Ok(permit) = limit.clone().try_acquire_owned() else {
+                app.hub.metrics.refuse(Refusal::Connections);
+                tracing::warn!(%peer, "connection refused: at --max-connections");
+                drop(stream);
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            // A peer that stops reading stalls our writes; past the write
+            // timeout its connection is closed, so a stuck consumer can
+            // hold neither a task nor a slot (SSE and WebSocket alike).
+            let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+            stream.set_write_timeout(Some(app.hub.config.write_timeout));
+            let stream = Box::pin(stream);
+            let slot = ConnectionSlot {
+                _permit: Arc::new(permit),
+            };
+            let service = TowerToHyperService::new(router.clone().map_request(
+                move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(slot.clone());
+                    request
+                },
+            ));
+            let shutdown = app.shutdown.clone();
+            #[cfg(feature = "tls")]
+            let tls = self.tls.clone();
+            connections.spawn(async move {
+                #[cfg(feature = "tls")]
+                if let Some(tls) = tls {
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
+                        Ok(Ok(stream)) => serve_one(stream, service, shutdown, peer).await,
+                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                    return;
+                }
+                serve_one(stream, service, shutdown, peer).await;
+            });
+        }
+        drop(listener);
+        let grace = app.hub.config.grace;
+        let deadline = tokio::time::Instant::now() + grace;
+        connections.close();
+        app.sockets.close();
+        let sockets = tokio::time::timeout_at(deadline, app.sockets.wait())
+            .await
+            .is_ok();
+        let http = tokio::time::timeout_at(deadline, connections.wait())
+            .await
+            .is_ok();
+        Ok(Drained {
+            clean: http && sockets,
+        })
+    }
+
+    /// Binds `addr` and serves; a convenience for `serve`.
+    pub async fn bind_and_serve(self, addr: SocketAddr) -> io::Result<Drained> {
+        let listener = TcpListener::bind(addr).await?;
+        self.serve(listener).await
+    }
+}
+
+async fn serve_one<S, T>(
+    stream: S,
+    service: TowerToHyperService<T>,
+    shutdown: CancellationToken,
+    peer: SocketAddr,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tower::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    T::Future: Send + 'static,
+{
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    let mut connection = std::pin::pin!(connection);
+    let ended = tokio::select! {
+        ended = connection.as_mut() => ended,
+        _ = shutdown.cancelled() => {
+            // Finish the request in flight (an SSE stream ends itself on
+            // the same signal), then close.
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::trace!(%peer, error = %e, "connection ended with an error");
+    }
+}

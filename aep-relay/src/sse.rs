@@ -1,0 +1,238 @@
+//! `GET /stream`: the SSE binding (AEP-0003 §3.3). The replay (with its
+//! `replay-exhausted` comments) comes first, then live events; `live=0`
+//! ends after the replay with `: replay-complete`. Each message is the
+//! event's shared SSE frame; `: ping` keeps the stream warm.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::{BufMut, BytesMut};
+use futures_util::stream::{self, Stream};
+use serde_json::Value;
+use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
+
+use crate::fanout::{queue, Inbox, Outbox};
+use crate::http::{error, App, Params};
+use crate::hub::{From, Hub, ReplayItem, Request};
+use crate::metrics::Refusal;
+use crate::subscribe;
+
+/// Bytes gathered into one chunk of the response body.
+const CHUNK: usize = 64 * 1024;
+
+pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: Params) -> Response {
+    let params = params.0;
+    if !app.authorized(&headers, &params) {
+        return app.unauthorized();
+    }
+    let hub = &app.hub;
+    let refuse = |r: subscribe::Refusal| {
+        hub.metrics.refuse(if r.code == "limit-exceeded" {
+            Refusal::Limit
+        } else {
+            Refusal::InvalidFilter
+        });
+        error(StatusCode::BAD_REQUEST, r.code, &r.detail)
+    };
+    let filter_json = match params
+        .get("filter")
+        .map(|f| serde_json::from_str::<Value>(f))
+    {
+        None => None,
+        Some(Ok(value)) => Some(value),
+        Some(Err(e)) => {
+            return refuse(subscribe::Refusal {
+                code: "invalid-filter",
+                detail: format!("filter is not JSON: {e}"),
+            })
+        }
+    };
+    let filter = match subscribe::filter(filter_json.as_ref()) {
+        Ok(f) => f,
+        Err(r) => return refuse(r),
+    };
+    let ceiling = match subscribe::ceiling(params.get("capture").map(String::as_str)) {
+        Ok(c) => c,
+        Err(r) => return refuse(r),
+    };
+    let from_json = match params.get("from").map(String::as_str) {
+        None => None,
+        Some("all") => Some(Value::String("all".into())),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                return refuse(subscribe::Refusal {
+                    code: "invalid-filter",
+                    detail: format!("from is not JSON: {e}"),
+                })
+            }
+        },
+    };
+    let mut from = match subscribe::from(from_json.as_ref(), hub.config.max_positions()) {
+        Ok(f) => f,
+        Err(r) => return refuse(r),
+    };
+    if from.is_none() {
+        let resume = headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .and_then(subscribe::last_event_id);
+        from = resume.map(|position| From::Positions(vec![position]));
+    }
+    let live = params.get("live").map(String::as_str) != Some("0");
+    let history = (!live)
+        .then(|| subscribe::named_session(filter_json.as_ref()))
+        .flatten();
+
+    let (outbox, inbox) = queue(hub.config.queue_soft, hub.config.queue_hard);
+    let id = hub.next_id();
+    let replay = hub.subscribe(Request {
+        filter,
+        ceiling,
+        from,
+        history,
+        live: live.then(|| (id, outbox.clone())),
+    });
+    let mut chunks = render(replay);
+    let body = if live {
+        hub.metrics.sse.inc();
+        let state = Live {
+            replay: chunks.into_iter(),
+            inbox,
+            ping: ticker(app.hub.config.ping_interval),
+            shutdown: app.shutdown.clone(),
+            _guard: Guard {
+                hub: app.hub.clone(),
+                outbox,
+            },
+            done: false,
+        };
+        Body::from_stream(live_stream(state))
+    } else {
+        drop(outbox);
+        chunks.push(Bytes::from_static(b": replay-complete\n\n"));
+        Body::from_stream(stream::iter(
+            chunks.into_iter().map(Ok::<_, std::io::Error>),
+        ))
+    };
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The replay as body chunks.
+fn render(items: Vec<ReplayItem>) -> Vec<Bytes> {
+    let mut chunks = Vec::new();
+    let mut chunk = BytesMut::new();
+    for item in items {
+        match item {
+            ReplayItem::Exhausted { session, earliest } => {
+                chunk.put_slice(
+                    format!(
+                        ": replay-exhausted {} {}:{}\n\n",
+                        comment_safe(&session),
+                        earliest.epoch,
+                        earliest.seq
+                    )
+                    .as_bytes(),
+                );
+            }
+            ReplayItem::Event(stored) => chunk.put_slice(&stored.sse()),
+        }
+        if chunk.len() >= CHUNK {
+            chunks.push(chunk.split().freeze());
+        }
+    }
+    if !chunk.is_empty() {
+        chunks.push(chunk.freeze());
+    }
+    chunks
+}
+
+/// A session id as it can stand in a comment line: as is when it is one
+/// token, JSON-quoted when it holds whitespace or control characters.
+pub(crate) fn comment_safe(session: &str) -> String {
+    if session.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        Value::String(session.to_owned()).to_string()
+    } else {
+        session.to_owned()
+    }
+}
+
+fn ticker(period: std::time::Duration) -> Interval {
+    let mut ticker = interval_at(Instant::now() + period, period);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    ticker
+}
+
+/// Ends the subscription when the response is dropped (the client left).
+struct Guard {
+    hub: Arc<Hub>,
+    outbox: Outbox,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.hub.unsubscribe_outbox(&self.outbox);
+        self.hub.metrics.sse.dec();
+    }
+}
+
+struct Live {
+    replay: std::vec::IntoIter<Bytes>,
+    inbox: Inbox,
+    ping: Interval,
+    shutdown: tokio_util::sync::CancellationToken,
+    _guard: Guard,
+    done: bool,
+}
+
+fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>> {
+    stream::unfold(state, |mut s| async move {
+        if s.done {
+            return None;
+        }
+        if let Some(chunk) = s.replay.next() {
+            return Some((Ok(chunk), s));
+        }
+        let chunk = tokio::select! {
+            biased;
+            _ = s.shutdown.cancelled() => {
+                s.done = true;
+                Bytes::from_static(b": shutting-down\n\n")
+            }
+            delivery = s.inbox.rx.recv() => match delivery {
+                Some((_, stored)) if !s.inbox.overflowed.load(Ordering::Acquire) => {
+                    let mut chunk = BytesMut::from(&stored.sse()[..]);
+                    while chunk.len() < CHUNK {
+                        match s.inbox.rx.try_recv() {
+                            Ok((_, more)) => chunk.put_slice(&more.sse()),
+                            Err(_) => break,
+                        }
+                    }
+                    chunk.freeze()
+                }
+                _ => {
+                    // Cut off at the hard bound (AEP-0003 §8.4): end the
+                    // stream so the consumer resumes from its position.
+                    s.done = true;
+                    s._guard.hub.metrics.disconnected_backpressure.inc();
+                    Bytes::from_static(b": disconnected: backpressure, resume from your last id\n\n")
+                }
+            },
+            _ = s.ping.tick() => Bytes::from_static(b": ping\n\n"),
+        };
+        Some((Ok(chunk), s))
+    })
+}

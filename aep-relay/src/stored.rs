@@ -1,0 +1,203 @@
+//! An admitted event as the relay keeps and delivers it: its bytes,
+//! rendered once as an SSE message that the WebSocket text shares, and
+//! the few attributes buffering and back-pressure read.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use aep::{Capture, Event, Severity};
+use bytes::{BufMut, Bytes, BytesMut};
+
+/// Where an entry sits in a session's history: `(epoch, seq)` for a
+/// positioned event; a command or `attention.routed` (no `seq`) sorts
+/// right after the position that was last when it arrived (`minor` > 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Key {
+    pub epoch: u64,
+    pub seq: i128,
+    pub minor: u32,
+}
+
+impl Key {
+    /// The position a resume asks to continue strictly after.
+    pub fn after(epoch: u64, seq: i128) -> Key {
+        Key {
+            epoch,
+            seq,
+            minor: 0,
+        }
+    }
+}
+
+/// One event, serialised once and shared by every delivery of it.
+#[derive(Debug)]
+pub(crate) struct Stored {
+    /// `event: T\ndata: JSON\n[id: s:e:q\n]\n`.
+    frame: Bytes,
+    /// The JSON text within `frame`.
+    json: Range<usize>,
+    pub session: Option<Arc<str>>,
+    pub epoch: u64,
+    pub seq: Option<u64>,
+    pub severity: Severity,
+    pub capture: Capture,
+    /// `(source, id)`, length-prefixed so no two pairs share a key.
+    pub dedupe: Arc<str>,
+    /// Whether this is an `agent.*` event (live only, never buffered).
+    pub agent_scoped: bool,
+}
+
+impl Stored {
+    /// Renders `event`, whose JSON text is `json` (one line: no CR or LF).
+    pub fn new(event: &Event, json: &[u8]) -> Stored {
+        debug_assert!(!json.iter().any(|b| matches!(b, b'\r' | b'\n')));
+        let session: Option<Arc<str>> = event.session.as_deref().map(Arc::from);
+        let epoch = event.epoch_or_default();
+        let id_line = match (&session, event.seq) {
+            (Some(s), Some(seq)) if sse_safe(s) => Some(format!("{s}:{epoch}:{seq}")),
+            _ => None,
+        };
+        let mut frame = BytesMut::with_capacity(json.len() + event.type_.len() + 32);
+        frame.put_slice(b"event: ");
+        frame.put_slice(event.type_.as_bytes());
+        frame.put_slice(b"\ndata: ");
+        let start = frame.len();
+        frame.put_slice(json);
+        let end = frame.len();
+        frame.put_u8(b'\n');
+        if let Some(id) = id_line {
+            frame.put_slice(b"id: ");
+            frame.put_slice(id.as_bytes());
+            frame.put_u8(b'\n');
+        }
+        frame.put_u8(b'\n');
+        Stored {
+            frame: frame.freeze(),
+            json: start..end,
+            session,
+            epoch,
+            seq: event.seq,
+            severity: event.severity_or_default(),
+            capture: event.capture_or_default(),
+            dedupe: dedupe_key(&event.source, &event.id),
+            agent_scoped: event.type_.starts_with("agent."),
+        }
+    }
+
+    /// Renders a down-levelled or otherwise re-encoded event.
+    pub fn encode(event: &Event) -> Result<Stored, serde_json::Error> {
+        let json = serde_json::to_vec(event)?;
+        Ok(Stored::new(event, &json))
+    }
+
+    /// The SSE message.
+    pub fn sse(&self) -> Bytes {
+        self.frame.clone()
+    }
+
+    /// The event's JSON text: a WebSocket text frame, an SSE `data:`.
+    pub fn json(&self) -> Bytes {
+        self.frame.slice(self.json.clone())
+    }
+
+    /// The bytes this entry holds, for the buffered-bytes gauge.
+    pub fn size(&self) -> usize {
+        self.frame.len()
+    }
+
+    /// Its place in a session's history (`minor` 0: a positioned event).
+    pub fn key(&self) -> Option<Key> {
+        self.seq.map(|seq| Key::after(self.epoch, seq.into()))
+    }
+}
+
+/// The dedupe key of `(source, id)`.
+pub(crate) fn dedupe_key(source: &str, id: &str) -> Arc<str> {
+    Arc::from(format!("{}:{source}{id}", source.len()))
+}
+
+/// Whether a session id can go into an SSE `id:` line: no CR, LF or NUL
+/// (a browser ignores an id holding NUL).
+fn sse_safe(session: &str) -> bool {
+    !session.contains(['\r', '\n', '\0'])
+}
+
+/// `text` with the whitespace between JSON tokens removed: a body spread
+/// over several lines becomes one line, its value and member order
+/// unchanged. `text` must be valid JSON (CR and LF then only ever occur
+/// between tokens, since strings cannot hold them raw).
+pub(crate) fn compact(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text {
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+            out.push(b);
+        } else if !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            out.push(b);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(json: &str) -> Event {
+        Event::from_json(json).unwrap()
+    }
+
+    const LINE: &str = r#"{"aep":"0.1","id":"e1","type":"session.started","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s:1","seq":4,"epoch":2}"#;
+
+    #[test]
+    fn frame_carries_type_data_and_position() {
+        let stored = Stored::new(&event(LINE), LINE.as_bytes());
+        let sse = String::from_utf8(stored.sse().to_vec()).unwrap();
+        assert_eq!(
+            sse,
+            format!("event: session.started\ndata: {LINE}\nid: s:1:2:4\n\n")
+        );
+        assert_eq!(&stored.json()[..], LINE.as_bytes());
+        assert_eq!(stored.key(), Some(Key::after(2, 4)));
+    }
+
+    #[test]
+    fn no_id_line_for_unsafe_sessions_or_missing_seq() {
+        let line = LINE.replace(r#""s:1""#, r#""s\nx""#);
+        let stored = Stored::new(&event(&line), line.as_bytes());
+        assert!(!String::from_utf8(stored.sse().to_vec())
+            .unwrap()
+            .contains("\nid:"));
+        let agent = r#"{"aep":"0.1","id":"h","type":"agent.heartbeat","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a"}"#;
+        let stored = Stored::new(&event(agent), agent.as_bytes());
+        assert!(stored.agent_scoped);
+        assert!(!String::from_utf8(stored.sse().to_vec())
+            .unwrap()
+            .contains("\nid:"));
+    }
+
+    #[test]
+    fn compaction_keeps_strings_and_order() {
+        let text = b"{\n  \"b\": \"x y\\\" \\n z\",\r\n  \"a\" : [1, 2]\n}\n";
+        assert_eq!(
+            String::from_utf8(compact(text)).unwrap(),
+            r#"{"b":"x y\" \n z","a":[1,2]}"#
+        );
+    }
+
+    #[test]
+    fn dedupe_keys_do_not_collide_across_the_split() {
+        assert_ne!(dedupe_key("ab", "c"), dedupe_key("a", "bc"));
+    }
+}

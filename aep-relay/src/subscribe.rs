@@ -1,0 +1,169 @@
+//! The members of a subscription, as SSE query parameters and the
+//! WebSocket `subscribe` frame carry them (AEP-0003 §3.3, §6.5): the
+//! `attr-match` filter, the capture ceiling and the resume positions.
+//! Malformed members fail closed with the closed §6.5 codes.
+
+use aep::filter::Filter;
+use aep::Capture;
+use serde_json::Value;
+
+use crate::hub::From;
+
+/// A refused subscription: `invalid-filter` or `limit-exceeded`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub code: &'static str,
+    pub detail: String,
+}
+
+fn invalid(detail: impl Into<String>) -> Refusal {
+    Refusal {
+        code: "invalid-filter",
+        detail: detail.into(),
+    }
+}
+
+/// The filter (absent: match everything).
+pub(crate) fn filter(value: Option<&Value>) -> Result<Filter, Refusal> {
+    match value {
+        None | Some(Value::Null) => Ok(Filter::all()),
+        Some(value) => Filter::from_value(value).map_err(|e| invalid(e.to_string())),
+    }
+}
+
+/// The capture ceiling (absent: as received).
+pub(crate) fn ceiling(value: Option<&str>) -> Result<Option<Capture>, Refusal> {
+    value
+        .map(|v| {
+            v.parse::<Capture>().map_err(|_| {
+                invalid(format!(
+                    "capture {v:?} is not one of none, metadata, redacted, full"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// Resume positions: the string `all`, or an array of
+/// `{session, epoch?, seq?}` (`epoch` 0 and `seq` -1, the start, when
+/// absent), at most `max` of them.
+pub(crate) fn from(value: Option<&Value>, max: usize) -> Result<Option<From>, Refusal> {
+    let items =
+        match value {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) if s == "all" => return Ok(Some(From::All)),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(invalid(
+                "from must be an array of {session, epoch, seq} positions or the string \"all\"",
+            )),
+        };
+    if items.len() > max {
+        return Err(Refusal {
+            code: "limit-exceeded",
+            detail: format!(
+                "from has {} positions; this relay replays at most {max} (--max-from)",
+                items.len()
+            ),
+        });
+    }
+    let mut positions = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let bad = |what: &str| invalid(format!("from[{i}]: {what}"));
+        let session = match item.get("session") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => return Err(bad("session must be a non-empty string")),
+        };
+        let epoch = match item.get("epoch") {
+            None => 0,
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| bad("epoch must be an integer >= 0"))?,
+        };
+        let seq = match item.get("seq") {
+            None => -1,
+            Some(v) => match v.as_i64() {
+                Some(seq) if seq >= -1 => i128::from(seq),
+                _ => match v.as_u64() {
+                    Some(seq) => i128::from(seq),
+                    None => return Err(bad("seq must be an integer >= -1")),
+                },
+            },
+        };
+        positions.push((session, epoch, seq));
+    }
+    Ok(Some(From::Positions(positions)))
+}
+
+/// The position a `Last-Event-ID` names: `session:epoch:seq`, split from
+/// the right since a session id may hold `:`.
+pub(crate) fn last_event_id(value: &str) -> Option<(String, u64, i128)> {
+    let mut parts = value.rsplitn(3, ':');
+    let seq = parts.next()?.parse::<u64>().ok()?;
+    let epoch = parts.next()?.parse::<u64>().ok()?;
+    let session = parts.next().filter(|s| !s.is_empty())?;
+    Some((session.to_owned(), epoch, seq.into()))
+}
+
+/// The session a filter names by plain equality, if it does.
+pub(crate) fn named_session(filter: Option<&Value>) -> Option<String> {
+    filter?.get("session")?.as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn positions_default_to_the_start() {
+        let from = from(
+            Some(&json!([{"session": "s"}, {"session": "t", "epoch": 2, "seq": 7}])),
+            10,
+        );
+        assert_eq!(
+            from,
+            Ok(Some(From::Positions(vec![
+                ("s".into(), 0, -1),
+                ("t".into(), 2, 7)
+            ])))
+        );
+        assert_eq!(super::from(Some(&json!("all")), 0), Ok(Some(From::All)));
+    }
+
+    #[test]
+    fn malformed_members_fail_closed() {
+        for bad in [
+            json!({}),
+            json!("some"),
+            json!([{"epoch": 1}]),
+            json!([{"session": "s", "seq": -2}]),
+            json!([{"session": "s", "epoch": "1"}]),
+        ] {
+            assert_eq!(
+                from(Some(&bad), 10).unwrap_err().code,
+                "invalid-filter",
+                "{bad}"
+            );
+        }
+        let many = Value::Array(vec![json!({"session": "s"}); 3]);
+        assert_eq!(from(Some(&many), 2).unwrap_err().code, "limit-exceeded");
+        assert_eq!(
+            filter(Some(&json!({"seq": 1}))).unwrap_err().code,
+            "invalid-filter"
+        );
+        assert_eq!(
+            ceiling(Some("everything")).unwrap_err().code,
+            "invalid-filter"
+        );
+        assert_eq!(ceiling(Some("redacted")), Ok(Some(Capture::Redacted)));
+    }
+
+    #[test]
+    fn last_event_id_splits_from_the_right() {
+        assert_eq!(last_event_id("a:b:c:2:15"), Some(("a:b:c".into(), 2, 15)));
+        assert_eq!(last_event_id("s:0:0"), Some(("s".into(), 0, 0)));
+        assert_eq!(last_event_id(":0:0"), None);
+        assert_eq!(last_event_id("s:x:0"), None);
+        assert_eq!(last_event_id("0:0"), None);
+    }
+}

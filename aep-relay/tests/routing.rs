@@ -1,0 +1,227 @@
+//! Command routing (AEP-0004 §4) and the roster (AEP-0003 §4.1): a
+//! command reaches exactly one owner byte for byte, or its sender is told
+//! why not in a cause-correlated error frame that never enters history.
+
+mod common;
+
+use aep_relay::Config;
+use common::*;
+use serde_json::{json, Value};
+
+const TOKEN: &str = "routing-token";
+
+/// An emitter connection that has claimed `session` (its positioned event
+/// was handled before this returns).
+async fn owner(relay: &TestRelay, instance: &str, accepts: &[&str], session: &str) -> Ws {
+    let mut ws = relay.ws_hello(emitter_hello(instance, accepts)).await;
+    ws.send(&event("session.started", session, 0)).await;
+    assert!(ws.sync("claimed").await.is_empty());
+    ws
+}
+
+/// Sends `command` and returns the refusal frame it draws.
+async fn refusal(sender: &mut Ws, command: &Value) -> Value {
+    sender.send(command).await;
+    let frame = sender.json().await;
+    assert_eq!(frame["type"], "error", "{frame}");
+    assert_eq!(frame["cause"], command["id"], "cause-correlated: {frame}");
+    assert!(frame.get("seq").is_none());
+    frame
+}
+
+/// The types of the events `session` holds for replay.
+async fn history_types(relay: &TestRelay, session: &str) -> Vec<String> {
+    let held = relay.held(session).await;
+    held.iter()
+        .map(|i| i.json()["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_command_reaches_its_one_owner_byte_for_byte() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let filter = json!({"session": "job"}).to_string();
+    let mut watcher = relay.sse(&[("filter", &filter)]).await;
+    let mut target = owner(&relay, "target/1", &["control.cancel"], "job").await;
+    let mut bystander = owner(&relay, "bystander/1", &["control.cancel"], "elsewhere").await;
+    let mut sender = relay.ws("consumer").await;
+
+    let text = r#"{ "type":"control.cancel" , "aep":"0.1","id":"cmd-\u0031","time":"2026-12-03T09:00:01Z","source":"urn:aep:test:operator","agent":"op","session":"job","data":{"scope":"session","reason":"caf\u00e9"}}"#;
+    sender.send_text(text).await;
+    assert_eq!(target.text().await, text);
+    assert!(
+        sender.sync("sent").await.is_empty(),
+        "no answer to a routed command"
+    );
+    assert!(bystander.sync("quiet").await.is_empty());
+    assert_eq!(relay.metric("aep_relay_commands_routed_total").await, 1);
+
+    // The command is kept in the session's history and fanned out, as
+    // the bytes it was sent as, without an SSE id (it has no position).
+    assert_eq!(watcher.event().await.json()["type"], "session.started");
+    let live = watcher.event().await;
+    assert_eq!((live.data(), live.id()), (text, None));
+    let held = relay.held("job").await;
+    assert_eq!(held.len(), 2);
+    assert_eq!((held[1].data(), held[1].id()), (text, None));
+}
+
+#[tokio::test]
+async fn no_owner_is_no_route_and_history_stays_untouched() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    relay
+        .post_event(&event("session.started", "orphan", 0))
+        .await;
+    let mut sender = relay.ws("consumer").await;
+    let frame = refusal(&mut sender, &command("control.pause", "orphan")).await;
+    assert_eq!(frame["code"], "no-route");
+    assert!(frame["detail"].is_string());
+    assert_eq!(history_types(&relay, "orphan").await, ["session.started"]);
+    assert!(sender.sync("alive").await.is_empty());
+}
+
+#[tokio::test]
+async fn two_claimants_are_ambiguous_and_neither_gets_the_command() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let mut first = owner(&relay, "a/1", &["control.cancel"], "dup").await;
+    let mut second = owner(&relay, "b/1", &["control.cancel"], "dup").await;
+    let mut sender = relay.ws("consumer").await;
+    let frame = refusal(&mut sender, &command("control.cancel", "dup")).await;
+    assert_eq!(frame["code"], "ambiguous");
+    assert!(first.sync("a").await.is_empty());
+    assert!(second.sync("b").await.is_empty());
+    let types = history_types(&relay, "dup").await;
+    assert_eq!(
+        types,
+        ["session.started", "session.started"],
+        "one event from each claimant, no refusal"
+    );
+    // The roster shows both claims, never one elected.
+    let roster = sender.roster("r").await;
+    let sessions: Vec<&str> = roster
+        .iter()
+        .map(|e| e["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["dup", "dup"]);
+    // When one claimant leaves, the command routes.
+    drop(second);
+    relay.wait_roster("one claimant", |r| r.len() == 1).await;
+    let cancel = command("control.cancel", "dup");
+    sender.send(&cancel).await;
+    assert_eq!(first.json().await, cancel);
+}
+
+#[tokio::test]
+async fn an_undeclared_type_is_unsupported_on_the_owners_behalf() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let mut target = owner(&relay, "t/1", &["control.cancel"], "picky").await;
+    let mut sender = relay.ws("consumer").await;
+    for undeclared in ["control.pause", "x.acme.control.reboot"] {
+        let frame = refusal(&mut sender, &command(undeclared, "picky")).await;
+        assert_eq!(frame["code"], "unsupported", "{undeclared}");
+    }
+    // An owner that declared nothing accepts nothing.
+    let mut silent = relay.ws_hello(hello("emitter")).await;
+    silent.send(&event("session.started", "mute", 0)).await;
+    silent.sync("claimed").await;
+    let frame = refusal(&mut sender, &command("control.cancel", "mute")).await;
+    assert_eq!(frame["code"], "unsupported");
+    assert!(target.sync("t").await.is_empty());
+    assert!(silent.sync("s").await.is_empty());
+    assert_eq!(history_types(&relay, "picky").await, ["session.started"]);
+}
+
+#[tokio::test]
+async fn without_a_token_commands_are_unauthorized() {
+    let relay = start(Config::default()).await;
+    let mut target = owner(&relay, "t/1", &["control.cancel"], "open").await;
+    let mut sender = relay.ws("consumer").await;
+    let frame = refusal(&mut sender, &command("control.cancel", "open")).await;
+    assert_eq!(frame["code"], "unauthorized");
+    assert!(target.sync("t").await.is_empty());
+    assert_eq!(history_types(&relay, "open").await, ["session.started"]);
+    assert_eq!(relay.metric("aep_relay_commands_routed_total").await, 0);
+}
+
+#[tokio::test]
+async fn a_consumer_connection_never_claims() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let mut watcher = relay.ws("consumer").await;
+    watcher.send(&event("session.started", "watched", 0)).await;
+    assert!(watcher.sync("sent").await.is_empty());
+    // The event is ingested, but no route to it exists.
+    assert_eq!(history_types(&relay, "watched").await, ["session.started"]);
+    assert!(watcher.roster("r").await.is_empty());
+    let mut sender = relay.ws("consumer").await;
+    let frame = refusal(&mut sender, &command("control.cancel", "watched")).await;
+    assert_eq!(frame["code"], "no-route");
+    // A command claims nothing either; a `both` connection does claim.
+    let mut both = relay.ws("both").await;
+    both.send(&command("control.cancel", "cmd-only")).await;
+    assert_eq!(both.json().await["code"], "no-route");
+    both.send(&event("session.started", "mine", 0)).await;
+    let roster = both.roster("r2").await;
+    assert_eq!(roster.len(), 1);
+    assert_eq!(roster[0]["session"], "mine");
+}
+
+#[tokio::test]
+async fn a_reconnecting_emitter_claims_again() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let first = owner(&relay, "agent/1", &["control.cancel"], "long").await;
+    drop(first);
+    relay.wait_roster("no claim", <[Value]>::is_empty).await;
+    let mut sender = relay.ws("consumer").await;
+    let frame = refusal(&mut sender, &command("control.cancel", "long")).await;
+    assert_eq!(frame["code"], "no-route");
+
+    let mut again = relay
+        .ws_hello(emitter_hello("agent/2", &["control.cancel"]))
+        .await;
+    again.send(&status("long", 1, "info")).await;
+    again.sync("claimed").await;
+    let cancel = command("control.cancel", "long");
+    sender.send(&cancel).await;
+    assert_eq!(again.json().await, cancel);
+}
+
+#[tokio::test]
+async fn roster_entries_relay_declarations_verbatim() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let control = json!({"accepts": ["control.attention.respond"], "ack_window_ms": 2500, "x-note": {"k": [1, "two"]}});
+    let emits = json!(["session", "run", "x.acme"]);
+    let declared = json!({
+        "type": "hello",
+        "versions": ["0.1"],
+        "role": "emitter",
+        "identity": {"agent": "claude-code", "instance": "host-a/7c1f", "card": null},
+        "capabilities": {"control": control, "emits": emits, "capture": ["metadata"], "x-unknown": true},
+    });
+    let mut emitter = relay.ws_hello(declared).await;
+    for session in ["s2", "s1"] {
+        emitter.send(&event("session.started", session, 0)).await;
+    }
+    // A command or an unpositioned event claims nothing.
+    emitter.send(&command("control.cancel", "s3")).await;
+    assert_eq!(emitter.json().await["code"], "no-route");
+    let mut bare = relay.ws_hello(hello("emitter")).await;
+    bare.send(&event("session.started", "s9", 0)).await;
+    bare.sync("claimed").await;
+
+    let mut consumer = relay.ws("consumer").await;
+    let entry = |session: &str| json!({"session": session, "agent": "claude-code", "instance": "host-a/7c1f", "control": control, "emits": emits});
+    let bare_entry = json!({"session": "s9", "agent": "test-agent", "instance": "test/1"});
+    assert_eq!(
+        consumer.roster("r-1").await,
+        [entry("s1"), entry("s2"), bare_entry]
+    );
+
+    // The roster is watch-class: an emitter connection is refused in-band.
+    emitter.send(&json!({"type": "roster", "id": "r-2"})).await;
+    let frame = emitter.json().await;
+    assert_eq!(
+        (frame["type"].as_str(), frame["code"].as_str(), &frame["id"]),
+        (Some("error"), Some("unauthorized"), &json!("r-2"))
+    );
+    assert!(emitter.sync("still-open").await.is_empty());
+}

@@ -1,0 +1,331 @@
+//! `/socket` (AEP-0003 §2, §3.5, §4, §6.5): the `hello` exchange,
+//! subscriptions, in-band refusals that leave the connection standing,
+//! and the frame rules.
+
+mod common;
+
+use aep_relay::Config;
+use common::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+#[tokio::test]
+async fn hello_must_come_first() {
+    let relay = start(Config::default()).await;
+    for first in [
+        status("h", 0, "info"),
+        json!({"type": "subscribe", "id": 1}),
+        json!({"versions": ["0.1"]}),
+    ] {
+        let mut ws = relay.ws_connect().await;
+        ws.send(&first).await;
+        let (frames, code) = ws.closed().await;
+        assert_eq!(frames[0]["type"], "error", "after {first}");
+        assert_eq!(frames[0]["code"], "hello-required");
+        assert_eq!(code, Some(1002));
+    }
+    assert!(relay.held("h").await.is_empty());
+}
+
+#[tokio::test]
+async fn an_unshared_version_is_refused_with_the_relays_versions() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws_connect().await;
+    ws.send(&json!({"type": "hello", "versions": ["9.9", "1.0"], "role": "consumer"}))
+        .await;
+    let (frames, code) = ws.closed().await;
+    assert_eq!(frames[0]["type"], "error");
+    assert_eq!(frames[0]["code"], "version-unsupported");
+    assert_eq!(frames[0]["versions"], json!(["0.1"]));
+    assert_eq!(code, Some(1002));
+}
+
+#[tokio::test]
+async fn the_hello_reply_selects_exactly_one_version() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws_connect().await;
+    ws.send(&json!({"type": "hello", "versions": ["0.2", "0.1"], "role": "consumer", "capabilities": {"x-unknown": {"deep": [1]}}})).await;
+    let reply = ws.json().await;
+    assert_eq!(reply["type"], "hello");
+    assert_eq!(reply["versions"], json!(["0.1"]));
+    assert_eq!(reply["capabilities"]["filters"], json!(["attr-match"]));
+    // A role the protocol does not know is refused.
+    let mut ws = relay.ws_connect().await;
+    ws.send(&json!({"type": "hello", "versions": ["0.1"], "role": "admin"}))
+        .await;
+    let (frames, _) = ws.closed().await;
+    assert_eq!(frames[0]["type"], "error");
+}
+
+fn subscribe(id: Value, filter: Value) -> Value {
+    json!({"type": "subscribe", "id": id, "filter": filter})
+}
+
+#[tokio::test]
+async fn one_connection_holds_several_subscriptions() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(subscribe(json!("tools"), json!({"type": "tool.*"})))
+        .await;
+    ws.subscribe(subscribe(json!(2), json!({"severity": {"gte": "error"}})))
+        .await;
+
+    let tool = event("tool.requested", "m", 0).to_string();
+    let loud = status("m", 1, "critical").to_string();
+    let quiet = status("m", 2, "info").to_string();
+    relay.post_lines(&[tool.clone(), quiet, loud.clone()]).await;
+    assert_eq!(ws.text().await, tool);
+    assert_eq!(ws.text().await, loud);
+
+    ws.send(&json!({"type": "unsubscribe", "id": "tools"}))
+        .await;
+    assert_eq!(
+        ws.json().await,
+        json!({"type": "unsubscribed", "id": "tools"})
+    );
+    let tool = event("tool.requested", "m", 3).to_string();
+    let loud = status("m", 4, "error").to_string();
+    relay.post_lines(&[tool, loud.clone()]).await;
+    assert_eq!(
+        ws.text().await,
+        loud,
+        "the unsubscribed filter no longer delivers"
+    );
+    // The same id can be used again once it is free.
+    ws.subscribe(subscribe(json!("tools"), json!({"type": "tool.*"})))
+        .await;
+    assert_eq!(relay.health().await["subscriptions"], 2);
+}
+
+/// Sends `frame` and returns the error frame it draws; then proves the
+/// connection still stands and its subscription still delivers.
+async fn refused(relay: &TestRelay, ws: &mut Ws, frame: Value, session: &str) -> Value {
+    ws.send(&frame).await;
+    let error = ws.json().await;
+    assert_eq!(error["type"], "error", "{frame}");
+    assert_eq!(error["id"], frame["id"], "{frame}");
+    assert!(error["detail"].is_string());
+    let probe = status(session, 0, "notice");
+    relay.post_event(&probe).await;
+    assert_eq!(
+        ws.json().await,
+        probe,
+        "the standing subscription after {frame}"
+    );
+    error
+}
+
+#[tokio::test]
+async fn subscription_refusals_are_in_band_and_the_connection_survives() {
+    let relay = start(Config::default().max_from(2).max_subscriptions(2)).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(subscribe(json!("standing"), json!({"session": "keep"})))
+        .await;
+
+    for bad in [
+        subscribe(json!("k1"), json!({"seq": 1})),
+        subscribe(json!("k2"), json!({"type": "*"})),
+        subscribe(json!("k3"), json!("not an object")),
+        json!({"type": "subscribe", "id": "k4", "from": "some"}),
+        json!({"type": "subscribe", "id": "k5", "capture": "everything"}),
+        subscribe(json!("standing"), json!({})),
+    ] {
+        let error = refused(&relay, &mut ws, bad.clone(), "keep").await;
+        assert_eq!(error["code"], "invalid-filter", "{bad}");
+    }
+    let from: Vec<Value> = (0..3)
+        .map(|i| json!({"session": format!("s{i}")}))
+        .collect();
+    let many = json!({"type": "subscribe", "id": "many-from", "from": from});
+    assert_eq!(
+        refused(&relay, &mut ws, many, "keep").await["code"],
+        "limit-exceeded"
+    );
+
+    ws.subscribe(subscribe(json!("second"), json!({"session": "other"})))
+        .await;
+    let third = subscribe(json!("third"), json!({}));
+    let error = refused(&relay, &mut ws, third, "keep").await;
+    assert_eq!(error["code"], "limit-exceeded");
+    assert_eq!(
+        relay
+            .metric("aep_relay_refused_total{reason=\"limit-exceeded\"}")
+            .await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn unknown_frame_types_are_ignored() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("both").await;
+    for frame in [
+        json!({"type": "frobnicate", "id": 1}),
+        json!({"type": "pong", "t": 1}),
+        json!({"type": "closing", "reason": "not really", "delivered": []}),
+        json!({"type": "hello", "versions": ["0.1"]}),
+    ] {
+        ws.send(&frame).await;
+    }
+    assert!(ws.sync("after-unknown").await.is_empty());
+}
+
+#[tokio::test]
+async fn ping_is_answered_with_its_t() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("consumer").await;
+    for t in [json!(12345), json!("abc"), json!({"nested": [1, 2]})] {
+        ws.send(&json!({"type": "ping", "t": t})).await;
+        assert_eq!(ws.json().await, json!({"type": "pong", "t": t}));
+    }
+}
+
+#[tokio::test]
+async fn frames_that_are_not_json_objects_are_answered_in_band() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("both").await;
+    for text in [
+        "this is not json",
+        "[1, 2, 3]",
+        "{\"no\": \"type\"}",
+        "{\"type\": 7}",
+    ] {
+        ws.send_text(text).await;
+        let error = ws.json().await;
+        assert_eq!(error["type"], "error", "{text}");
+        assert!(error["code"].is_string());
+    }
+    // An event frame that fails the envelope names its id as the cause.
+    let mut bad = status("w", 0, "info");
+    bad.as_object_mut().unwrap().remove("time");
+    ws.send(&bad).await;
+    let error = ws.json().await;
+    assert_eq!(
+        (error["code"].as_str(), &error["cause"]),
+        (Some("invalid-event"), &bad["id"])
+    );
+    assert!(ws.sync("still-open").await.is_empty());
+    assert!(relay.held("w").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_binary_frame_is_refused_and_closes() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("both").await;
+    ws.send_message(Message::Binary(bytes::Bytes::from_static(
+        b"{\"type\":\"ping\"}",
+    )))
+    .await;
+    let (frames, code) = ws.closed().await;
+    assert_eq!(frames[0]["type"], "error");
+    assert_eq!(frames[0]["code"], "binary-unsupported");
+    assert_eq!(code, Some(1003));
+}
+
+#[tokio::test]
+async fn the_frame_size_limit_is_enforced() {
+    let relay = start(Config::default().max_frame(1024)).await;
+    let mut ws = relay.ws("emitter").await;
+    let mut small = status("size", 0, "info");
+    small["data"] = json!({"message": "x".repeat(300)});
+    ws.send(&small).await;
+    assert!(ws.sync("small").await.is_empty());
+    let mut big = status("size", 1, "info");
+    big["data"] = json!({"message": "x".repeat(4096)});
+    ws.send(&big).await;
+    let (frames, code) = ws.closed().await;
+    assert_eq!(
+        code,
+        Some(1009),
+        "a message over the limit is closed as too big"
+    );
+    assert!(frames.iter().all(|f| f["type"] == "closing"), "{frames:?}");
+    assert_eq!(seqs(&relay.held("size").await), [0]);
+    // The first frame too.
+    let mut ws = relay.ws_connect().await;
+    let mut hello = hello("consumer");
+    hello["padding"] = "x".repeat(4096).into();
+    ws.send(&hello).await;
+    assert_eq!(ws.closed().await.1, Some(1009));
+}
+
+#[tokio::test]
+async fn websockets_count_toward_max_connections() {
+    let relay = start(Config::default().max_connections(1)).await;
+    let mut ws = relay.ws("consumer").await;
+    assert!(ws.sync("held").await.is_empty());
+    // The upgraded socket still holds the one slot: another connection
+    // is closed on accept, unanswered.
+    let mut other = tcp_connect(relay.addr, None).await;
+    let request = format!(
+        "GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        relay.addr
+    );
+    let _ = other.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(WAIT, other.read_to_end(&mut answer)).await;
+    assert!(
+        read.expect("closed in time").is_err() || answer.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    // Once the socket is gone, the slot is free again.
+    drop(ws);
+    let mut answered = false;
+    for _ in 0..200 {
+        let mut next = tcp_connect(relay.addr, None).await;
+        let _ = next.write_all(request.as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(WAIT, next.read_to_end(&mut answer)).await;
+        if answer.starts_with(b"HTTP/1.1 200") {
+            answered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(answered, "the slot was never released");
+}
+
+#[tokio::test]
+async fn a_subscription_capture_ceiling_applies_live_and_in_replay() {
+    let relay = start(Config::default()).await;
+    let mut secret = event("run.started", "ceil", 0);
+    secret["capture"] = "redacted".into();
+    secret["data"] = json!({"trigger": "user", "prompt": "CANARY over the socket"});
+    relay.post_event(&secret).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(json!({
+        "type": "subscribe", "id": "c", "capture": "metadata",
+        "filter": {"session": "ceil"}, "from": [{"session": "ceil", "seq": -1}],
+    }))
+    .await;
+    let mut live = secret.clone();
+    live["seq"] = 1.into();
+    live["id"] = fresh_id().into();
+    relay.post_event(&live).await;
+    for seq in [0, 1] {
+        let text = ws.text().await;
+        assert!(!text.contains("CANARY"), "leaked: {text}");
+        let got: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (got["seq"].clone(), got["capture"].clone()),
+            (json!(seq), json!("metadata"))
+        );
+        assert_eq!(got["data"], json!({"trigger": "user"}));
+    }
+    // Without a ceiling the same socket gets the event as sent.
+    ws.subscribe(json!({"type": "subscribe", "id": "raw", "filter": {"session": "ceil"}}))
+        .await;
+    let mut third = secret.clone();
+    third["seq"] = 2.into();
+    third["id"] = fresh_id().into();
+    let sent = third.to_string();
+    relay.post("application/json", sent.clone()).await;
+    let (a, b) = (ws.text().await, ws.text().await);
+    assert!(a == sent || b == sent, "one delivery as sent: {a} / {b}");
+    assert!(
+        !a.contains("CANARY") || !b.contains("CANARY"),
+        "one delivery down-levelled"
+    );
+}
