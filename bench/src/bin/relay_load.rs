@@ -7,16 +7,37 @@ use std::process::ExitCode;
 use aep_bench::relay::{self, Options, Report};
 
 const USAGE: &str = "\
-usage: relay-load --url http://127.0.0.1:PORT [--label NAME] [--pid PID] [--json FILE]
-                  [--events N] [--batch N] [--connections N] [--sessions N]
-                  [--fanout 1,20,200] [--fanout-deliveries N] [--window N]
-                  [--rate N] [--seconds N] [--latency-batch N]
-                  [--fill-events N] [--idle N] [--decode-passes N] [--limit-secs N]
-                  [--phases memory,ingest,fanout,latency]
-       relay-load compare --ours FILE... --reference FILE...";
+usage: relay-load --url http://127.0.0.1:PORT [options]
+       relay-load compare --ours FILE... --reference FILE...
+
+Measures one AEP relay on a loopback address; see bench/peers/README.md.
+
+options (defaults in brackets):
+  --label NAME              what the relay is called in the report [relay]
+  --pid PID                 the relay's process: memory and CPU figures [none]
+  --json FILE               also write the report as JSON
+  --phases LIST             of memory,ingest,fanout,latency [all]
+  --events N                ingest: events posted [500000]
+  --batch N                 events per POST (ingest, fan-out, memory) [1000]
+  --connections N           ingest: connections posting at once [4]
+  --sessions N              ingest: sessions the batches go to [100]
+  --fanout LIST             fan-out: subscriber counts [1,20,200]
+  --fanout-deliveries N     fan-out: deliveries per count [400000]
+  --window N                fan-out: batches ahead of the slowest [2]
+  --rate N                  latency: events per second [2000]
+  --seconds N               latency: seconds [10]
+  --latency-batch N         latency: events per POST [10]
+  --fill-events N           memory: events buffered [100000]
+  --idle N                  memory: idle SSE connections [1000]
+  --decode-passes N         in-process decode passes [3]
+  --limit-secs N            time limit of each phase [180]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let result = if args.first().map(String::as_str) == Some("compare") {
         compare(&args[1..])
     } else {
