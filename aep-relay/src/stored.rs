@@ -2,6 +2,7 @@
 //! rendered once as an SSE message that the WebSocket text shares, and
 //! the few attributes buffering and back-pressure read.
 
+use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -53,27 +54,10 @@ impl Stored {
         debug_assert!(!json.iter().any(|b| matches!(b, b'\r' | b'\n')));
         let session: Option<Arc<str>> = event.session.as_deref().map(Arc::from);
         let epoch = event.epoch_or_default();
-        let id_line = match (&session, event.seq) {
-            (Some(s), Some(seq)) if sse_safe(s) => Some(format!("{s}:{epoch}:{seq}")),
-            _ => None,
-        };
-        let mut frame = BytesMut::with_capacity(json.len() + event.type_.len() + 32);
-        frame.put_slice(b"event: ");
-        frame.put_slice(event.type_.as_bytes());
-        frame.put_slice(b"\ndata: ");
-        let start = frame.len();
-        frame.put_slice(json);
-        let end = frame.len();
-        frame.put_u8(b'\n');
-        if let Some(id) = id_line {
-            frame.put_slice(b"id: ");
-            frame.put_slice(id.as_bytes());
-            frame.put_u8(b'\n');
-        }
-        frame.put_u8(b'\n');
+        let (frame, json) = render(event, json, session.as_deref());
         Stored {
             frame: frame.freeze(),
-            json: start..end,
+            json,
             session,
             epoch,
             seq: event.seq,
@@ -109,6 +93,46 @@ impl Stored {
     pub fn key(&self) -> Option<Key> {
         self.seq.map(|seq| Key::after(self.epoch, seq.into()))
     }
+}
+
+/// The SSE message of `event` (`json` its text, `session` its session),
+/// and where the JSON sits in it.
+///
+/// The buffer is sized exactly: a frame that outgrew its buffer would be
+/// copied on the way, and keep up to twice its size for as long as it is
+/// buffered.
+fn render(event: &Event, json: &[u8], session: Option<&str>) -> (BytesMut, Range<usize>) {
+    let epoch = event.epoch_or_default();
+    let id = match (session, event.seq) {
+        (Some(s), Some(seq)) if sse_safe(s) => Some((s, seq)),
+        _ => None,
+    };
+    let id_len = id.map_or(0, |(s, seq)| {
+        "id: ::\n".len() + s.len() + decimal_len(epoch) + decimal_len(seq)
+    });
+    let len = "event: \ndata: \n\n".len() + event.type_.len() + json.len() + id_len;
+    let mut frame = BytesMut::with_capacity(len);
+    frame.put_slice(b"event: ");
+    frame.put_slice(event.type_.as_bytes());
+    frame.put_slice(b"\ndata: ");
+    let start = frame.len();
+    frame.put_slice(json);
+    let end = frame.len();
+    frame.put_u8(b'\n');
+    if let Some((s, seq)) = id {
+        frame.put_slice(b"id: ");
+        frame.put_slice(s.as_bytes());
+        // Writing to a BytesMut cannot fail.
+        let _ = write!(frame, ":{epoch}:{seq}");
+        frame.put_u8(b'\n');
+    }
+    frame.put_u8(b'\n');
+    (frame, start..end)
+}
+
+/// The number of decimal digits of `n`.
+fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// The dedupe key of `(source, id)`.
@@ -170,6 +194,26 @@ mod tests {
         );
         assert_eq!(&stored.json()[..], LINE.as_bytes());
         assert_eq!(stored.key(), Some(Key::after(2, 4)));
+    }
+
+    #[test]
+    fn frames_are_sized_exactly() {
+        let cases = [
+            LINE.to_owned(),
+            LINE.replace(r#","epoch":2"#, ""),
+            LINE.replace(r#""seq":4"#, r#""seq":0"#),
+            LINE.replace(r#""seq":4"#, &format!(r#""seq":{}"#, u64::MAX))
+                .replace(r#""epoch":2"#, &format!(r#""epoch":{}"#, u64::MAX)),
+            LINE.replace(r#""epoch":2"#, r#""epoch":1000000000"#),
+            LINE.replace(r#""s:1""#, r#""s\nx""#),
+            r#"{"aep":"0.1","id":"h","type":"agent.heartbeat","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a"}"#.to_owned(),
+        ];
+        for line in cases {
+            let event = event(&line);
+            let (frame, json) = render(&event, line.as_bytes(), event.session.as_deref());
+            assert_eq!(frame.capacity(), frame.len(), "{line}");
+            assert_eq!(&frame[json], line.as_bytes());
+        }
     }
 
     #[test]
