@@ -32,7 +32,7 @@ pub(crate) struct Replay {
 #[derive(Debug, Default)]
 struct Session {
     entries: VecDeque<(Key, Arc<Stored>)>,
-    ids: HashSet<Arc<str>>,
+    ids: HashSet<Arc<[u8]>>,
     evicted: Option<Key>,
     tick: u64,
 }

@@ -97,7 +97,7 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted<'_>, LineError> {
             .join("; ");
         return Err(LineError::Envelope(detail));
     }
-    let stored = if text.contains(['\r', '\n']) {
+    let stored = if memchr::memchr2(b'\r', b'\n', text.as_bytes()).is_some() {
         Stored::new(&event, &compact(text.as_bytes()))
     } else {
         Stored::new(&event, text.as_bytes())
@@ -110,7 +110,14 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted<'_>, LineError> {
 
 /// The non-blank lines of an NDJSON body, without terminators.
 pub(crate) fn lines(body: &[u8]) -> impl Iterator<Item = &[u8]> {
-    body.split(|b| *b == b'\n')
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', body)
+        .chain(std::iter::once(body.len()))
+        .map(move |end| {
+            let line = &body[start..end];
+            start = end + 1;
+            line
+        })
         .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
 }
 
@@ -173,5 +180,9 @@ mod tests {
     fn blank_lines_are_skipped() {
         let body = b"a\n\n  \r\nb\n";
         assert_eq!(lines(body).collect::<Vec<_>>(), [&b"a"[..], &b"b"[..]]);
+        assert_eq!(lines(b"a\nb").collect::<Vec<_>>(), [&b"a"[..], &b"b"[..]]);
+        assert_eq!(lines(b"\n").count(), 0);
+        assert_eq!(lines(b"").count(), 0);
+        assert_eq!(lines(b"x\r\n").collect::<Vec<_>>(), [&b"x\r"[..]]);
     }
 }

@@ -2,7 +2,6 @@
 //! rendered once as an SSE message that the WebSocket text shares, and
 //! the few attributes buffering and back-pressure read.
 
-use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -43,7 +42,7 @@ pub(crate) struct Stored {
     pub severity: Severity,
     pub capture: Capture,
     /// `(source, id)`, length-prefixed so no two pairs share a key.
-    pub dedupe: Arc<str>,
+    pub dedupe: Arc<[u8]>,
     /// Whether this is an `agent.*` event (live only, never buffered).
     pub agent_scoped: bool,
 }
@@ -122,8 +121,10 @@ fn render(event: &Event, json: &[u8], session: Option<&str>) -> (BytesMut, Range
     if let Some((s, seq)) = id {
         frame.put_slice(b"id: ");
         frame.put_slice(s.as_bytes());
-        // Writing to a BytesMut cannot fail.
-        let _ = write!(frame, ":{epoch}:{seq}");
+        frame.put_u8(b':');
+        frame.put_slice(decimal(epoch, &mut [0; 20]));
+        frame.put_u8(b':');
+        frame.put_slice(decimal(seq, &mut [0; 20]));
         frame.put_u8(b'\n');
     }
     frame.put_u8(b'\n');
@@ -135,9 +136,32 @@ fn decimal_len(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// The dedupe key of `(source, id)`.
-pub(crate) fn dedupe_key(source: &str, id: &str) -> Arc<str> {
-    Arc::from(format!("{}:{source}{id}", source.len()))
+/// `n` in decimal, written into the end of `buf` (once per event, so
+/// without the formatting machinery).
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
+/// The dedupe key of `(source, id)`: `len(source):source id`, made in
+/// one allocation.
+pub(crate) fn dedupe_key(source: &str, id: &str) -> Arc<[u8]> {
+    let mut digits = [0; 20];
+    let length = decimal(source.len() as u64, &mut digits);
+    length
+        .iter()
+        .chain(b":")
+        .chain(source.as_bytes())
+        .chain(id.as_bytes())
+        .copied()
+        .collect()
 }
 
 /// Whether a session id can go into an SSE `id:` line: no CR, LF or NUL
@@ -243,5 +267,17 @@ mod tests {
     #[test]
     fn dedupe_keys_do_not_collide_across_the_split() {
         assert_ne!(dedupe_key("ab", "c"), dedupe_key("a", "bc"));
+        assert_eq!(&dedupe_key("urn:a", "e1")[..], b"5:urn:ae1");
+        let long = "s".repeat(1234);
+        assert!(dedupe_key(&long, "x").starts_with(b"1234:sss"));
+    }
+
+    #[test]
+    fn decimals() {
+        for n in [0, 7, 10, 99, 100, 4_294_967_296, u64::MAX] {
+            let mut buf = [0; 20];
+            assert_eq!(decimal(n, &mut buf), n.to_string().as_bytes());
+            assert_eq!(decimal_len(n), n.to_string().len());
+        }
     }
 }
