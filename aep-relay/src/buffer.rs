@@ -32,7 +32,7 @@ pub(crate) struct Replay {
 #[derive(Debug, Default)]
 struct Session {
     entries: VecDeque<(Key, Arc<Stored>)>,
-    ids: HashSet<Arc<str>>,
+    ids: HashSet<Arc<[u8]>>,
     evicted: Option<Key>,
     tick: u64,
 }
@@ -85,28 +85,31 @@ impl Buffers {
         if stored.agent_scoped {
             return Admission::LiveOnly;
         }
-        if !self.sessions.contains_key(&name) {
+        // Hashing the session once on the common path: a new session at
+        // the cap first makes room.
+        if self.sessions.len() >= self.max_sessions && !self.sessions.contains_key(&name) {
             self.make_room();
+        }
+        let session = self.sessions.entry(name.clone()).or_insert_with(|| {
             let evicted = self.tombstones.remove(&name);
             if evicted.is_some() {
                 self.tombstone_order.retain(|t| t != &name);
             }
-            self.sessions.insert(
-                name.clone(),
-                Session {
-                    evicted,
-                    ..Session::default()
-                },
-            );
+            Session {
+                evicted,
+                ..Session::default()
+            }
+        });
+        // Only a write to another session than the last one changes the
+        // recency order (tick 0: not in it yet).
+        if session.tick == 0 || session.tick != self.tick {
+            self.tick += 1;
+            self.recency.remove(&session.tick);
+            session.tick = self.tick;
+            self.recency.insert(self.tick, name);
         }
-        self.tick += 1;
-        let tick = self.tick;
-        let session = self.sessions.get_mut(&name).expect("inserted above");
-        self.recency.remove(&session.tick);
-        session.tick = tick;
-        self.recency.insert(tick, name);
 
-        if session.ids.contains(&stored.dedupe) {
+        if !session.ids.insert(stored.dedupe.clone()) {
             return Admission::Duplicate;
         }
         let key = stored.key().unwrap_or_else(|| after_last(session));
@@ -115,8 +118,11 @@ impl Buffers {
             .iter()
             .rposition(|(k, _)| *k <= key)
             .map_or(0, |i| i + 1);
-        session.entries.insert(at, (key, stored.clone()));
-        session.ids.insert(stored.dedupe.clone());
+        if at == session.entries.len() {
+            session.entries.push_back((key, stored.clone()));
+        } else {
+            session.entries.insert(at, (key, stored.clone()));
+        }
         self.bytes += stored.size();
         self.events += 1;
         if session.entries.len() > self.depth {
@@ -314,6 +320,35 @@ mod tests {
             .exhausted
             .is_none());
         assert_eq!(b.events(), 3);
+    }
+
+    #[test]
+    fn repeated_writes_keep_a_session_most_recent() {
+        let mut b = Buffers::new(10, 2);
+        b.admit(&stored("a", "a1", 0, Some(0)));
+        b.admit(&stored("b", "b1", 0, Some(0)));
+        b.admit(&stored("a", "a2", 0, Some(1)));
+        b.admit(&stored("a", "a3", 0, Some(2)));
+        b.admit(&stored("a", "a2", 0, Some(1))); // a duplicate refreshes too
+        b.admit(&stored("c", "c1", 0, Some(0))); // evicts `b`
+        assert_eq!(b.replay("a", None).events.len(), 3);
+        assert!(b.replay("b", None).events.is_empty());
+        b.admit(&stored("c", "c2", 0, Some(1)));
+        b.admit(&stored("d", "d1", 0, Some(0))); // evicts `a`, not `c`
+        assert!(b.replay("a", None).events.is_empty());
+        assert_eq!(b.replay("c", None).events.len(), 2);
+        assert_eq!((b.sessions(), b.events()), (2, 3));
+    }
+
+    #[test]
+    fn the_first_session_is_evicted_like_any() {
+        let mut b = Buffers::new(10, 1);
+        b.admit(&stored("a", "a1", 0, Some(0)));
+        b.admit(&stored("a", "a2", 0, Some(1)));
+        b.admit(&stored("b", "b1", 0, Some(0)));
+        assert_eq!(b.sessions(), 1);
+        assert!(b.replay("a", None).events.is_empty());
+        assert_eq!(b.events(), 1);
     }
 
     #[test]

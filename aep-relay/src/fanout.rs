@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aep::filter::Filter;
-use aep::{Capture, Event, Severity};
+use aep::{Capture, Event, EventRef, Severity};
 use tokio::sync::mpsc;
 
 use crate::metrics::Metrics;
@@ -106,13 +106,13 @@ pub(crate) fn delivered_level(capture: Capture, ceiling: Option<Capture>) -> Opt
 
 /// The forms of one event, made on first need.
 pub(crate) struct Forms<'a> {
-    event: &'a Event,
+    event: &'a EventRef<'a>,
     original: &'a Arc<Stored>,
     lower: [Option<Arc<Stored>>; 4],
 }
 
 impl<'a> Forms<'a> {
-    pub fn new(event: &'a Event, original: &'a Arc<Stored>) -> Forms<'a> {
+    pub fn new(event: &'a EventRef<'a>, original: &'a Arc<Stored>) -> Forms<'a> {
         Forms {
             event,
             original,
@@ -125,7 +125,7 @@ impl<'a> Forms<'a> {
         match delivered_level(self.original.capture, ceiling) {
             None => self.original.clone(),
             Some(level) => self.lower[slot(level)]
-                .get_or_insert_with(|| down_levelled(self.event, level))
+                .get_or_insert_with(|| down_levelled(&self.event.to_owned(), level))
                 .clone(),
         }
     }
@@ -157,7 +157,7 @@ pub(crate) fn down_levelled(event: &Event, level: Capture) -> Arc<Stored> {
 /// subscriptions whose consumer is gone or was cut off.
 pub(crate) fn fan_out(
     subscribers: &[Subscriber],
-    event: &Event,
+    event: &EventRef<'_>,
     original: &Arc<Stored>,
     metrics: &Metrics,
 ) -> Vec<u64> {
@@ -211,6 +211,27 @@ mod tests {
         let (outbox, inbox) = queue(2, 4);
         drop(inbox);
         assert_eq!(outbox.offer((1, stored("error"))), Offer::Closed);
+    }
+
+    #[test]
+    fn forms_down_level_once_per_level_and_keep_the_original_otherwise() {
+        let json = r#"{"aep":"0.1","id":"e","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"capture":"redacted","data":{"message":"secret words","phase":"test"}}"#;
+        let event = EventRef::from_json(json).unwrap();
+        let original = Arc::new(Stored::new(&event.to_owned(), json.as_bytes()));
+        let mut forms = Forms::new(&event, &original);
+        assert!(Arc::ptr_eq(&forms.at(None), &original));
+        assert!(Arc::ptr_eq(&forms.at(Some(Capture::Full)), &original));
+        assert!(Arc::ptr_eq(&forms.at(Some(Capture::Redacted)), &original));
+        let metadata = forms.at(Some(Capture::Metadata));
+        let text = String::from_utf8(metadata.json().to_vec()).unwrap();
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains(r#""phase":"test""#), "{text}");
+        assert_eq!(metadata.capture, Capture::Metadata);
+        assert!(Arc::ptr_eq(&forms.at(Some(Capture::Metadata)), &metadata));
+        let none = forms.at(Some(Capture::None));
+        assert!(!String::from_utf8(none.json().to_vec())
+            .unwrap()
+            .contains("data"));
     }
 
     #[test]

@@ -223,9 +223,9 @@ impl Hub {
         if !self.config.authenticated() {
             return Err(Refused::Unauthorized);
         }
-        let session = command.event.session.as_deref().unwrap_or_default();
+        let session = command.event.session().unwrap_or_default();
         let mut state = self.lock();
-        state.routes.route(session, &command.event.type_, frame)?;
+        state.routes.route(session, command.event.type_(), frame)?;
         self.metrics.commands_routed.inc();
         self.metrics.events_in.inc();
         state.buffers.admit(&command.stored);

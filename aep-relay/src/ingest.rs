@@ -11,16 +11,18 @@ use serde::de::IgnoredAny;
 use crate::stored::{compact, Stored};
 
 /// An event that passed the envelope checks, with its delivered form.
-pub(crate) struct Admitted {
-    pub event: Event,
+/// The envelope stays borrowed from the posted text: fan-out reads only
+/// attributes, and an owned copy is made only to down-level.
+pub(crate) struct Admitted<'a> {
+    pub event: EventRef<'a>,
     pub stored: Arc<Stored>,
 }
 
-impl Admitted {
+impl Admitted<'_> {
     /// Whether the event is a command (AEP-0004 §2: a `control.*` verb or
     /// a vendor `x.*.control.*` verb; not the acks).
     pub fn is_command(&self) -> bool {
-        is_command(&self.event.type_)
+        is_command(self.event.type_())
     }
 }
 
@@ -64,7 +66,11 @@ impl fmt::Display for LineError {
 
 /// Checks one event's bytes (a batch line without its terminator, or a
 /// whole body) and renders it for delivery.
-pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted, LineError> {
+///
+/// The owned copy the envelope checks need lives only while this line is
+/// checked: a batch never holds thousands of them at once, and the
+/// allocator reuses one copy's memory for the next.
+pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted<'_>, LineError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         LineError::Utf8(format!(
             "not UTF-8: invalid byte at offset {}",
@@ -72,8 +78,8 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted, LineError> {
         ))
     })?;
     let text = text.strip_suffix('\r').unwrap_or(text);
-    let event = match EventRef::from_json(text) {
-        Ok(borrowed) => borrowed.to_owned(),
+    let borrowed = match EventRef::from_json(text) {
+        Ok(borrowed) => borrowed,
         Err(error) => {
             return Err(match serde_json::from_str::<IgnoredAny>(text) {
                 Err(syntax) => LineError::Json(syntax.to_string()),
@@ -81,6 +87,7 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted, LineError> {
             })
         }
     };
+    let event: Event = borrowed.to_owned();
     if let Err(violations) = event.validate_envelope() {
         let detail = violations
             .0
@@ -90,13 +97,13 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted, LineError> {
             .join("; ");
         return Err(LineError::Envelope(detail));
     }
-    let stored = if text.contains(['\r', '\n']) {
+    let stored = if memchr::memchr2(b'\r', b'\n', text.as_bytes()).is_some() {
         Stored::new(&event, &compact(text.as_bytes()))
     } else {
         Stored::new(&event, text.as_bytes())
     };
     Ok(Admitted {
-        event,
+        event: borrowed,
         stored: Arc::new(stored),
     })
 }
@@ -105,7 +112,14 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted, LineError> {
 /// terminators, each with its 0-based index in the batch (blank lines are
 /// not part of it, as in the published reference relay).
 pub(crate) fn lines(body: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    body.split(|b| *b == b'\n')
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', body)
+        .chain(std::iter::once(body.len()))
+        .map(move |end| {
+            let line = &body[start..end];
+            start = end + 1;
+            line
+        })
         .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
         .enumerate()
 }
@@ -172,5 +186,9 @@ mod tests {
             lines(body).collect::<Vec<_>>(),
             [(0, &b"a"[..]), (1, &b"b"[..])]
         );
+        assert_eq!(lines(b"a\nb").count(), 2);
+        assert_eq!(lines(b"\n").count(), 0);
+        assert_eq!(lines(b"").count(), 0);
+        assert_eq!(lines(b"x\r\n").collect::<Vec<_>>(), [(0, &b"x\r"[..])]);
     }
 }

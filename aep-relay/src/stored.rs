@@ -42,7 +42,7 @@ pub(crate) struct Stored {
     pub severity: Severity,
     pub capture: Capture,
     /// `(source, id)`, length-prefixed so no two pairs share a key.
-    pub dedupe: Arc<str>,
+    pub dedupe: Arc<[u8]>,
     /// Whether this is an `agent.*` event (live only, never buffered).
     pub agent_scoped: bool,
 }
@@ -53,27 +53,10 @@ impl Stored {
         debug_assert!(!json.iter().any(|b| matches!(b, b'\r' | b'\n')));
         let session: Option<Arc<str>> = event.session.as_deref().map(Arc::from);
         let epoch = event.epoch_or_default();
-        let id_line = match (&session, event.seq) {
-            (Some(s), Some(seq)) if sse_safe(s) => Some(format!("{s}:{epoch}:{seq}")),
-            _ => None,
-        };
-        let mut frame = BytesMut::with_capacity(json.len() + event.type_.len() + 32);
-        frame.put_slice(b"event: ");
-        frame.put_slice(event.type_.as_bytes());
-        frame.put_slice(b"\ndata: ");
-        let start = frame.len();
-        frame.put_slice(json);
-        let end = frame.len();
-        frame.put_u8(b'\n');
-        if let Some(id) = id_line {
-            frame.put_slice(b"id: ");
-            frame.put_slice(id.as_bytes());
-            frame.put_u8(b'\n');
-        }
-        frame.put_u8(b'\n');
+        let (frame, json) = render(event, json, session.as_deref());
         Stored {
             frame: frame.freeze(),
-            json: start..end,
+            json,
             session,
             epoch,
             seq: event.seq,
@@ -111,9 +94,74 @@ impl Stored {
     }
 }
 
-/// The dedupe key of `(source, id)`.
-pub(crate) fn dedupe_key(source: &str, id: &str) -> Arc<str> {
-    Arc::from(format!("{}:{source}{id}", source.len()))
+/// The SSE message of `event` (`json` its text, `session` its session),
+/// and where the JSON sits in it.
+///
+/// The buffer is sized exactly: a frame that outgrew its buffer would be
+/// copied on the way, and keep up to twice its size for as long as it is
+/// buffered.
+fn render(event: &Event, json: &[u8], session: Option<&str>) -> (BytesMut, Range<usize>) {
+    let epoch = event.epoch_or_default();
+    let id = match (session, event.seq) {
+        (Some(s), Some(seq)) if sse_safe(s) => Some((s, seq)),
+        _ => None,
+    };
+    let id_len = id.map_or(0, |(s, seq)| {
+        "id: ::\n".len() + s.len() + decimal_len(epoch) + decimal_len(seq)
+    });
+    let len = "event: \ndata: \n\n".len() + event.type_.len() + json.len() + id_len;
+    let mut frame = BytesMut::with_capacity(len);
+    frame.put_slice(b"event: ");
+    frame.put_slice(event.type_.as_bytes());
+    frame.put_slice(b"\ndata: ");
+    let start = frame.len();
+    frame.put_slice(json);
+    let end = frame.len();
+    frame.put_u8(b'\n');
+    if let Some((s, seq)) = id {
+        frame.put_slice(b"id: ");
+        frame.put_slice(s.as_bytes());
+        frame.put_u8(b':');
+        frame.put_slice(decimal(epoch, &mut [0; 20]));
+        frame.put_u8(b':');
+        frame.put_slice(decimal(seq, &mut [0; 20]));
+        frame.put_u8(b'\n');
+    }
+    frame.put_u8(b'\n');
+    (frame, start..end)
+}
+
+/// The number of decimal digits of `n`.
+fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// `n` in decimal, written into the end of `buf` (once per event, so
+/// without the formatting machinery).
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
+/// The dedupe key of `(source, id)`: `len(source):source id`, made in
+/// one allocation.
+pub(crate) fn dedupe_key(source: &str, id: &str) -> Arc<[u8]> {
+    let mut digits = [0; 20];
+    let length = decimal(source.len() as u64, &mut digits);
+    length
+        .iter()
+        .chain(b":")
+        .chain(source.as_bytes())
+        .chain(id.as_bytes())
+        .copied()
+        .collect()
 }
 
 /// Whether a session id can go into an SSE `id:` line: no CR, LF or NUL
@@ -173,6 +221,26 @@ mod tests {
     }
 
     #[test]
+    fn frames_are_sized_exactly() {
+        let cases = [
+            LINE.to_owned(),
+            LINE.replace(r#","epoch":2"#, ""),
+            LINE.replace(r#""seq":4"#, r#""seq":0"#),
+            LINE.replace(r#""seq":4"#, &format!(r#""seq":{}"#, u64::MAX))
+                .replace(r#""epoch":2"#, &format!(r#""epoch":{}"#, u64::MAX)),
+            LINE.replace(r#""epoch":2"#, r#""epoch":1000000000"#),
+            LINE.replace(r#""s:1""#, r#""s\nx""#),
+            r#"{"aep":"0.1","id":"h","type":"agent.heartbeat","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a"}"#.to_owned(),
+        ];
+        for line in cases {
+            let event = event(&line);
+            let (frame, json) = render(&event, line.as_bytes(), event.session.as_deref());
+            assert_eq!(frame.capacity(), frame.len(), "{line}");
+            assert_eq!(&frame[json], line.as_bytes());
+        }
+    }
+
+    #[test]
     fn no_id_line_for_unsafe_sessions_or_missing_seq() {
         let line = LINE.replace(r#""s:1""#, r#""s\nx""#);
         let stored = Stored::new(&event(&line), line.as_bytes());
@@ -199,5 +267,17 @@ mod tests {
     #[test]
     fn dedupe_keys_do_not_collide_across_the_split() {
         assert_ne!(dedupe_key("ab", "c"), dedupe_key("a", "bc"));
+        assert_eq!(&dedupe_key("urn:a", "e1")[..], b"5:urn:ae1");
+        let long = "s".repeat(1234);
+        assert!(dedupe_key(&long, "x").starts_with(b"1234:sss"));
+    }
+
+    #[test]
+    fn decimals() {
+        for n in [0, 7, 10, 99, 100, 4_294_967_296, u64::MAX] {
+            let mut buf = [0; 20];
+            assert_eq!(decimal(n, &mut buf), n.to_string().as_bytes());
+            assert_eq!(decimal_len(n), n.to_string().len());
+        }
     }
 }

@@ -315,8 +315,8 @@ impl Connection {
             Ok(()) => Ok(()),
             Err(refused) => {
                 self.app.hub.metrics.refuse(Refusal::Command);
-                let session = admitted.event.session.as_deref().unwrap_or_default();
-                let detail = refused.detail(session, &admitted.event.type_);
+                let session = admitted.event.session().unwrap_or_default();
+                let detail = refused.detail(session, admitted.event.type_());
                 self.send_json(json!({"type": "error", "cause": cause, "code": refused.code(), "detail": detail}))
                     .await
             }
