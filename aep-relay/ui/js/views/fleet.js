@@ -7,6 +7,7 @@ import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago } from '../summary.js';
 
+const RECENT_MS = 60_000;
 const STATE_TEXT = { running: 'running', waiting: 'waiting on a person', ended: 'ended' };
 
 export function runsText(s) {
@@ -90,12 +91,18 @@ export class FleetView {
 
   update() {
     const { fleet } = this.app;
+    const now = this.app.now();
     const pending = fleet.inbox();
     this.inboxCount.textContent = `(${pending.length})`;
-    this.inboxEmpty.hidden = pending.length > 0;
-    reconcile(this.inbox, pending.map((r) => this.app.cardFor(r).el));
+    // A request answered from this page stays a minute after it closes,
+    // so the person sees what became of the answer.
+    const recent = [...this.app.cards.values()]
+      .filter((c) => c.commands.length && c.request.state !== 'pending' && c.closedSeen !== undefined && now - c.closedSeen < RECENT_MS)
+      .map((c) => c.request);
+    const shown = [...pending, ...recent].sort((a, b) => (Date.parse(b.since) || 0) - (Date.parse(a.since) || 0));
+    this.inboxEmpty.hidden = shown.length > 0;
+    reconcile(this.inbox, shown.map((r) => this.app.cardFor(r).el));
 
-    const now = this.app.now();
     const sessions = [...fleet.sessions.values()].sort((a, b) => (b.last ?? 0) - (a.last ?? 0));
     this.noSessions.hidden = sessions.length > 0;
     reconcile(this.rows, sessions.map((s) => this.row(s, now)));

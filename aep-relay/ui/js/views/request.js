@@ -136,6 +136,12 @@ export class RequestCard {
       e.preventDefault();
       this.sendForm();
     });
+    // Once errors show, each edit re-checks, so a fixed field clears.
+    const recheck = () => {
+      if (this.showingErrors) this.check(false);
+    };
+    form.addEventListener('input', recheck);
+    form.addEventListener('change', recheck);
     this.inputs = form;
     // Folded in the inbox, opened on the session page (see `expand`).
     this.details = h('details', { class: 'form-box' }, h('summary', { text: `Answer the form (${fields.length} field${fields.length === 1 ? '' : 's'})` }), form);
@@ -256,6 +262,14 @@ export class RequestCard {
   }
 
   sendForm() {
+    const { values, errors } = this.check(true);
+    if (Object.keys(errors).length) return;
+    this.submit({ values }, carriesFreeText(this.fields, values));
+  }
+
+  /** Reads the inputs, shows each error at its field (moving focus to
+   * the first when `focus`), and returns the values and errors. */
+  check(focus) {
     const raw = {};
     for (const [id, read] of Object.entries(this.readers)) raw[id] = read();
     const { values, errors } = collect(this.fields, raw);
@@ -284,14 +298,11 @@ export class RequestCard {
       }
     }
     const count = Object.keys(errors).length;
-    if (count) {
-      this.summaryLine.textContent = `Not sent: ${count} field${count === 1 ? '' : 's'} to fix.`;
-      this.summaryLine.hidden = false;
-      if (first) first.focus();
-      return;
-    }
-    this.summaryLine.hidden = true;
-    this.submit({ values }, carriesFreeText(this.fields, values));
+    this.showingErrors = count > 0;
+    this.summaryLine.hidden = count === 0;
+    this.summaryLine.textContent = count ? `Not sent: ${count} field${count === 1 ? '' : 's'} to fix.` : '';
+    if (count && focus && first) first.focus();
+    return { values, errors };
   }
 
   submit(answer, freeText) {
@@ -320,6 +331,7 @@ export class RequestCard {
       this.stateLine.textContent = `Resolved: ${typeof d.resolution === 'string' ? d.resolution : 'closed'}.`;
     }
     this.el.dataset.state = r.state;
+    if (r.state !== 'pending' && this.closedSeen === undefined) this.closedSeen = this.ctx.now();
     const reach = this.ctx.reach(r);
     this.reachLine.hidden = !reach.why;
     this.reachLine.textContent = reach.why || '';
