@@ -121,6 +121,27 @@ fn the_demo_form_is_answered_from_the_page() {
         .await;
         b.wait_for("#socket-state", "the control socket", |t| t == "ready")
             .await;
+        let said = b
+            .client
+            .execute(
+                "return document.getElementById('announcer').textContent",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert!(
+            said.as_str().unwrap().starts_with("New "),
+            "the live region announces requests: {said}"
+        );
+        let live = b
+            .client
+            .execute(
+                "return document.getElementById('announcer').getAttribute('aria-live')",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(live, json!("polite"));
         b.screenshot(&images().join("ui-fleet.png")).await;
 
         // The session page, reached by its link.
@@ -527,6 +548,15 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
             false,
         )
         .await;
+            // A position that does not advance: a violation the page shows.
+            let repeat = event(
+                "REPEAT",
+                "progress.status",
+                "orphaned",
+                1,
+                json!({"data": {"message": "again"}}),
+            );
+            post(served.addr, &[repeat.to_string()]).await;
             let b = Browser::start().await;
             b.client
                 .goto(&format!("{}/#token={TOKEN}", served.base))
@@ -534,6 +564,16 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
                 .unwrap();
             b.wait_for("#socket-state", "the control socket", |t| t == "ready")
                 .await;
+            b.wait_for(
+                "#violations li[data-rule='seq-regression']",
+                "the violation",
+                |t| t.contains("session orphaned") && t.contains("REPEAT"),
+            )
+            .await;
+            b.wait_for("#violations-title", "the violation count", |t| {
+                t == "Protocol violations (1)"
+            })
+            .await;
 
             // Refused by the agent: the reason and detail are shown.
             let card = |id: &str| format!("article[data-request='{id}']");
@@ -716,6 +756,48 @@ fn without_a_token_the_page_watches_and_says_why() {
             );
         }
         b.assert_no_errors(&[]).await;
+
+        // With a token the page answers, but this relay routes no
+        // command: its `error` frame, naming the command, is shown.
+        b.client
+            .find(Locator::Css("#token-add"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.client
+            .find(Locator::Css("#token-input"))
+            .await
+            .unwrap()
+            .send_keys(&format!("any{ENTER}"))
+            .await
+            .unwrap();
+        b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+            .await;
+        let allow = b
+            .wait_for(
+                "#inbox button[data-option='allow']",
+                "the Allow button",
+                |t| t == "Allow",
+            )
+            .await;
+        allow.click().await.unwrap();
+        b.wait_for("#inbox li.command-refused", "the relay's refusal", |t| {
+            t.contains("refused by the relay: unauthorized") && t.contains("authenticated binding")
+        })
+        .await;
+        b.wait_for("#inbox li.command-refused button.retry", "the retry", |t| {
+            t == "Retry (same command)"
+        })
+        .await;
+        b.client
+            .find(Locator::Css("#token-forget"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         stop_demo(&mut agent);
         open.stop().await;
 

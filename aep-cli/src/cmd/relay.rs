@@ -301,6 +301,7 @@ async fn serve(listen: SocketAddr, config: Config, secure: bool, ui: UiUrl) -> S
             return Status::Failure;
         }
     };
+    let stop = signals();
     let address = listener.local_addr().unwrap_or(listen);
     let scheme = if secure { "https" } else { "http" };
     tracing::info!("aep relay listening on {scheme}://{address} ({summary})");
@@ -325,7 +326,7 @@ async fn serve(listen: SocketAddr, config: Config, secure: bool, ui: UiUrl) -> S
     }
     let shutdown = relay.shutdown_handle();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        stop.await;
         tracing::info!("shutting down: draining connections");
         shutdown.shutdown();
     });
@@ -345,25 +346,33 @@ async fn serve(listen: SocketAddr, config: Config, secure: bool, ui: UiUrl) -> S
     }
 }
 
-async fn wait_for_signal() {
+/// SIGTERM or SIGINT, registered now (so a signal that comes before the
+/// returned future is first polled still drains), awaited later.
+fn signals() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            match (term, int) {
+                (Some(mut term), Some(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 

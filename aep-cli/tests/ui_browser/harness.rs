@@ -20,7 +20,9 @@ use serde_json::{json, Value};
 pub const WAIT: Duration = Duration::from_secs(20);
 
 /// The flags Chromium needs here (as root, in a container, offline).
-const FLAGS: [&str; 10] = [
+const FLAGS: [&str; 12] = [
+    "--disable-crash-reporter",
+    "--disable-breakpad",
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -75,7 +77,11 @@ impl Browser {
         let chromedriver = find("AEP_CHROMEDRIVER", &["chromedriver"])
             .expect("the browser tests need chromedriver (Debian: apt-get install chromium-driver; .ci/run installs it), or AEP_CHROMEDRIVER=/path; AEP_SKIP_BROWSER_TESTS=1 skips them");
         let port = free_port();
-        let driver = Command::new(&chromedriver)
+        let mut command = Command::new(&chromedriver);
+        // Its own process group, so the browser it starts ends with it.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let driver = command
             .arg(format!("--port={port}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -235,15 +241,21 @@ impl Browser {
         std::fs::write(path, png).unwrap();
     }
 
-    pub async fn close(mut self) {
+    /// Ends the WebDriver session (Chromium quits), then the driver.
+    pub async fn close(self) {
         let _ = tokio::time::timeout(WAIT, self.client.clone().close()).await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 }
 
 impl Drop for Browser {
+    /// Ends chromedriver and the Chromium it started (their process
+    /// group), also when a test fails half-way.
     fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
@@ -303,8 +315,18 @@ impl Served {
     }
 }
 
+/// A running `aep demo`, killed if a failing test leaves it behind.
+pub struct DemoProcess(Child);
+
+impl Drop for DemoProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `aep demo` against `base`, with `token` when given.
-pub fn demo(base: &str, token: Option<&str>, session: &str) -> Child {
+pub fn demo(base: &str, token: Option<&str>, session: &str) -> DemoProcess {
     let mut command = Command::new(env!("CARGO_BIN_EXE_aep"));
     command
         .args([
@@ -325,11 +347,12 @@ pub fn demo(base: &str, token: Option<&str>, session: &str) -> Child {
     if let Some(token) = token {
         command.env("AEP_TOKEN", token);
     }
-    command.spawn().expect("the aep binary runs")
+    DemoProcess(command.spawn().expect("the aep binary runs"))
 }
 
 /// Stops a demo (SIGTERM, then kill past the bound).
-pub fn stop_demo(child: &mut Child) {
+pub fn stop_demo(demo: &mut DemoProcess) {
+    let child = &mut demo.0;
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();

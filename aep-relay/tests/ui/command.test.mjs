@@ -2,7 +2,7 @@
 // reachability.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ACK_WINDOW_MS, SOURCE, Tracker, Ulids, answerCapture, reachability, respondCommand } from '../../ui/js/command.js';
+import { ACK_WINDOW_MS, SOURCE, Tracker, Ulids, ackWindow, answerCapture, reachability, respondCommand } from '../../ui/js/command.js';
 
 const zeros = (n) => new Uint8Array(n);
 
@@ -71,4 +71,18 @@ test('answerable only over control, with a token, a socket and one live owner th
   assert.match(reachability(request(['control']), { ...ctx, roster: [owner, owner] }).why, /2 connections/);
   assert.match(reachability(request(['control']), { ...ctx, roster: [{ ...owner, control: { accepts: ['control.cancel'] } }] }).why, /does not accept/);
   assert.equal(reachability(request(['control'], 'resolved'), ctx).ok, false);
+});
+
+test('the ack window is the owner\'s declared one, else 10 s', () => {
+  const roster = [{ session: 's', control: { accepts: [], ack_window_ms: 3000 } }, { session: 'q', control: { ack_window_ms: 'soon' } }];
+  assert.equal(ackWindow('s', roster), 3000);
+  assert.equal(ackWindow('q', roster), null);
+  assert.equal(ackWindow('none', roster), null);
+  const t = new Tracker();
+  t.send('A', 'a', 'k', 0, 3000);
+  t.send('B', 'b', 'k', 0);
+  assert.deepEqual(t.expire(3000).map((c) => c.id), ['A']);
+  assert.match(t.sent.get('A').detail, /within 3 s/);
+  assert.deepEqual(t.expire(ACK_WINDOW_MS).map((c) => c.id), ['B']);
+  assert.match(t.sent.get('B').detail, /within 10 s/);
 });

@@ -80,9 +80,10 @@ export class Tracker {
     this.sent = new Map();
   }
 
-  /** Records a command (its exact text `line`) sent at `nowMs`. */
-  send(id, line, requestKey, nowMs) {
-    this.sent.set(id, { id, line, requestKey, sentAt: nowMs, tries: 1, state: 'sent', reason: null, detail: null, ack: null });
+  /** Records a command (its exact text `line`) sent at `nowMs`; its ack
+   * window is `windowMs` when the target declared one, else the default. */
+  send(id, line, requestKey, nowMs, windowMs = this.windowMs) {
+    this.sent.set(id, { id, line, requestKey, sentAt: nowMs, windowMs, tries: 1, state: 'sent', reason: null, detail: null, ack: null });
     return this.sent.get(id);
   }
 
@@ -120,10 +121,10 @@ export class Tracker {
   expire(nowMs) {
     const out = [];
     for (const c of this.sent.values()) {
-      if (c.state === 'sent' && nowMs - c.sentAt >= this.windowMs) {
+      if (c.state === 'sent' && nowMs - c.sentAt >= c.windowMs) {
         c.state = 'timeout';
         c.reason = 'timeout';
-        c.detail = `no acknowledgement within ${Math.round(this.windowMs / 1000)} s`;
+        c.detail = `no acknowledgement within ${Math.round(c.windowMs / 100) / 10} s`;
         out.push(c);
       }
     }
@@ -179,4 +180,12 @@ export function reachability(request, { token, socketReady, roster }) {
     return { ok: false, why: 'Not answerable from here: the session’s owner does not accept control.attention.respond.' };
   }
   return { ok: true, why: null };
+}
+
+/** The ack window the session's owner declared in its `hello`
+ * (`control.ack_window_ms`, AEP-0004 §3), or null. */
+export function ackWindow(session, roster) {
+  const owner = (roster || []).find((e) => e && e.session === session);
+  const ms = owner && owner.control ? owner.control.ack_window_ms : undefined;
+  return Number.isInteger(ms) && ms > 0 && ms <= 600_000 ? ms : null;
 }

@@ -7,7 +7,7 @@ import { loadToken, saveToken } from './token.js';
 import { EventStream } from './stream.js';
 import { ControlSocket } from './socket.js';
 import { Fleet } from './projection.js';
-import { Tracker, Ulids, reachability, respondCommand } from './command.js';
+import { Tracker, Ulids, ackWindow, reachability, respondCommand } from './command.js';
 import { announce, badge, notify, setupNotifications } from './notify.js';
 import { captureOf } from './summary.js';
 import { FleetView } from './views/fleet.js';
@@ -52,7 +52,8 @@ app.send = (request, answer, capture) => {
   const command = respondCommand(request.event, answer, { id: app.ulids.next(now), nowMs: now, capture });
   const line = JSON.stringify(command);
   if (!app.socket || !app.socket.send(line)) return 'the control socket is not connected; try again when it is.';
-  const record = app.tracker.send(command.id, line, request.key, now);
+  const windowMs = ackWindow(request.session, app.roster) ?? undefined;
+  const record = app.tracker.send(command.id, line, request.key, now, windowMs);
   schedule();
   return record;
 };
