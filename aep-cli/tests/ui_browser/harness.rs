@@ -107,6 +107,12 @@ impl Browser {
             json!({"binary": chromium.to_string_lossy(), "args": args}),
         );
         caps.insert("goog:loggingPrefs".into(), json!({"browser": "ALL"}));
+        // WebDriver's own waits, bounded like ours.
+        let bound = WAIT.as_millis() as u64;
+        caps.insert(
+            "timeouts".into(),
+            json!({"pageLoad": bound, "script": bound, "implicit": 0}),
+        );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let client = tokio::time::timeout(
             WAIT,
