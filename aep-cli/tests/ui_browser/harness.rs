@@ -16,8 +16,11 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
-/// The bound on every wait.
-pub const WAIT: Duration = Duration::from_secs(20);
+/// The bound on every wait for the page.
+pub const WAIT: Duration = Duration::from_secs(30);
+/// The bound on starting chromedriver and Chromium (slow on a loaded
+/// two-core machine).
+const START: Duration = Duration::from_secs(90);
 
 /// The flags Chromium needs here (as root, in a container, offline).
 const FLAGS: [&str; 12] = [
@@ -89,11 +92,11 @@ impl Browser {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", chromedriver.display()));
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + START;
         while TcpStream::connect(addr).is_err() {
             assert!(
                 Instant::now() < deadline,
-                "chromedriver did not listen on {addr} within {WAIT:?}"
+                "chromedriver did not listen on {addr} within {START:?}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -115,7 +118,7 @@ impl Browser {
         );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let client = tokio::time::timeout(
-            WAIT,
+            START,
             ClientBuilder::new(connector)
                 .capabilities(caps)
                 .connect(&format!("http://{addr}")),

@@ -20,6 +20,7 @@ export class ControlSocket {
     this.backoff = BACKOFF_MIN_MS;
     this.rosterSerial = 0;
     this.timer = null;
+    this.rosterSoon = null;
     this.instance = `aep-ui/${Math.random().toString(36).slice(2, 10)}`;
   }
 
@@ -106,11 +107,16 @@ export class ControlSocket {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
   }
 
-  /** Asks the relay who owns which session now. */
+  /** Asks the relay who owns which session now (at most one question
+   * in flight per 250 ms: a replay of many requests asks once). */
   refreshRoster() {
-    if (!this.ready) return;
-    this.rosterSerial += 1;
-    this.raw({ type: 'roster', id: `roster-${this.rosterSerial}` });
+    if (!this.ready || this.rosterSoon) return;
+    this.rosterSoon = setTimeout(() => {
+      this.rosterSoon = null;
+      if (!this.ready) return;
+      this.rosterSerial += 1;
+      this.raw({ type: 'roster', id: `roster-${this.rosterSerial}` });
+    }, this.rosterSerial === 0 ? 0 : 250);
   }
 
   /** Sends a command's text; false when the socket is not ready. */
