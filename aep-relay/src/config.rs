@@ -71,6 +71,7 @@ pub struct Config {
     pub(crate) grace: Duration,
     pub(crate) write_timeout: Duration,
     pub(crate) tls: Option<TlsFiles>,
+    pub(crate) ui: bool,
 }
 
 impl Default for Config {
@@ -92,6 +93,7 @@ impl Default for Config {
             grace: Duration::from_secs(4),
             write_timeout: Duration::from_secs(30),
             tls: None,
+            ui: true,
         }
     }
 }
@@ -191,6 +193,19 @@ impl Config {
     pub fn tls(mut self, files: Option<TlsFiles>) -> Self {
         self.tls = files;
         self
+    }
+
+    /// Serve the browser UI at `/` (default on). Its files are static and
+    /// hold no data, so they are served without auth; the page reads and
+    /// answers through `/stream` and `/socket` with the token.
+    pub fn ui(mut self, on: bool) -> Self {
+        self.ui = on;
+        self
+    }
+
+    /// Whether the browser UI is served at `/`.
+    pub fn serves_ui(&self) -> bool {
+        self.ui
     }
 
     /// The per-session replay depth advertised in discovery.

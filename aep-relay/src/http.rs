@@ -20,7 +20,7 @@ use tokio_util::task::TaskTracker;
 use crate::hub::Hub;
 use crate::ingest::{self, Admitted};
 use crate::metrics::Refusal;
-use crate::{sse, ws};
+use crate::{sse, ui, ws};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -36,7 +36,7 @@ pub(crate) struct App {
 pub(crate) type Params = Query<HashMap<String, String>>;
 
 pub(crate) fn router(app: App) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route(
             "/events",
             get(discovery).post(post_events).options(preflight),
@@ -45,7 +45,14 @@ pub(crate) fn router(app: App) -> Router {
         .route("/stream", get(sse::stream).options(preflight))
         .route("/socket", get(ws::upgrade))
         .route("/healthz", get(healthz).options(preflight))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics));
+    // The browser UI, when on: static files only, see `ui`.
+    let routes = if app.hub.config.ui {
+        routes.merge(ui::router())
+    } else {
+        routes
+    };
+    routes
         .fallback(not_found)
         .layer(middleware::from_fn(cors))
         .with_state(app)

@@ -10,6 +10,8 @@
 //! - `/socket`: the WebSocket duplex: `hello`, subscriptions, `roster`,
 //!   events in, commands routed to their one owner.
 //! - `GET /healthz` and `GET /metrics` (Prometheus text).
+//! - `GET /`: the browser UI (static files, see [`Config::ui`]), which
+//!   uses only the surfaces above.
 //!
 //! Events are kept per session in bounded replay buffers and delivered
 //! as the exact bytes they were posted as, unless a subscriber's capture
@@ -32,6 +34,7 @@ mod stored;
 mod subscribe;
 #[cfg(feature = "tls")]
 mod tls;
+mod ui;
 mod ws;
 
 pub use config::{Config, TlsFiles, Token};

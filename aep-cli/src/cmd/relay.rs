@@ -24,6 +24,12 @@ given. With a token, every surface but /healthz requires it
 AEP_TOKEN or --token-file to --token: command lines are visible to other
 users. Off-host, use --tls-cert/--tls-key or a TLS-terminating proxy.
 
+The browser UI is served at / (static files, no auth needed for them; off
+with --no-ui): a fleet view, an inbox of requests and a session timeline,
+live over /stream, answering over /socket with the token.
+--print-ui-url prints its address with the token in the URL fragment, to
+standard output only.
+
 Every limit is a flag with an environment twin. SIGTERM or SIGINT drains:
 no new connections, `: shutting-down` to SSE streams, a `closing` frame and
 close 1001 to WebSockets, exit 0 within 5 s.";
@@ -36,7 +42,8 @@ Examples:
   aep relay                                   loopback, watch-only
   AEP_TOKEN=$(cat token) aep relay            commands routed
   aep relay --listen 0.0.0.0:8787 --token-file token --tls-cert c.pem --tls-key k.pem
-  aep relay --buffer 64 --log-format json     small replay buffers, JSON logs";
+  aep relay --buffer 64 --log-format json     small replay buffers, JSON logs
+  AEP_TOKEN=T aep relay --print-ui-url        open the printed address in a browser";
 
 /// The arguments of `aep relay`.
 #[derive(Debug, clap::Args)]
@@ -157,6 +164,16 @@ pub struct Args {
     #[arg(long, env = "AEP_TLS_KEY", requires = "tls_cert", value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
 
+    /// Do not serve the browser UI at `/`.
+    #[arg(long, env = "AEP_NO_UI", conflicts_with = "print_ui_url")]
+    pub no_ui: bool,
+
+    /// Print the UI's address with the token in its fragment
+    /// (`http://127.0.0.1:8787/#token=...`) to standard output, for the
+    /// person at this terminal; it is never logged.
+    #[arg(long)]
+    pub print_ui_url: bool,
+
     /// How log lines on standard error are written.
     #[arg(long, env = "AEP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -196,6 +213,11 @@ pub fn run(args: &Args) -> Status {
         _ => None,
     };
     let secure = tls.is_some();
+    let ui = UiUrl {
+        on: !args.no_ui,
+        print: args.print_ui_url,
+        token: token.as_ref().map(|t| t.expose().to_owned()),
+    };
     let ping = Duration::from_secs(args.ping_secs.max(1));
     let mut config = Config::default()
         .token(token)
@@ -208,7 +230,8 @@ pub fn run(args: &Args) -> Status {
         .max_subscriptions(args.max_subscriptions)
         .max_connections(args.max_connections)
         .ping(ping, ping * 6)
-        .tls(tls);
+        .tls(tls)
+        .ui(ui.on);
     if let Some(n) = args.max_from {
         config = config.max_from(n);
     }
@@ -222,10 +245,47 @@ pub fn run(args: &Args) -> Status {
             return Status::Failure;
         }
     };
-    runtime.block_on(serve(args.listen, config, secure))
+    runtime.block_on(serve(args.listen, config, secure, ui))
 }
 
-async fn serve(listen: SocketAddr, config: Config, secure: bool) -> Status {
+/// Where the browser UI is, and whether to print its address with the
+/// token for the person at the terminal.
+struct UiUrl {
+    on: bool,
+    print: bool,
+    token: Option<String>,
+}
+
+/// The address a browser on this machine opens: an unspecified listen
+/// address (`0.0.0.0`, `::`) is reached through loopback.
+fn open_address(scheme: &str, address: SocketAddr) -> String {
+    let mut address = address;
+    if address.ip().is_unspecified() {
+        let loopback: std::net::IpAddr = if address.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        };
+        address.set_ip(loopback);
+    }
+    format!("{scheme}://{address}/")
+}
+
+/// `text` percent-encoded for a URL fragment parameter: everything but
+/// the unreserved characters.
+fn fragment_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+async fn serve(listen: SocketAddr, config: Config, secure: bool, ui: UiUrl) -> Status {
     let summary = config.summary();
     let relay = match Relay::new(config) {
         Ok(relay) => relay,
@@ -241,15 +301,32 @@ async fn serve(listen: SocketAddr, config: Config, secure: bool) -> Status {
             return Status::Failure;
         }
     };
+    let stop = signals();
     let address = listener.local_addr().unwrap_or(listen);
     let scheme = if secure { "https" } else { "http" };
     tracing::info!("aep relay listening on {scheme}://{address} ({summary})");
+    if ui.on {
+        let page = open_address(scheme, address);
+        let how = if ui.token.is_some() {
+            "; it asks for the token (or use --print-ui-url)"
+        } else {
+            ", watch-only"
+        };
+        tracing::info!("browser UI at {page}{how}");
+        if ui.print {
+            // For the person at the terminal: standard output, never a log.
+            match &ui.token {
+                Some(token) => println!("{page}#token={}", fragment_encode(token)),
+                None => println!("{page}"),
+            }
+        }
+    }
     if !secure && !address.ip().is_loopback() {
         tracing::warn!("serving plain HTTP on a non-loopback address: off-host bindings need TLS (AEP-0003 §8.1); use --tls-cert/--tls-key or a TLS proxy");
     }
     let shutdown = relay.shutdown_handle();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        stop.await;
         tracing::info!("shutting down: draining connections");
         shutdown.shutdown();
     });
@@ -269,25 +346,33 @@ async fn serve(listen: SocketAddr, config: Config, secure: bool) -> Status {
     }
 }
 
-async fn wait_for_signal() {
+/// SIGTERM or SIGINT, registered now (so a signal that comes before the
+/// returned future is first polled still drains), awaited later.
+fn signals() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            match (term, int) {
+                (Some(mut term), Some(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
@@ -319,4 +404,26 @@ fn init_logging(format: LogFormat) {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ui_address_is_one_a_browser_here_can_open() {
+        let any: SocketAddr = "0.0.0.0:8787".parse().unwrap();
+        assert_eq!(open_address("http", any), "http://127.0.0.1:8787/");
+        let any6: SocketAddr = "[::]:9000".parse().unwrap();
+        assert_eq!(open_address("https", any6), "https://[::1]:9000/");
+        let set: SocketAddr = "192.0.2.7:80".parse().unwrap();
+        assert_eq!(open_address("http", set), "http://192.0.2.7:80/");
+    }
+
+    #[test]
+    fn a_token_is_percent_encoded_in_the_fragment() {
+        assert_eq!(fragment_encode("abc-DEF_1.~"), "abc-DEF_1.~");
+        assert_eq!(fragment_encode("a b&c=d#e/%"), "a%20b%26c%3Dd%23e%2F%25");
+        assert_eq!(fragment_encode("é"), "%C3%A9");
+    }
 }

@@ -1,0 +1,965 @@
+//! The browser UI of `aep relay`, in headless Chromium through WebDriver
+//! (fantoccini, with a chromedriver each test starts): the relay in
+//! process, `aep demo` (or a scripted agent) connected, and the page
+//! opened the way a person opens it. Every wait is bounded.
+//!
+//! Chromium and chromedriver are Debian's (`.ci/run` installs them); a
+//! machine without them fails these tests unless
+//! `AEP_SKIP_BROWSER_TESTS=1`.
+
+#[path = "ui_browser/harness.rs"]
+mod harness;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use fantoccini::Locator;
+use futures_util::{SinkExt, StreamExt};
+use harness::{demo, enabled, history, images, relay, stop_demo, Browser, ONE_AT_A_TIME, WAIT};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+
+const TOKEN: &str = "ui-test-token";
+const PAGE_SOURCE: &str = "aep://browser/agent/aep-ui";
+
+const TAB: &str = "\u{E004}";
+const ENTER: &str = "\u{E007}";
+const END: &str = "\u{E010}";
+const BACKSPACE: &str = "\u{E003}";
+const DOWN: &str = "\u{E015}";
+
+fn run(test: &str, body: impl std::future::Future<Output = ()>) {
+    if !enabled(test) {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(body);
+}
+
+/// The one event of `events` that `pick` takes.
+fn one<'a>(events: &'a [Value], what: &str, pick: impl Fn(&Value) -> bool) -> &'a Value {
+    let found: Vec<&Value> = events.iter().filter(|e| pick(e)).collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "exactly one {what} in the history: {found:#?}"
+    );
+    found[0]
+}
+
+/// Types into whatever has focus.
+async fn keys(b: &Browser, text: &str) {
+    let active = b.client.active_element().await.expect("a focused element");
+    active.send_keys(text).await.expect("keys typed");
+}
+
+async fn focused_name(b: &Browser) -> String {
+    let v = b
+        .client
+        .execute(
+            "const a = document.activeElement; return (a.labels && a.labels[0] ? a.labels[0].textContent : a.textContent) || a.name || a.tagName;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    v.as_str().unwrap_or_default().trim().to_owned()
+}
+
+#[test]
+fn the_demo_form_is_answered_from_the_page() {
+    run("the_demo_form_is_answered_from_the_page", async {
+        let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+        let session = "release-42";
+        let mut agent = demo(&served.base, Some(TOKEN), session);
+        let mut other = demo(&served.base, Some(TOKEN), "nightly-docs");
+        let b = Browser::start().await;
+        b.client
+            .goto(&format!("{}/#token={TOKEN}", served.base))
+            .await
+            .unwrap();
+
+        // The token leaves the address bar and stays with the tab.
+        let url = b.client.current_url().await.unwrap();
+        assert!(!url.as_str().contains(TOKEN), "the token is still in {url}");
+        let kept = b
+            .client
+            .execute("return sessionStorage.getItem('aep-relay-token')", vec![])
+            .await
+            .unwrap();
+        assert_eq!(kept, json!(TOKEN));
+
+        // The fleet: the session waits on a person; the inbox holds both
+        // of its requests; the title counts what is pending.
+        let row = format!("tr[data-session='{session}'][data-state='waiting']");
+        b.wait_for(&row, "the demo session waiting on a person", |t| {
+            t.contains("aep-demo")
+        })
+        .await;
+        b.wait_for(
+            "#inbox article[data-request] h3",
+            "the form in the inbox",
+            |t| t == "How should the release go?",
+        )
+        .await;
+        b.wait_for(
+            "tr[data-session='nightly-docs'][data-state='waiting']",
+            "the second session",
+            |_| true,
+        )
+        .await;
+        b.wait_script(
+            "return /^\\(\\d+\\) AEP relay$/.test(document.title) && document.title",
+            "the title badge",
+            WAIT,
+        )
+        .await;
+        b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+            .await;
+        let said = b
+            .client
+            .execute(
+                "return document.getElementById('announcer').textContent",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert!(
+            said.as_str().unwrap().starts_with("New "),
+            "the live region announces requests: {said}"
+        );
+        let live = b
+            .client
+            .execute(
+                "return document.getElementById('announcer').getAttribute('aria-live')",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(live, json!("polite"));
+        b.screenshot(&images().join("ui-fleet.png")).await;
+
+        // The session page, reached by its link.
+        b.client
+            .find(Locator::Css(&format!("tr[data-session='{session}'] a")))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let card_css = ".session-view article[data-request]";
+        let request_id = b
+            .wait_attr(
+                card_css,
+                "data-request",
+                "the form on the session page",
+                |t| t.contains("Send answer"),
+            )
+            .await;
+        let form = format!("article[data-request='{request_id}'] form.form-answer");
+
+        // Every input has a label naming its field.
+        let unlabelled = b
+            .client
+            .execute(
+                &format!("return [...document.querySelectorAll(\"{form} input, {form} select, {form} textarea\")].filter(i => !i.labels || i.labels.length === 0).map(i => i.id)"),
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(unlabelled, json!([]), "inputs without a <label>");
+        let labels = b.client.execute(&format!("return [...document.querySelectorAll(\"{form} label, {form} legend\")].map(l => l.textContent)"), vec![]).await.unwrap();
+        for label in [
+            "Branch name for the fix (required)",
+            "Parallel build jobs",
+            "Dry run first",
+            "Release target (required)",
+            "Checks to run",
+            "Who to notify",
+            "Other",
+        ] {
+            assert!(
+                labels
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l.as_str().unwrap().starts_with(label)),
+                "no label {label}: {labels}"
+            );
+        }
+        let send = b
+            .client
+            .find(Locator::Css(&format!("{form} button[type=submit]")))
+            .await
+            .unwrap();
+        assert_eq!(send.text().await.unwrap(), "Send answer");
+
+        // The emitter's rules are checked first, each error at its field,
+        // and nothing is sent.
+        b.client
+            .find(Locator::Css(&format!("{form} [data-field='jobs'] input")))
+            .await
+            .unwrap()
+            .send_keys("99")
+            .await
+            .unwrap();
+        send.click().await.unwrap();
+        b.wait_for(
+            &format!("{form} [data-field='branch'] .error"),
+            "the branch error",
+            |t| t.starts_with("Required"),
+        )
+        .await;
+        b.wait_for(
+            &format!("{form} [data-field='target'] .error"),
+            "the target error",
+            |t| t.starts_with("Required"),
+        )
+        .await;
+        b.wait_for(
+            &format!("{form} [data-field='jobs'] .error"),
+            "the range error",
+            |t| t == "At most 16.",
+        )
+        .await;
+        assert_eq!(
+            focused_name(&b).await,
+            "Branch name for the fix (required)",
+            "focus moves to the first error"
+        );
+        let sent = b
+            .client
+            .find_all(Locator::Css(&format!(
+                "article[data-request='{request_id}'] li.command"
+            )))
+            .await
+            .unwrap();
+        assert!(sent.is_empty(), "a form with errors was sent");
+
+        // Filled from the keyboard alone, from the focused first field.
+        keys(&b, "fix/build").await;
+        keys(&b, TAB).await;
+        keys(&b, &format!("{END}{BACKSPACE}{BACKSPACE}4")).await;
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "Dry run first");
+        keys(&b, " ").await;
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "Staging");
+        keys(&b, " ").await;
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "Unit tests");
+        keys(&b, " ").await;
+        keys(&b, TAB).await;
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "Dependency audit");
+        keys(&b, " ").await;
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "The team channel");
+        keys(&b, DOWN).await;
+        keys(&b, DOWN).await;
+        assert_eq!(focused_name(&b).await, "Other");
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "Other answer for “Who to notify”");
+        keys(&b, "the on-call person").await;
+        // Fixed fields clear their errors as they are edited.
+        let errors = b.client.execute(&format!("return [...document.querySelectorAll(\"{form} .error\")].filter(e => !e.hidden).map(e => e.textContent)"), vec![]).await.unwrap();
+        assert_eq!(errors, json!([]), "errors left after the fixes");
+        b.client.execute(&format!("document.querySelector(\"article[data-request='{request_id}']\").scrollIntoView({{block: 'start'}})"), vec![]).await.unwrap();
+        b.screenshot(&images().join("ui-form.png")).await;
+        keys(&b, TAB).await;
+        assert_eq!(focused_name(&b).await, "Send answer");
+        keys(&b, ENTER).await;
+
+        // The ack, then the outcome events, on the page.
+        let card_sel = format!("article[data-request='{request_id}']");
+        let command_id = b
+            .wait_attr(
+                &format!("{card_sel} li.command-accepted"),
+                "data-command",
+                "the ack",
+                |t| t.contains("accepted by the agent"),
+            )
+            .await;
+        b.wait_for(
+            &format!("{card_sel} li[data-type='attention.answered']"),
+            "attention.answered",
+            |t| {
+                t.contains("branch=fix/build")
+                    && t.contains("checks=unit+audit")
+                    && t.contains("notify=the on-call person")
+            },
+        )
+        .await;
+        b.wait_for(
+            &format!("{card_sel} li[data-type='attention.resolved']"),
+            "attention.resolved",
+            |t| t.contains("answered"),
+        )
+        .await;
+        b.wait_for(
+            &format!("{card_sel}[data-state='resolved']"),
+            "the request resolved",
+            |_| true,
+        )
+        .await;
+
+        // The same, exactly, in the relay's history.
+        let entered = json!({"branch": "fix/build", "jobs": 4, "dry_run": true, "target": "staging", "checks": ["unit", "audit"], "notify": "the on-call person"});
+        let events = history(&served.base, Some(TOKEN), session).await;
+        let command = one(&events, "answer", |e| e["id"] == command_id.as_str());
+        assert_eq!(command["type"], "control.attention.respond");
+        assert_eq!(command["source"], PAGE_SOURCE);
+        assert_eq!(command["subject"], request_id.as_str());
+        assert_eq!(command["cause"], request_id.as_str());
+        assert_eq!(command["capture"], "full", "typed text goes at full");
+        assert!(command.get("seq").is_none());
+        assert_eq!(command["data"]["answer"], json!({"values": entered}));
+        one(&events, "ack", |e| {
+            e["type"] == "control.accepted" && e["cause"] == command_id.as_str()
+        });
+        let answered = one(&events, "answered", |e| {
+            e["type"] == "attention.answered" && e["cause"] == command_id.as_str()
+        });
+        assert_eq!(answered["data"]["answer"]["values"], entered);
+        let resolved = one(&events, "resolved", |e| {
+            e["type"] == "attention.resolved" && e["subject"] == request_id.as_str()
+        });
+        assert_eq!(resolved["data"]["resolution"], "answered");
+
+        // The permission, by its button: ids only, so capture metadata.
+        b.client
+            .find(Locator::Css(
+                "article[data-request] button[data-option='allow']",
+            ))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let permission_command = b
+            .wait_attr(
+                ".session-view article[data-request]:has(.kind-permission) li.command-accepted",
+                "data-command",
+                "the permission's ack",
+                |_| true,
+            )
+            .await;
+        let events = history(&served.base, Some(TOKEN), session).await;
+        let allow = one(&events, "allow", |e| e["id"] == permission_command.as_str());
+        assert_eq!(allow["capture"], "metadata");
+        assert_eq!(allow["data"]["answer"], json!({"option": "allow"}));
+
+        // The timeline: the command is there, and a cause link leads to it.
+        b.wait_for(
+            &format!("tr[data-event='{command_id}'][data-type='control.attention.respond']"),
+            "the answer in the timeline",
+            |_| true,
+        )
+        .await;
+        let answered_id = answered["id"].as_str().unwrap();
+        b.client
+            .find(Locator::Css(&format!(
+                "tr[data-event='{answered_id}'] a.cause"
+            )))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.wait_for(
+            &format!("tr.followed[data-event='{command_id}']"),
+            "the followed cause",
+            |_| true,
+        )
+        .await;
+        let focused = b
+            .client
+            .execute("return document.activeElement.dataset.event", vec![])
+            .await
+            .unwrap();
+        assert_eq!(focused, json!(command_id));
+
+        b.assert_no_errors(&[]).await;
+        b.close().await;
+        stop_demo(&mut agent);
+        stop_demo(&mut other);
+        served.stop().await;
+    });
+}
+
+/// A scripted agent over the WebSocket: its session, requests of every
+/// answerable shape, and answers that refuse, time out, then accept.
+struct Scripted {
+    /// Every command it received, as text.
+    commands: mpsc::UnboundedReceiver<String>,
+}
+
+fn event(id: &str, kind: &str, session: &str, seq: u64, extra: Value) -> Value {
+    let mut e = json!({
+        "aep": "0.1", "id": id, "type": kind,
+        "time": aep::control::rfc3339(aep_client::session::now_ms()),
+        "source": format!("urn:test:{session}"), "agent": "scripted-agent", "session": session, "seq": seq,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        e[k] = v.clone();
+    }
+    e
+}
+
+async fn scripted(base: &str, session: &str, requests: Vec<Value>, stay: bool) -> Scripted {
+    let url = format!(
+        "{}/socket?access_token={TOKEN}",
+        base.replace("http://", "ws://")
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let hello = json!({"type": "hello", "versions": ["0.1"], "role": "emitter", "identity": {"agent": "scripted-agent"},
+        "capabilities": {"control": {"accepts": ["control.attention.respond"]}}});
+    ws.send(Message::text(hello.to_string())).await.unwrap();
+    let mut seq = 0;
+    let started = event(
+        &format!("{session}-start"),
+        "session.started",
+        session,
+        seq,
+        json!({"capture": "redacted", "data": {"label": "scripted"}}),
+    );
+    ws.send(Message::text(started.to_string())).await.unwrap();
+    for r in requests {
+        seq += 1;
+        let mut e = event(
+            r["id"].as_str().unwrap(),
+            "attention.requested",
+            session,
+            seq,
+            json!({"severity": "notice"}),
+        );
+        e["capture"] = r["capture"].clone();
+        e["data"] = r["data"].clone();
+        ws.send(Message::text(e.to_string())).await.unwrap();
+    }
+    let (tx, commands) = mpsc::unbounded_channel();
+    if !stay {
+        // Leave once the relay holds the session: its owner is gone.
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while history(base, Some(TOKEN), session).await.len() < seq as usize + 1 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the relay did not take the scripted session"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = ws.close(None).await;
+        return Scripted { commands };
+    }
+    let session = session.to_owned();
+    tokio::spawn(async move {
+        let mut seen: HashSet<String> = HashSet::new();
+        while let Some(Ok(message)) = ws.next().await {
+            let Message::Text(text) = message else {
+                continue;
+            };
+            let frame: Value = serde_json::from_str(&text).unwrap();
+            if frame["type"] != "control.attention.respond" {
+                continue;
+            }
+            let _ = tx.send(text.to_string());
+            let id = frame["id"].as_str().unwrap().to_owned();
+            let subject = frame["subject"].as_str().unwrap_or_default().to_owned();
+            let first = seen.insert(id.clone());
+            let mut out = Vec::new();
+            match subject.as_str() {
+                "REQ-P" => out.push((
+                    "control.rejected",
+                    json!({"reason": "refused", "detail": "the test agent keeps its disk"}),
+                    None,
+                )),
+                // The free-text answer: silence the first time (the page
+                // times out), accepted on the retry.
+                "REQ-T" if first => {}
+                "REQ-T" => {
+                    out.push(("control.accepted", json!({}), None));
+                    out.push((
+                        "attention.answered",
+                        json!({"answer": frame["data"]["answer"]}),
+                        Some("REQ-T"),
+                    ));
+                    out.push((
+                        "attention.resolved",
+                        json!({"resolution": "answered"}),
+                        Some("REQ-T"),
+                    ));
+                }
+                _ => out.push((
+                    "control.rejected",
+                    json!({"reason": "invalid", "detail": "unexpected"}),
+                    None,
+                )),
+            }
+            for (kind, data, subject) in out {
+                seq += 1;
+                let mut e = event(
+                    &format!("{session}-{seq}"),
+                    kind,
+                    &session,
+                    seq,
+                    json!({"cause": id, "capture": "full", "data": data}),
+                );
+                if let Some(s) = subject {
+                    e["subject"] = json!(s);
+                }
+                if ws.send(Message::text(e.to_string())).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    Scripted { commands }
+}
+
+#[test]
+fn refusals_timeouts_and_requests_not_answerable_here() {
+    run(
+        "refusals_timeouts_and_requests_not_answerable_here",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let options =
+                json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]);
+            let mut agent = scripted(
+            &served.base,
+            "scripted",
+            vec![
+                json!({"id": "REQ-P", "capture": "redacted", "data": {"kind": "permission", "prompt": "Free 3 GB?", "options": options, "respond_via": ["control"]}}),
+                json!({"id": "REQ-T", "capture": "redacted", "data": {"kind": "input", "prompt": "Name the release", "respond_via": ["control"]}}),
+                json!({"id": "REQ-M", "capture": "metadata", "data": {"kind": "permission", "prompt": "permission request", "options": [{"id": "allow", "label": "1"}, {"id": "deny", "label": "2"}], "respond_via": ["control"]}}),
+                json!({"id": "REQ-O", "capture": "redacted", "data": {"kind": "permission", "prompt": "Answer in the terminal", "options": options, "respond_via": ["oob"]}}),
+            ],
+            true,
+        )
+        .await;
+            let _gone = scripted(
+            &served.base,
+            "orphaned",
+            vec![json!({"id": "REQ-G", "capture": "redacted", "data": {"kind": "permission", "prompt": "Anyone there?", "options": options, "respond_via": ["control"]}})],
+            false,
+        )
+        .await;
+            // A position that does not advance: a violation the page shows.
+            let repeat = event(
+                "REPEAT",
+                "progress.status",
+                "orphaned",
+                1,
+                json!({"data": {"message": "again"}}),
+            );
+            post(served.addr, &[repeat.to_string()]).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            b.wait_for(
+                "#violations li[data-rule='seq-regression']",
+                "the violation",
+                |t| t.contains("session orphaned") && t.contains("REPEAT"),
+            )
+            .await;
+            b.wait_for("#violations-title", "the violation count", |t| {
+                t == "Protocol violations (1)"
+            })
+            .await;
+
+            // Refused by the agent: the reason and detail are shown.
+            let card = |id: &str| format!("article[data-request='{id}']");
+            b.wait_for(
+                &format!("{} button[data-option='allow']", card("REQ-P")),
+                "the Allow button",
+                |t| t == "Allow",
+            )
+            .await
+            .click()
+            .await
+            .unwrap();
+            b.wait_for(
+                &format!("{} li.command-rejected", card("REQ-P")),
+                "the refusal",
+                |t| {
+                    t.contains("rejected by the agent: refused")
+                        && t.contains("the test agent keeps its disk")
+                },
+            )
+            .await;
+
+            // Silence past the ack window: a timeout, and a retry with the
+            // same command, byte for byte.
+            let text = b
+                .wait_for(
+                    &format!("{} textarea", card("REQ-T")),
+                    "the free-text box",
+                    |_| true,
+                )
+                .await;
+            text.send_keys("Aurora").await.unwrap();
+            b.client
+                .find(Locator::Css(&format!(
+                    "{} form.free-text button[type=submit]",
+                    card("REQ-T")
+                )))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                &format!("{} li.command-timeout", card("REQ-T")),
+                "the timeout",
+                |t| t.contains("timeout: no acknowledgement within 10 s"),
+            )
+            .await;
+            b.client
+                .find(Locator::Css(&format!("{} button.retry", card("REQ-T"))))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                &format!("{} li.command-accepted", card("REQ-T")),
+                "the ack of the retry",
+                |t| t.contains("(try 2)"),
+            )
+            .await;
+            b.wait_for(
+                &format!("{} li[data-type='attention.answered']", card("REQ-T")),
+                "the outcome",
+                |t| t.contains("“Aurora”"),
+            )
+            .await;
+            let mut got = Vec::new();
+            while got.len() < 3 {
+                let next = tokio::time::timeout(WAIT, agent.commands.recv())
+                    .await
+                    .expect("commands arrived in time")
+                    .expect("the agent runs");
+                got.push(next);
+            }
+            let free: Vec<&String> = got.iter().filter(|c| c.contains("\"REQ-T\"")).collect();
+            assert_eq!(free.len(), 2, "the answer and its retry: {got:#?}");
+            assert_eq!(
+                free[0], free[1],
+                "a retry is the same command, byte for byte"
+            );
+            let answer: Value = serde_json::from_str(free[0]).unwrap();
+            assert_eq!(answer["capture"], "full");
+            assert_eq!(answer["data"]["answer"], json!({"text": "Aurora"}));
+
+            // Capture metadata: the page says the labels are placeholders.
+            b.wait_for(
+                &format!("{} .capture-note", card("REQ-M")),
+                "the capture note",
+                |t| t.contains("structural placeholders"),
+            )
+            .await;
+            let placeholder = b
+                .client
+                .find(Locator::Css(&format!("{} h3", card("REQ-M"))))
+                .await
+                .unwrap();
+            assert!(placeholder
+                .attr("class")
+                .await
+                .unwrap()
+                .unwrap()
+                .contains("placeholder"));
+
+            // Out of band, and no live owner: no controls, and why.
+            b.wait_for(
+                &format!("{} .unreachable", card("REQ-O")),
+                "the out-of-band note",
+                |t| t.contains("out of band"),
+            )
+            .await;
+            assert!(!b
+                .client
+                .find(Locator::Css(&format!(
+                    "{} button[data-option='allow']",
+                    card("REQ-O")
+                )))
+                .await
+                .unwrap()
+                .is_displayed()
+                .await
+                .unwrap());
+            b.wait_for(
+                &format!("{} .unreachable", card("REQ-G")),
+                "the no-owner note",
+                |t| t.contains("no live owner"),
+            )
+            .await;
+            assert!(!b
+                .client
+                .find(Locator::Css(&format!(
+                    "{} button[data-option='allow']",
+                    card("REQ-G")
+                )))
+                .await
+                .unwrap()
+                .is_displayed()
+                .await
+                .unwrap());
+
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
+#[test]
+fn without_a_token_the_page_watches_and_says_why() {
+    run("without_a_token_the_page_watches_and_says_why", async {
+        // A relay without a token: the page watches; answering is off.
+        let open = relay("127.0.0.1:0", None).await;
+        let mut agent = demo(&open.base, None, "watched");
+        let b = Browser::start().await;
+        b.client.goto(&format!("{}/", open.base)).await.unwrap();
+        b.wait_for("#posture", "the posture", |t| {
+            t.starts_with("Watch-only: no token")
+        })
+        .await;
+        b.wait_for("#socket-state", "the socket state", |t| {
+            t == "off (no token)"
+        })
+        .await;
+        b.wait_for(
+            "#inbox article[data-request] .unreachable",
+            "why answering is off",
+            |t| t.contains("Answering is off: this page has no token"),
+        )
+        .await;
+        let buttons = b
+            .client
+            .find_all(Locator::Css("#inbox button[data-option]"))
+            .await
+            .unwrap();
+        assert!(!buttons.is_empty());
+        for button in buttons {
+            assert!(
+                !button.is_displayed().await.unwrap(),
+                "an answer button shows without a token"
+            );
+        }
+        b.assert_no_errors(&[]).await;
+
+        // With a token the page answers, but this relay routes no
+        // command: its `error` frame, naming the command, is shown.
+        b.client
+            .find(Locator::Css("#token-add"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.client
+            .find(Locator::Css("#token-input"))
+            .await
+            .unwrap()
+            .send_keys(&format!("any{ENTER}"))
+            .await
+            .unwrap();
+        b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+            .await;
+        let allow = b
+            .wait_for(
+                "#inbox button[data-option='allow']",
+                "the Allow button",
+                |t| t == "Allow",
+            )
+            .await;
+        allow.click().await.unwrap();
+        b.wait_for("#inbox li.command-refused", "the relay's refusal", |t| {
+            t.contains("refused by the relay: unauthorized") && t.contains("authenticated binding")
+        })
+        .await;
+        b.wait_for("#inbox li.command-refused button.retry", "the retry", |t| {
+            t == "Retry (same command)"
+        })
+        .await;
+        b.client
+            .find(Locator::Css("#token-forget"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        stop_demo(&mut agent);
+        open.stop().await;
+
+        // A relay that wants a token: the page asks for it, then works.
+        let guarded = relay("127.0.0.1:0", Some(TOKEN)).await;
+        let mut agent = demo(&guarded.base, Some(TOKEN), "guarded");
+        b.client.goto(&format!("{}/", guarded.base)).await.unwrap();
+        b.client
+            .execute("sessionStorage.clear(); location.reload();", vec![])
+            .await
+            .unwrap();
+        b.wait_for("#token-why", "the token question", |t| {
+            t.contains("requires a token")
+        })
+        .await;
+        b.client
+            .find(Locator::Css("#token-input"))
+            .await
+            .unwrap()
+            .send_keys(&format!("{TOKEN}{ENTER}"))
+            .await
+            .unwrap();
+        b.wait_for(
+            "tr[data-session='guarded']",
+            "the session after the token",
+            |_| true,
+        )
+        .await;
+        b.wait_for("#posture", "the posture", |t| {
+            t.starts_with("Answering is on")
+        })
+        .await;
+        // The 401 before the token is the one error the console may hold.
+        b.assert_no_errors(&["401"]).await;
+        b.close().await;
+        stop_demo(&mut agent);
+        guarded.stop().await;
+    });
+}
+
+/// Posts `lines` as one NDJSON batch (the relay's public ingest).
+async fn post(addr: std::net::SocketAddr, lines: &[String]) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = lines.join("\n");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /events HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nAEP-Version: 0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut answer))
+        .await
+        .expect("the relay answered")
+        .unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 202"),
+        "the history was not taken back: {answer}"
+    );
+}
+
+#[test]
+fn a_page_left_open_resumes_across_a_relay_restart_without_duplicates() {
+    run(
+        "a_page_left_open_resumes_across_a_relay_restart_without_duplicates",
+        async {
+            let first = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let addr = first.addr;
+            let session = "restarted";
+            let mut agent = demo(&first.base, Some(TOKEN), session);
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", first.base))
+                .await
+                .unwrap();
+            b.wait_for(
+                &format!("tr[data-session='{session}'] a"),
+                "the session",
+                |_| true,
+            )
+            .await
+            .click()
+            .await
+            .unwrap();
+            b.wait_script(
+                "return document.querySelectorAll('tr[data-event]').length >= 12",
+                "a dozen events",
+                WAIT,
+            )
+            .await;
+
+            // The relay goes away and comes back on the same address holding
+            // what it held (as a relay with storage would): the page resumes
+            // from its positions; what it sees twice it shows once.
+            let held: Vec<String> = history(&first.base, Some(TOKEN), session)
+                .await
+                .iter()
+                .map(|e| e.to_string())
+                .collect();
+            let before = held.len();
+            first.stop().await;
+            b.wait_for("#stream-state", "the page noticing", |t| {
+                t == "reconnecting"
+            })
+            .await;
+            let second = relay(&addr.to_string(), Some(TOKEN)).await;
+            post(addr, &held).await;
+            // The demo reconnects and goes on; its next events reach the page.
+            let deadline = tokio::time::Instant::now() + WAIT;
+            let newer = loop {
+                let now: Vec<Value> = history(&second.base, Some(TOKEN), session).await;
+                if now.len() > before + 5 {
+                    break now[now.len() - 1]["id"].as_str().unwrap().to_owned();
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "the demo did not continue on the new relay"
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            };
+            b.wait_for(
+                &format!("tr[data-event='{newer}']"),
+                "an event from after the restart",
+                |_| true,
+            )
+            .await;
+            b.wait_for("#stream-state", "the stream live again", |t| t == "live")
+                .await;
+            let ids = b.client.execute("return [...document.querySelectorAll('tr[data-event]')].map(r => r.dataset.event)", vec![]).await.unwrap();
+            let ids: Vec<&str> = ids
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            let unique: HashSet<&str> = ids.iter().copied().collect();
+            assert_eq!(unique.len(), ids.len(), "an event shows twice");
+            assert!(
+                ids.len() > before,
+                "the timeline did not grow past the restart"
+            );
+            b.client
+                .find(Locator::Css(".session-view a[href='#/']"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for("#violations-title", "no violations", |t| {
+                t == "Protocol violations (0)"
+            })
+            .await;
+            b.assert_no_errors(&[
+                "ERR_CONNECTION_REFUSED",
+                "ERR_INCOMPLETE_CHUNKED_ENCODING",
+                "/socket",
+            ])
+            .await;
+            b.close().await;
+            stop_demo(&mut agent);
+            second.stop().await;
+        },
+    );
+}

@@ -1,0 +1,262 @@
+// The fleet the page shows, folded from the events it reads, with the
+// state projection's rules (the same as the `aep` crate's and the
+// published SDKs'): dedupe on (source, id), sessions keyed by
+// (source, session), runs and their one terminal, pending attention
+// cleared only by `attention.resolved`/`attention.timeout`, one
+// `session.ended`, positions that only go forward. What breaks a rule is
+// recorded as a violation, never hidden. Pure: no DOM, no network.
+
+/** Whether `type` is a command (AEP-0004 §2): it names its target's
+ * session under the sender's source, so it folds no session state. */
+export function isCommand(type) {
+  return /^control\.(attention\.respond|cancel|pause|resume)$/.test(type) || /^x\.[^.]+\.control\./.test(type);
+}
+
+const TERMINAL = { 'run.finished': 'finished', 'run.failed': 'failed', 'run.cancelled': 'cancelled' };
+
+/** JSON with object members in name order: equal events, equal text. */
+export function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A 53-bit hash of a string (cyrb53), to remember events cheaply. */
+function hash(text) {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** The key of a session or of a request: two strings, unambiguously. */
+export function key(a, b) {
+  return JSON.stringify([a, b]);
+}
+
+function text(value) {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+export class Fleet {
+  /** `keep`: events kept per session timeline (older ones are counted). */
+  constructor({ keep = 2000 } = {}) {
+    this.keep = keep;
+    this.seen = new Map();
+    this.sessions = new Map();
+    this.requests = new Map();
+    this.violations = [];
+    this.unreadable = 0;
+    /** Commands by id, and the events that name each id as `cause`. */
+    this.commands = new Map();
+    this.effects = new Map();
+    /** Commands for a session name no session of which is known yet. */
+    this.orphans = new Map();
+  }
+
+  /**
+   * Folds one event's JSON text. Returns `{status}`: `new` (with
+   * `event`), `duplicate` (the same event again: dropped), `collision`
+   * (another event under a seen (source, id): dropped, a violation) or
+   * `invalid` (not an event: counted).
+   */
+  ingest(line) {
+    let event;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      this.unreadable += 1;
+      return { status: 'invalid' };
+    }
+    if (!event || typeof event !== 'object' || Array.isArray(event) || !text(event.id) || !text(event.type) || !text(event.source)) {
+      this.unreadable += 1;
+      return { status: 'invalid' };
+    }
+    const seenKey = key(event.source, event.id);
+    const fingerprint = hash(canonical(event));
+    const before = this.seen.get(seenKey);
+    if (before !== undefined) {
+      if (before === fingerprint) return { status: 'duplicate', event };
+      this.violations.push({ rule: 'id-collision', source: event.source, id: event.id });
+      return { status: 'collision', event };
+    }
+    this.seen.set(seenKey, fingerprint);
+    if (text(event.cause)) {
+      if (!this.effects.has(event.cause)) this.effects.set(event.cause, []);
+      this.effects.get(event.cause).push(event);
+    }
+    if (isCommand(event.type)) {
+      this.commands.set(event.id, event);
+      this.attachForeign(event);
+      return { status: 'new', event };
+    }
+    if (event.type === 'attention.routed') this.attachForeign(event);
+    if (event.type.startsWith('agent.') || !text(event.session) || event.type === 'attention.routed') {
+      return { status: 'new', event };
+    }
+    this.fold(event);
+    return { status: 'new', event };
+  }
+
+  /** A command or routing note belongs in every timeline of its session
+   * name (the sender's source is not the session's). */
+  attachForeign(event) {
+    const name = text(event.session);
+    if (!name) return;
+    let attached = false;
+    for (const s of this.sessions.values()) {
+      if (s.session === name) {
+        this.push(s, event);
+        attached = true;
+      }
+    }
+    if (!attached) {
+      if (!this.orphans.has(name)) this.orphans.set(name, []);
+      this.orphans.get(name).push(event);
+    }
+  }
+
+  session(event) {
+    const k = key(event.source, event.session);
+    let s = this.sessions.get(k);
+    if (!s) {
+      s = {
+        key: k,
+        source: event.source,
+        session: event.session,
+        agent: text(event.agent) || '',
+        started: null,
+        ended: null,
+        position: null,
+        runs: new Map(),
+        pending: [],
+        requests: [],
+        timeline: [],
+        dropped: 0,
+        last: null,
+        label: null,
+      };
+      this.sessions.set(k, s);
+      for (const orphan of this.orphans.get(event.session) || []) this.push(s, orphan);
+      this.orphans.delete(event.session);
+    }
+    return s;
+  }
+
+  push(s, event) {
+    s.timeline.push(event);
+    if (s.timeline.length > this.keep) {
+      s.timeline.shift();
+      s.dropped += 1;
+    }
+  }
+
+  fold(event) {
+    const s = this.session(event);
+    const where = { source: s.source, session: s.session };
+    this.push(s, event);
+    const time = Date.parse(event.time);
+    if (Number.isFinite(time) && (s.last === null || time > s.last)) s.last = time;
+
+    const run = text(event.run);
+    if (run) {
+      if (event.type === 'run.started' && !s.runs.has(run)) {
+        s.runs.set(run, { run, status: 'running', started: event.time ?? null, ended: null });
+      }
+      const terminal = TERMINAL[event.type];
+      if (terminal) {
+        const known = s.runs.get(run);
+        if (!known) s.runs.set(run, { run, status: terminal, started: null, ended: event.time ?? null });
+        else if (known.status !== 'running') this.violations.push({ rule: 'run-terminal-exclusivity', ...where, run });
+        else {
+          known.status = terminal;
+          known.ended = event.time ?? null;
+        }
+      }
+    }
+
+    const data = event.data && typeof event.data === 'object' ? event.data : {};
+    if (event.type === 'attention.requested') {
+      const k = key(event.source, event.id);
+      const request = {
+        key: k,
+        id: event.id,
+        source: event.source,
+        session: event.session,
+        sessionKey: s.key,
+        event,
+        kind: typeof data.kind === 'string' ? data.kind : null,
+        since: event.time ?? null,
+        state: 'pending',
+        answered: null,
+        closedBy: null,
+      };
+      this.requests.set(k, request);
+      if (!s.requests.includes(k)) s.requests.push(k);
+      if (!s.pending.includes(k)) s.pending.push(k);
+    } else if (event.type.startsWith('attention.') && text(event.subject)) {
+      const request = this.requests.get(key(event.source, event.subject));
+      if (event.type === 'attention.answered' && request) request.answered = event;
+      if (event.type === 'attention.resolved' || event.type === 'attention.timeout') {
+        const k = key(event.source, event.subject);
+        s.pending = s.pending.filter((p) => p !== k);
+        if (request) {
+          request.state = event.type === 'attention.timeout' ? 'timeout' : 'resolved';
+          request.closedBy = event;
+        }
+      }
+    }
+
+    if (event.type === 'session.started') {
+      if (s.started === null) s.started = event.time ?? null;
+      if (typeof data.label === 'string') s.label = data.label;
+    }
+    if (event.type === 'session.ended') {
+      if (s.pending.length) this.violations.push({ rule: 'ended-with-pending-attention', ...where, pending: s.pending.length });
+      if (s.ended !== null) this.violations.push({ rule: 'session-terminal-exclusivity', ...where });
+      else s.ended = event.time ?? null;
+    }
+
+    if (Number.isInteger(event.seq)) {
+      const epoch = Number.isInteger(event.epoch) ? event.epoch : 0;
+      const last = s.position;
+      if (last && epoch < last.epoch) this.violations.push({ rule: 'epoch-regression', ...where, id: event.id });
+      else if (last && epoch === last.epoch && event.seq <= last.seq) this.violations.push({ rule: 'seq-regression', ...where, id: event.id });
+      s.position = { epoch, seq: event.seq };
+    }
+  }
+
+  /** running, waiting (on a person) or ended. */
+  static state(s) {
+    if (s.ended !== null) return 'ended';
+    if (s.pending.length) return 'waiting';
+    return 'running';
+  }
+
+  /** Every pending request, newest first. */
+  inbox() {
+    const all = [];
+    for (const s of this.sessions.values()) for (const k of s.pending) all.push(this.requests.get(k));
+    return all.filter(Boolean).sort((a, b) => (Date.parse(b.since) || 0) - (Date.parse(a.since) || 0));
+  }
+
+  /** The events whose `cause` is `id`, and those one hop further through
+   * an ack (AEP-0004 §6: outcomes may name the ack). */
+  outcomes(id) {
+    const direct = this.effects.get(id) || [];
+    const out = [...direct];
+    for (const ack of direct) {
+      if (ack.type === 'control.accepted' || ack.type === 'control.rejected') out.push(...(this.effects.get(ack.id) || []));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,57 @@
+// Where the page's token comes from and where it stays: the URL fragment
+// (`#token=...`, never sent to a server), then sessionStorage for this
+// tab only. The fragment is dropped from the address bar at once.
+
+const KEY = 'aep-relay-token';
+
+/**
+ * Splits a URL fragment into the token it carries (`token=` among
+ * `&`-separated parts) and the fragment without it. A token that is not
+ * valid percent-encoding is refused (`token: null`, `bad: true`).
+ */
+export function takeToken(hash) {
+  const parts = String(hash || '').replace(/^#/, '').split('&').filter((p) => p !== '');
+  let token = null;
+  let bad = false;
+  const rest = [];
+  for (const part of parts) {
+    if (part.startsWith('token=')) {
+      try {
+        const value = decodeURIComponent(part.slice('token='.length));
+        if (value !== '') token = value;
+      } catch {
+        bad = true;
+      }
+    } else rest.push(part);
+  }
+  return { token, bad, hash: rest.length ? `#${rest.join('&')}` : '' };
+}
+
+/** The token for this tab: from the fragment (then stored and removed
+ * from the address bar), else from sessionStorage, else null. */
+export function loadToken() {
+  const { token, hash } = takeToken(window.location.hash);
+  if (window.location.hash.includes('token=')) {
+    const clean = window.location.pathname + window.location.search + hash;
+    window.history.replaceState(null, '', clean);
+  }
+  if (token) {
+    saveToken(token);
+    return token;
+  }
+  try {
+    return window.sessionStorage.getItem(KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps `token` for this tab (null forgets it). */
+export function saveToken(token) {
+  try {
+    if (token) window.sessionStorage.setItem(KEY, token);
+    else window.sessionStorage.removeItem(KEY);
+  } catch {
+    // Storage refused (a private mode): the token lives in memory only.
+  }
+}
