@@ -95,6 +95,7 @@ pub fn run(args: &Args) -> Status {
 }
 
 async fn start(args: &Args) -> Status {
+    let stop = shutdown_signal();
     let session = args.session.clone().unwrap_or_else(|| {
         format!(
             "demo-{}",
@@ -124,7 +125,7 @@ async fn start(args: &Args) -> Status {
         pace: Duration::from_millis(args.pace.max(10)),
     };
     match agent::Demo::new(settings) {
-        Ok(demo) => demo.run(shutdown_signal()).await,
+        Ok(demo) => demo.run(stop).await,
         Err(message) => {
             diag!("aep demo: error: {message}");
             Status::Failure
@@ -164,17 +165,32 @@ async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool), String>
     })
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or SIGINT, registered now (not on first poll), so a signal
+/// that arrives while the demo is still connecting ends it cleanly too.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            match (term, int) {
+                (Some(mut term), Some(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            return;
         }
     }
-    let _ = tokio::signal::ctrl_c().await;
+    #[cfg(not(unix))]
+    {
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
