@@ -5,8 +5,11 @@
 
 mod cmd;
 mod input;
+mod live;
+mod order;
 mod output;
 mod progress;
+mod render;
 mod terminal;
 
 use std::process::ExitCode;
@@ -57,6 +60,11 @@ enum Command {
     Filter(cmd::filter::Args),
     Relay(cmd::relay::Args),
     Demo(cmd::demo::Args),
+    Post(cmd::post::Args),
+    Tail(cmd::tail::Args),
+    Timeline(cmd::timeline::Args),
+    Sink(cmd::sink::Args),
+    Cancel(cmd::cancel::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +79,11 @@ fn main() -> ExitCode {
         Command::Filter(args) => cmd::filter::run(args),
         Command::Relay(args) => cmd::relay::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Post(args) => cmd::post::run(args),
+        Command::Tail(args) => cmd::tail::run(args),
+        Command::Timeline(args) => cmd::timeline::run(args),
+        Command::Sink(args) => cmd::sink::run(args),
+        Command::Cancel(args) => return cmd::cancel::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -1,14 +1,20 @@
 //! One module per subcommand; each has its `Args` (clap) and a `run`
 //! that returns the exit [`Status`].
 
+pub mod cancel;
 pub mod convert;
 pub mod demo;
 pub mod emit;
 pub mod filter;
+pub mod post;
 pub mod project;
 pub mod redact;
 pub mod relay;
 pub mod respond;
+pub mod send;
+pub mod sink;
+pub mod tail;
+pub mod timeline;
 pub mod validate;
 
 /// How a command ended: the process exit status.
