@@ -65,6 +65,8 @@ enum Command {
     Timeline(cmd::timeline::Args),
     Sink(cmd::sink::Args),
     Cancel(cmd::cancel::Args),
+    Replay(cmd::replay::Args),
+    Doctor(cmd::doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +86,8 @@ fn main() -> ExitCode {
         Command::Timeline(args) => cmd::timeline::run(args),
         Command::Sink(args) => cmd::sink::run(args),
         Command::Cancel(args) => return cmd::cancel::run(args),
+        Command::Replay(args) => cmd::replay::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
     };
     ExitCode::from(status.code())
 }

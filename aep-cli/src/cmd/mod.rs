@@ -4,12 +4,14 @@
 pub mod cancel;
 pub mod convert;
 pub mod demo;
+pub mod doctor;
 pub mod emit;
 pub mod filter;
 pub mod post;
 pub mod project;
 pub mod redact;
 pub mod relay;
+pub mod replay;
 pub mod respond;
 pub mod send;
 pub mod sink;
