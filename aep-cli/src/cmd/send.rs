@@ -151,3 +151,52 @@ async fn look_again(relay: &str, token: Option<&str>, session: &str, id: &str) -
     }
     Sent::Timeout
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(kind: &str, id: &str, cause: &str, seq: u64, data: &str) -> String {
+        format!(
+            r#"{{"aep":"0.1","id":"{id}","type":"{kind}","time":"2026-11-30T09:00:00Z","source":"urn:aep:t","agent":"t","session":"s","seq":{seq},"cause":"{cause}","subject":"{cause}","data":{data}}}"#
+        )
+    }
+
+    /// The history is read once more before a timeout is called: an ack
+    /// the live push missed still settles the command.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_history_settles_what_the_live_push_missed() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let relay = aep_relay::Relay::new(aep_relay::Config::default()).unwrap();
+        let shutdown = relay.shutdown_handle();
+        tokio::spawn(relay.serve(listener));
+        let poster =
+            aep_client::http::BatchPoster::new(&base, None, Duration::from_secs(10)).unwrap();
+        let lines = [
+            ack("control.accepted", "a1", "cmd-1", 1, "{}"),
+            ack(
+                "control.rejected",
+                "a2",
+                "cmd-2",
+                2,
+                r#"{"reason":"refused","detail":"not now"}"#,
+            ),
+        ];
+        assert_eq!(
+            poster.post(&lines).await,
+            aep_client::http::BatchAnswer::Accepted
+        );
+        assert!(
+            matches!(look_again(&base, None, "s", "cmd-1").await, Sent::Accepted(a) if a.id == "a1")
+        );
+        assert!(
+            matches!(look_again(&base, None, "s", "cmd-2").await, Sent::Nacked(why) if why.contains("refused: not now"))
+        );
+        assert!(matches!(
+            look_again(&base, None, "s", "cmd-3").await,
+            Sent::Timeout
+        ));
+        shutdown.shutdown();
+    }
+}

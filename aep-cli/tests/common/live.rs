@@ -252,3 +252,130 @@ impl Lines {
         lines
     }
 }
+
+/// `aep demo` on `session` (run `r1`, fast), the agent that answers
+/// commands.
+pub fn demo(relay: &TestRelay, session: &str) -> Child {
+    let mut command = super::aep();
+    command
+        .args([
+            "demo",
+            "--relay",
+            &relay.base,
+            "--session",
+            session,
+            "--run",
+            "r1",
+            "--pace",
+            "20",
+        ])
+        .env_remove("AEP_RELAY")
+        .env_remove("AEP_TOKEN");
+    if let Some(token) = &relay.token {
+        command.env("AEP_TOKEN", token);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the aep binary runs")
+}
+
+/// The first event of `session` in the relay's history that `pick` takes,
+/// within the bound.
+pub fn wait_for(
+    relay: &TestRelay,
+    session: &str,
+    mut pick: impl FnMut(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut found = None;
+    until("the awaited event is in the history", || {
+        found = relay
+            .history(session)
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|e| pick(e));
+        found.is_some()
+    });
+    found.unwrap()
+}
+
+/// A control target that claims a session, declares the commands, and
+/// never answers: what it receives is kept. Dropping it disconnects.
+pub struct SilentTarget {
+    /// The command lines received.
+    pub received: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SilentTarget {
+    /// Connects to `relay` and claims `session`.
+    pub fn start(relay: &TestRelay, claimed: &str) -> SilentTarget {
+        use futures_util::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        let url = format!(
+            "{}/socket?access_token={}",
+            relay.base.replace("http://", "ws://"),
+            relay.token.clone().unwrap_or_default()
+        );
+        let claim = session("urn:aep:silent", claimed, 0, 1, 0).remove(0);
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = received.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+                let hello = serde_json::json!({"type": "hello", "versions": ["0.1"], "role": "emitter",
+                    "identity": {"agent": "silent"},
+                    "capabilities": {"control": {"accepts": ["control.cancel", "control.attention.respond"]}}});
+                ws.send(Message::text(hello.to_string())).await.unwrap();
+                ws.send(Message::text(claim)).await.unwrap();
+                let mut stopped = std::pin::pin!(stopped);
+                let mut said = false;
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => break,
+                        message = ws.next() => match message {
+                            Some(Ok(Message::Text(text))) => {
+                                if text.contains("\"type\":\"hello\"") && !said {
+                                    said = true;
+                                    let _ = ready.send(());
+                                } else if text.contains("control.") {
+                                    kept.lock().unwrap().push(text.to_string());
+                                }
+                            }
+                            Some(Ok(_)) => {}
+                            _ => break,
+                        }
+                    }
+                }
+            });
+        });
+        is_ready
+            .recv_timeout(WAIT)
+            .expect("the silent target says hello");
+        SilentTarget {
+            received,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for SilentTarget {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
