@@ -11,6 +11,7 @@
 
 mod answer;
 mod event;
+mod pick;
 mod prompt;
 mod relay;
 
@@ -19,8 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use aep::attention_requested::RespondVia;
-use aep::projection::project;
-use aep::{AttentionRequested, Event, Payload};
+use aep::{AttentionRequested, Event};
 
 use super::redact::PipelineArgs;
 use super::send::AckArgs;
@@ -277,11 +277,11 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
         }
         Mode::File(path) => {
             let name = input::display_name(path);
-            let events = read(args, path, &name)?;
+            let events = pick::read(args, path, &name)?;
             (name, events, None)
         }
     };
-    let request = choose(&events, args.id.as_deref(), &name)?;
+    let request = pick::choose(&events, args.id.as_deref(), &name)?;
     let via = request.payload.respond_via.as_deref();
     if args.emit == Emit::Respond && via.is_some_and(|via| !via.contains(&RespondVia::Control)) {
         diag!(
@@ -358,92 +358,4 @@ fn mode(args: &Args) -> Result<Mode, Stop> {
     crate::live::check_url(&relay)
         .map(Mode::Relay)
         .map_err(Stop::Failure)
-}
-
-/// Reads the events of a capture.
-fn read(args: &Args, path: &std::path::Path, name: &str) -> Result<Vec<Event>, Stop> {
-    let input = input::open(path).map_err(|e| Stop::Failure(e.to_string()))?;
-    let mut events = Vec::new();
-    let reader = aep::aep_types::reader::EventReader::with_max_line_bytes(
-        input.reader,
-        args.limit.max_line_bytes,
-    );
-    for result in reader {
-        match result {
-            Ok(event) => events.push(event),
-            Err(e) if e.is_io() => return Err(Stop::Failure(format!("{name}: {e}"))),
-            Err(e) => diag!("aep respond: {name}: {e}; skipped"),
-        }
-    }
-    Ok(events)
-}
-
-/// Picks the request to answer among `events` (read from `name`).
-fn choose(events: &[Event], id: Option<&str>, name: &str) -> Result<Request, Stop> {
-    let snapshot = project(events);
-    let is_pending = |event: &Event| {
-        snapshot.sessions.iter().any(|s| {
-            s.source == event.source
-                && Some(&s.session) == event.session.as_ref()
-                && s.pending.iter().any(|p| p.id == event.id)
-        })
-    };
-    // Newest first: the last request still pending wins.
-    let requests = || {
-        events
-            .iter()
-            .rev()
-            .filter(|e| e.type_ == "attention.requested")
-    };
-    let chosen = match id {
-        None => requests()
-            .find(|e| is_pending(e))
-            .ok_or_else(|| Stop::Refused(format!("{name}: no attention request is pending")))?,
-        Some(id) => {
-            let mut named = requests().filter(|e| e.id == id).peekable();
-            if named.peek().is_none() {
-                return Err(Stop::Refused(format!(
-                    "{name}: no attention.requested has the id `{id}`"
-                )));
-            }
-            named.find(|e| is_pending(e)).ok_or_else(|| {
-                Stop::Refused(format!(
-                    "{name}: the request `{id}` is no longer pending (it was resolved or timed out)"
-                ))
-            })?
-        }
-    };
-    if let Err(violations) = chosen.validate() {
-        return Err(Stop::Refused(format!(
-            "{name}: the request `{}` cannot be answered, it breaks its schema: {violations}",
-            chosen.id
-        )));
-    }
-    let payload = match chosen.payload() {
-        Ok(Payload::AttentionRequested(payload)) => payload,
-        Ok(other) => {
-            return Err(Stop::Bug(format!(
-                "`{}` decoded as {:?}, not as a request",
-                chosen.id,
-                other.event_type()
-            )))
-        }
-        Err(e) => {
-            return Err(Stop::Refused(format!(
-                "{name}: the request `{}` cannot be answered: {e}",
-                chosen.id
-            )))
-        }
-    };
-    let position = snapshot
-        .sessions
-        .iter()
-        .find(|s| s.source == chosen.source && Some(&s.session) == chosen.session.as_ref())
-        .and_then(|s| s.position)
-        .map(|p| (p.epoch, p.seq));
-    Ok(Request {
-        event: chosen.clone(),
-        payload,
-        position,
-    })
 }

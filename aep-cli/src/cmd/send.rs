@@ -40,7 +40,7 @@ pub const TIMED_OUT: u8 = 4;
 #[derive(Debug)]
 pub enum Sent {
     /// `control.accepted`.
-    Accepted(Event),
+    Accepted(Box<Event>),
     /// Nacked; why, in words.
     Nacked(String),
     /// No ack, live or in the history.
@@ -97,7 +97,7 @@ pub async fn send(relay: &str, token: Option<String>, command: Event, acks: &Ack
     client.close();
     match settled {
         Ok(settled) => match settled.outcome {
-            Outcome::Accepted(ack) => Sent::Accepted(ack),
+            Outcome::Accepted(ack) => Sent::Accepted(Box::new(ack)),
             Outcome::Rejected { reason, detail, .. } => Sent::Nacked(format!(
                 "rejected by the target: {}{}",
                 reason.map_or("(a reason this version does not know)", |r| r.as_str()),
@@ -134,7 +134,7 @@ async fn look_again(relay: &str, token: Option<&str>, session: &str, id: &str) -
             continue;
         }
         match event.type_.as_str() {
-            "control.accepted" => return Sent::Accepted(event),
+            "control.accepted" => return Sent::Accepted(Box::new(event)),
             "control.rejected" => {
                 let why = match event.payload() {
                     Ok(Payload::ControlRejected(nack)) => format!(

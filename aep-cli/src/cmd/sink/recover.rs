@@ -54,10 +54,7 @@ pub fn scan(path: &Path, repair: bool) -> io::Result<Scan> {
     let mut offset = 0u64;
     // Where a trailing run of bad lines (or a torn line) starts.
     let mut cut: Option<(u64, &'static str)> = None;
-    loop {
-        let Some((number, line, ending)) = lines.next_line_with_ending()? else {
-            break;
-        };
+    while let Some((number, line, ending)) = lines.next_line_with_ending()? {
         let (text, len) = match line {
             Line::Text(text) => (Some(text), text.len() as u64 + ending.len() as u64),
             Line::TooLong { .. } => (None, 0),
