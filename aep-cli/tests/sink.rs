@@ -147,15 +147,16 @@ fn a_killed_sink_with_a_torn_line_restarts_without_duplicates_or_gaps() {
     // Killed mid-stream: no flush, no state commit.
     assert_eq!(stop(&mut child, "KILL"), None);
     // A write cut by the crash.
+    // The agent's file (not the router's, whose name has the same prefix).
     let live = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("sink-a-")
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with("sink-a-")
+                && std::fs::read_to_string(p)
+                    .unwrap()
+                    .contains("\"source\":\"urn:aep:test\"")
         })
         .expect("session a's file");
     std::fs::OpenOptions::new()
