@@ -20,17 +20,23 @@ const LONG_ABOUT: &str = "\
 Tools for Agent Event Protocol (AEP) streams: JSONL files with one AEP event
 per line, as adapters capture them and relays forward them.
 
-Every subcommand reads the FILEs it is given (`-` is standard input) line by
-line, with a bound on the length of one line (--max-line-bytes).";
+The file commands read the FILEs they are given (`-` is standard input) line
+by line, with a bound on the length of one line (--max-line-bytes). The live
+commands (relay, demo, post, tail, sink, timeline, respond --relay, cancel,
+replay, doctor) talk to a relay: --relay URL (AEP_RELAY, default
+http://127.0.0.1:8787) and --token (AEP_TOKEN).";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 when the input is clean, 1 when it has errors, 2 for usage
-errors and inputs that cannot be read.
+errors and inputs that cannot be read; respond and cancel add 3 (the command
+was nacked) and 4 (no ack in time). Each subcommand's help has the details.
 
 Examples:
   aep validate capture.jsonl          check a capture against every rule
   aep project capture.jsonl           print the per-session state as JSON
   aep filter '{\"type\": \"tool.*\"}' -   pass on the events that match a filter
+  aep tail --type 'attention.*'       follow a relay's events
+  aep sink --out captures             capture a relay durably
   aep help validate                   the options of one subcommand";
 
 /// The command line.
@@ -38,7 +44,7 @@ Examples:
 #[command(
     name = "aep",
     version,
-    about = "Validate and inspect Agent Event Protocol (AEP) JSONL streams",
+    about = "Validate and inspect Agent Event Protocol (AEP) JSONL streams, and work with relays",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
     propagate_version = true

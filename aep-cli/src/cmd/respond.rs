@@ -116,7 +116,7 @@ const CANCELLED: u8 = 130;
 /// The arguments of `aep respond`.
 #[derive(Debug, clap::Args)]
 #[command(
-    about = "Answer a pending attention request and print the answer as an AEP event",
+    about = "Answer a pending attention request: print the answer as an AEP event, or send it through a relay",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP
 )]
