@@ -5,8 +5,11 @@
 
 mod cmd;
 mod input;
+mod live;
+mod order;
 mod output;
 mod progress;
+mod render;
 mod terminal;
 
 use std::process::ExitCode;
@@ -17,17 +20,23 @@ const LONG_ABOUT: &str = "\
 Tools for Agent Event Protocol (AEP) streams: JSONL files with one AEP event
 per line, as adapters capture them and relays forward them.
 
-Every subcommand reads the FILEs it is given (`-` is standard input) line by
-line, with a bound on the length of one line (--max-line-bytes).";
+The file commands read the FILEs they are given (`-` is standard input) line
+by line, with a bound on the length of one line (--max-line-bytes). The live
+commands (relay, demo, post, tail, sink, timeline, respond --relay, cancel,
+replay, doctor) talk to a relay: --relay URL (AEP_RELAY, default
+http://127.0.0.1:8787) and --token (AEP_TOKEN).";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 when the input is clean, 1 when it has errors, 2 for usage
-errors and inputs that cannot be read.
+errors and inputs that cannot be read; respond and cancel add 3 (the command
+was nacked) and 4 (no ack in time). Each subcommand's help has the details.
 
 Examples:
   aep validate capture.jsonl          check a capture against every rule
   aep project capture.jsonl           print the per-session state as JSON
   aep filter '{\"type\": \"tool.*\"}' -   pass on the events that match a filter
+  aep tail --type 'attention.*'       follow a relay's events
+  aep sink --out captures             capture a relay durably
   aep help validate                   the options of one subcommand";
 
 /// The command line.
@@ -35,7 +44,7 @@ Examples:
 #[command(
     name = "aep",
     version,
-    about = "Validate and inspect Agent Event Protocol (AEP) JSONL streams",
+    about = "Validate and inspect Agent Event Protocol (AEP) JSONL streams, and work with relays",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
     propagate_version = true
@@ -58,6 +67,13 @@ enum Command {
     Adapter(cmd::adapter::Args),
     Relay(cmd::relay::Args),
     Demo(cmd::demo::Args),
+    Post(cmd::post::Args),
+    Tail(cmd::tail::Args),
+    Timeline(cmd::timeline::Args),
+    Sink(cmd::sink::Args),
+    Cancel(cmd::cancel::Args),
+    Replay(cmd::replay::Args),
+    Doctor(cmd::doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +89,13 @@ fn main() -> ExitCode {
         Command::Adapter(args) => cmd::adapter::run(args),
         Command::Relay(args) => cmd::relay::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Post(args) => cmd::post::run(args),
+        Command::Tail(args) => cmd::tail::run(args),
+        Command::Timeline(args) => cmd::timeline::run(args),
+        Command::Sink(args) => cmd::sink::run(args),
+        Command::Cancel(args) => return cmd::cancel::run(args),
+        Command::Replay(args) => cmd::replay::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
     };
     ExitCode::from(status.code())
 }

@@ -1,7 +1,8 @@
 //! The README's section on the command line stays true: every `$ aep ...`
 //! command in its `console` blocks is run from the workspace root and must
 //! print exactly what follows it (standard output, then standard error),
-//! and its rule table must be the one `aep::stream::Rule` describes.
+//! and its rule table must be the one `aep::stream::Rule` describes. The
+//! same holds for the `console` blocks of `docs/cli-live.md`.
 
 mod common;
 
@@ -44,9 +45,23 @@ fn every_command_in_the_readme_prints_what_the_readme_shows() {
     let readme = readme();
     let commands = commands(&readme);
     assert!(commands.len() >= 4, "found only {commands:?}");
+    check(&commands, "README");
+}
+
+#[test]
+fn every_command_in_the_live_commands_page_prints_what_it_shows() {
+    let path = common::crate_dir().join("../docs/cli-live.md");
+    let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let commands = commands(&page);
+    assert!(commands.len() >= 3, "found only {commands:?}");
+    check(&commands, "docs/cli-live.md");
+}
+
+/// Runs each command from the workspace root and compares its output.
+fn check(commands: &[(String, String)], page: &str) {
     let root = common::crate_dir().join("..");
     let mut wrong = Vec::new();
-    for (command, expected) in &commands {
+    for (command, expected) in commands {
         let args: Vec<&str> = command.split_whitespace().collect();
         assert_eq!(args[0], "aep", "{command}");
         let output = common::aep()
@@ -59,7 +74,7 @@ fn every_command_in_the_readme_prints_what_the_readme_shows() {
             String::from_utf8(output.stdout).unwrap() + &String::from_utf8(output.stderr).unwrap();
         if &actual != expected {
             wrong.push(format!(
-                "$ {command}\n--- README\n{expected}--- actual\n{actual}"
+                "$ {command}\n--- {page}\n{expected}--- actual\n{actual}"
             ));
         }
     }

@@ -36,8 +36,10 @@ use crate::error::Error;
 use crate::outbox::{Outbox, Queued};
 use crate::transport::{Flushed, Transport};
 
+mod batch;
 mod deliver;
 
+pub use batch::{BatchAnswer, BatchPoster};
 use deliver::{run, Poster};
 
 /// The rejections kept for [`HttpEmitter::rejected`].

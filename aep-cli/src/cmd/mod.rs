@@ -2,14 +2,22 @@
 //! that returns the exit [`Status`].
 
 pub mod adapter;
+pub mod cancel;
 pub mod convert;
 pub mod demo;
+pub mod doctor;
 pub mod emit;
 pub mod filter;
+pub mod post;
 pub mod project;
 pub mod redact;
 pub mod relay;
+pub mod replay;
 pub mod respond;
+pub mod send;
+pub mod sink;
+pub mod tail;
+pub mod timeline;
 pub mod validate;
 
 /// How a command ended: the process exit status.

@@ -11,18 +11,21 @@
 
 mod answer;
 mod event;
+mod pick;
 mod prompt;
+mod relay;
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use aep::attention_requested::RespondVia;
-use aep::projection::project;
-use aep::{AttentionRequested, Event, Payload};
+use aep::{AttentionRequested, Event};
 
 use super::redact::PipelineArgs;
+use super::send::AckArgs;
 use crate::diag;
-use crate::input::{self, OneInputArgs};
+use crate::input::{self, LineLimit};
 use crate::output::Stdout;
 use event::{Emit, FreeText, Sender};
 
@@ -65,11 +68,21 @@ An answer that carries free text (a string field, an \"Other\" text,
 redaction pipeline first (see `aep redact`; --home, --secret, --secret-env
 and --no-pii set it up as for `aep emit`): `redacted` says the pipeline ran.
 To send the text as typed, say --capture full: the event then says `full`.
-An answer without free text is `metadata`.";
+An answer without free text is `metadata`.
+
+With --relay URL (or AEP_RELAY set) and no FILE, the requests are those the
+relay holds (its live=0 history, of --session or of every session it holds,
+folded by the state projection), and the answer is sent to the agent over
+the relay's WebSocket instead of printed: subscribed to the session's acks
+first, sent again with the same id when no ack comes within --ack-window
+(--retries times), and settled by the agent's control.accepted or
+control.rejected, or the relay's refusal on its behalf. Before a timeout is
+called, the relay's history is read once more for the ack. With a FILE the
+answer is printed, as without a relay.";
 
 const AFTER_HELP: &str = "\
 Exit status:
-  0    the answer was written
+  0    the answer was written (with a relay: accepted by the agent)
   1    nothing to answer (no pending request, an unknown --id), or an answer
        the request refuses (the field and the rule are named); nothing is
        written
@@ -77,6 +90,9 @@ Exit status:
        twice included), an input that cannot be read, or an event that
        would break the protocol (a bug: its violations are printed, it is
        not written)
+  3    (with a relay) rejected by the agent, or refused by the relay on its
+       behalf; the reason is on standard error
+  4    (with a relay) no ack within the window after the last attempt
   130  cancelled at a prompt; nothing is written
 
 Examples:
@@ -85,7 +101,9 @@ Examples:
   aep respond --values '{\"db\":\"pg\",\"port\":5432}' capture.jsonl
   aep respond --option allow --agent ops-console capture.jsonl
   aep respond --text 'use the staging cluster' capture.jsonl
-  aep respond --emit answered --option deny capture.jsonl";
+  aep respond --emit answered --option deny capture.jsonl
+  aep respond --relay http://127.0.0.1:8787 --option allow
+  AEP_RELAY=http://127.0.0.1:8787 aep respond --session s_8f2c --id 01JDX...";
 
 /// The default `--source` of a command: the sender's URI.
 pub const DEFAULT_SOURCE: &str = "urn:aep:aep-cli";
@@ -98,7 +116,7 @@ const CANCELLED: u8 = 130;
 /// The arguments of `aep respond`.
 #[derive(Debug, clap::Args)]
 #[command(
-    about = "Answer a pending attention request and print the answer as an AEP event",
+    about = "Answer a pending attention request: print the answer as an AEP event, or send it through a relay",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP
 )]
@@ -146,8 +164,30 @@ pub struct Args {
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 
+    /// Answer through this relay (default: AEP_RELAY, when no FILE is
+    /// given): read its pending requests, send the answer, wait for the
+    /// ack.
+    #[arg(long, value_name = "URL", conflicts_with = "file")]
+    pub relay: Option<String>,
+
+    /// The relay's bearer token.
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// With a relay: read only this session's requests.
+    #[arg(long, value_name = "S")]
+    pub session: Option<String>,
+
     #[command(flatten)]
-    pub input: OneInputArgs,
+    pub acks: AckArgs,
+
+    #[command(flatten)]
+    pub limit: LineLimit,
+
+    /// The JSONL file to read; `-` reads standard input (the default
+    /// without a relay).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }
 
 /// The `--capture` levels: the two that carry free text.
@@ -181,10 +221,18 @@ enum Stop {
     Cancelled,
 }
 
+/// Where the requests come from and the answer goes.
+enum Mode {
+    /// A capture; the answer is printed.
+    File(PathBuf),
+    /// A relay; the answer is sent.
+    Relay(String),
+}
+
 /// Runs `aep respond`; returns the process exit code.
 pub fn run(args: &Args) -> ExitCode {
     match respond(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(Stop::Refused(message)) => {
             diag!("aep respond: {message}");
             ExitCode::from(1)
@@ -204,7 +252,8 @@ pub fn run(args: &Args) -> ExitCode {
     }
 }
 
-fn respond(args: &Args) -> Result<(), Stop> {
+fn respond(args: &Args) -> Result<ExitCode, Stop> {
+    let mode = mode(args)?;
     let reply = answer::Reply::from_args(args);
     // Decide before reading: with no answer flag, prompting needs a person.
     if reply.is_none() && !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
@@ -212,8 +261,27 @@ fn respond(args: &Args) -> Result<(), Stop> {
             "standard input is not a terminal: answer with --values, --option or --text".into(),
         ));
     }
-    let name = input::display_name(&args.input.file);
-    let request = pick(args, &name)?;
+    let token = crate::live::token(args.token.as_deref());
+    let (name, events, runtime) = match &mode {
+        Mode::Relay(relay) => {
+            let runtime = crate::live::runtime("respond")
+                .ok_or_else(|| Stop::Failure("cannot start the runtime".into()))?;
+            let events = runtime
+                .block_on(relay::history(
+                    relay,
+                    token.clone(),
+                    args.session.as_deref(),
+                ))
+                .map_err(Stop::Failure)?;
+            (relay.clone(), events, Some(runtime))
+        }
+        Mode::File(path) => {
+            let name = input::display_name(path);
+            let events = pick::read(args, path, &name)?;
+            (name, events, None)
+        }
+    };
+    let request = pick::choose(&events, args.id.as_deref(), &name)?;
     let via = request.payload.respond_via.as_deref();
     if args.emit == Emit::Respond && via.is_some_and(|via| !via.contains(&RespondVia::Control)) {
         diag!(
@@ -249,93 +317,45 @@ fn respond(args: &Args) -> Result<(), Stop> {
         }
     };
     let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
+    if let (Mode::Relay(relay), Some(runtime)) = (&mode, &runtime) {
+        let id = event.id.clone();
+        let sent = runtime.block_on(super::send::send(relay, token, event, &args.acks));
+        return Ok(sent.report("respond", &id));
+    }
     let line = serde_json::to_vec(&event).map_err(|e| Stop::Bug(e.to_string()))?;
     let mut out = Stdout::new();
     // The answer was not delivered when standard output went away.
     out.line(&line, b"\n")
         .and_then(|()| out.flush())
-        .map_err(|e| Stop::Failure(e.to_string()))
+        .map_err(|e| Stop::Failure(e.to_string()))?;
+    Ok(ExitCode::SUCCESS)
 }
 
-/// Reads the capture and picks the request to answer.
-fn pick(args: &Args, name: &str) -> Result<Request, Stop> {
-    let input = input::open(&args.input.file).map_err(|e| Stop::Failure(e.to_string()))?;
-    let mut events = Vec::new();
-    let reader = aep::aep_types::reader::EventReader::with_max_line_bytes(
-        input.reader,
-        args.input.limit.max_line_bytes,
-    );
-    for result in reader {
-        match result {
-            Ok(event) => events.push(event),
-            Err(e) if e.is_io() => return Err(Stop::Failure(format!("{name}: {e}"))),
-            Err(e) => diag!("aep respond: {name}: {e}; skipped"),
-        }
+/// A relay with no FILE (the flag, or AEP_RELAY), else the FILE (standard
+/// input by default).
+fn mode(args: &Args) -> Result<Mode, Stop> {
+    if let Some(file) = &args.file {
+        return Ok(Mode::File(file.clone()));
     }
-    let snapshot = project(&events);
-    let is_pending = |event: &Event| {
-        snapshot.sessions.iter().any(|s| {
-            s.source == event.source
-                && Some(&s.session) == event.session.as_ref()
-                && s.pending.iter().any(|p| p.id == event.id)
-        })
-    };
-    // Newest first: the last request still pending wins.
-    let requests = || {
-        events
-            .iter()
-            .rev()
-            .filter(|e| e.type_ == "attention.requested")
-    };
-    let chosen = match &args.id {
-        None => requests()
-            .find(|e| is_pending(e))
-            .ok_or_else(|| Stop::Refused(format!("{name}: no attention request is pending")))?,
-        Some(id) => {
-            let mut named = requests().filter(|e| &e.id == id).peekable();
-            if named.peek().is_none() {
-                return Err(Stop::Refused(format!(
-                    "{name}: no attention.requested has the id `{id}`"
-                )));
-            }
-            named.find(|e| is_pending(e)).ok_or_else(|| {
-                Stop::Refused(format!(
-                    "{name}: the request `{id}` is no longer pending (it was resolved or timed out)"
-                ))
-            })?
+    let relay = args.relay.clone().or_else(|| {
+        std::env::var("AEP_RELAY")
+            .ok()
+            .filter(|r| !r.trim().is_empty())
+    });
+    let Some(relay) = relay else {
+        if args.session.is_some() {
+            return Err(Stop::Failure(
+                "--session reads a relay's requests: give --relay".into(),
+            ));
         }
+        return Ok(Mode::File(PathBuf::from("-")));
     };
-    if let Err(violations) = chosen.validate() {
-        return Err(Stop::Refused(format!(
-            "{name}: the request `{}` cannot be answered, it breaks its schema: {violations}",
-            chosen.id
-        )));
+    if args.emit == Emit::Answered {
+        return Err(Stop::Failure(
+            "--emit answered writes the emitter's own echo; it is not sent through a relay (give a FILE)".into(),
+        ));
     }
-    let payload = match chosen.payload() {
-        Ok(Payload::AttentionRequested(payload)) => payload,
-        Ok(other) => {
-            return Err(Stop::Bug(format!(
-                "`{}` decoded as {:?}, not as a request",
-                chosen.id,
-                other.event_type()
-            )))
-        }
-        Err(e) => {
-            return Err(Stop::Refused(format!(
-                "{name}: the request `{}` cannot be answered: {e}",
-                chosen.id
-            )))
-        }
-    };
-    let position = snapshot
-        .sessions
-        .iter()
-        .find(|s| s.source == chosen.source && Some(&s.session) == chosen.session.as_ref())
-        .and_then(|s| s.position)
-        .map(|p| (p.epoch, p.seq));
-    Ok(Request {
-        event: chosen.clone(),
-        payload,
-        position,
-    })
+    crate::live::check_url(&relay)
+        .map(Mode::Relay)
+        .map_err(Stop::Failure)
 }

@@ -1,6 +1,8 @@
 //! Running the built `aep` binary.
 #![allow(dead_code)]
 
+pub mod live;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,14 +4,12 @@
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{HttpConfig, Rejected, Shared, KEPT_REJECTIONS, MAX_RESPONSE};
+use super::batch::{BatchAnswer, BatchPoster};
+use super::{HttpConfig, Rejected, Shared, KEPT_REJECTIONS};
 use crate::backoff::Backoff;
-use crate::error::excerpt;
 use crate::outbox::{Outbox, Queued};
 
 /// Gathers batches and delivers each before the next.
@@ -39,19 +37,10 @@ pub(super) async fn run(mut poster: Poster, outbox: Outbox) {
     }
 }
 
-/// What one request's answer means for its batch.
-enum Answer {
-    Delivered,
-    Retry,
-    BadLine(Option<usize>, String, String),
-    TooLarge(String, String),
-    Refused(u16, String, String),
-}
-
 pub(super) struct Poster {
     config: HttpConfig,
     shared: Arc<Shared>,
-    client: Result<reqwest::Client, String>,
+    client: Result<BatchPoster, String>,
     backoff: Backoff,
     /// Lowered when the relay says a batch holds too many events.
     max_events: usize,
@@ -59,10 +48,7 @@ pub(super) struct Poster {
 
 impl Poster {
     pub(super) fn new(config: HttpConfig, shared: Arc<Shared>) -> Poster {
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
-            .build()
+        let client = BatchPoster::new(&config.relay, config.token.clone(), config.timeout)
             .map_err(|e| e.to_string());
         Poster {
             backoff: Backoff::new(config.backoff.0, config.backoff.1),
@@ -80,7 +66,7 @@ impl Poster {
         while let Some(mut part) = parts.pop_front() {
             loop {
                 match self.post(&part).await {
-                    Answer::Delivered => {
+                    BatchAnswer::Accepted => {
                         self.backoff.reset();
                         self.shared
                             .delivered
@@ -90,20 +76,25 @@ impl Poster {
                             .fetch_sub(part.len(), Ordering::Relaxed);
                         break;
                     }
-                    Answer::Retry => {
+                    BatchAnswer::Retry(_) => {
                         if !self.pause().await {
                             return;
                         }
                         self.shared.retries.fetch_add(1, Ordering::Relaxed);
                     }
-                    Answer::BadLine(Some(index), code, detail) if index < part.len() => {
+                    BatchAnswer::BadLine {
+                        index: Some(index),
+                        code,
+                        detail,
+                    } if index < part.len() => {
                         let bad = part.remove(index);
                         self.reject(bad, 400, code, detail);
                         if part.is_empty() {
                             break;
                         }
                     }
-                    Answer::BadLine(_, code, detail) | Answer::TooLarge(code, detail)
+                    BatchAnswer::BadLine { code, detail, .. }
+                    | BatchAnswer::TooLarge { code, detail }
                         if part.len() == 1 =>
                     {
                         let status = if code == "too-many-events" || code == "payload-too-large" {
@@ -115,16 +106,20 @@ impl Poster {
                         self.reject(only, status, code, detail);
                         break;
                     }
-                    Answer::BadLine(..) => {
+                    BatchAnswer::BadLine { .. } => {
                         let rest = part.split_off(part.len() / 2);
                         parts.push_front(rest);
                     }
-                    Answer::TooLarge(..) => {
+                    BatchAnswer::TooLarge { .. } => {
                         let rest = part.split_off(part.len() / 2);
                         self.max_events = self.max_events.min(part.len()).max(1);
                         parts.push_front(rest);
                     }
-                    Answer::Refused(status, code, detail) => {
+                    BatchAnswer::Refused {
+                        status,
+                        code,
+                        detail,
+                    } => {
                         for line in part.drain(..) {
                             self.reject(line, status, code.clone(), detail.clone());
                         }
@@ -189,67 +184,23 @@ impl Poster {
     }
 
     /// One request.
-    async fn post(&self, part: &[Queued]) -> Answer {
+    async fn post(&self, part: &[Queued]) -> BatchAnswer {
         let client = match &self.client {
             Ok(client) => client,
-            Err(e) => return Answer::Refused(0, "client".into(), e.clone()),
-        };
-        let mut body = String::with_capacity(part.iter().map(|q| q.line.len() + 1).sum());
-        for item in part {
-            body.push_str(&item.line);
-            body.push('\n');
-        }
-        let url = format!("{}/events", self.config.relay.trim_end_matches('/'));
-        let mut request = client
-            .post(url)
-            .header("AEP-Version", "0.1")
-            .header("Content-Type", "application/x-ndjson")
-            .body(body);
-        if let Some(token) = &self.config.token {
-            request = request.bearer_auth(token);
-        }
-        self.shared.requests.fetch_add(1, Ordering::Relaxed);
-        let mut response = match request.send().await {
-            Ok(response) => response,
             Err(e) => {
-                tracing::debug!(error = %e, "POST /events failed; retrying");
-                return Answer::Retry;
+                return BatchAnswer::Refused {
+                    status: 0,
+                    code: "client".into(),
+                    detail: e.clone(),
+                }
             }
         };
-        let status = response.status().as_u16();
-        if (200..300).contains(&status) {
-            return Answer::Delivered;
+        let lines: Vec<&str> = part.iter().map(|q| q.line.as_str()).collect();
+        self.shared.requests.fetch_add(1, Ordering::Relaxed);
+        let answer = client.post(&lines).await;
+        if let BatchAnswer::Retry(why) = &answer {
+            tracing::debug!(error = %why, "POST /events failed; retrying");
         }
-        if status == 408 || status == 429 || status >= 500 {
-            return Answer::Retry;
-        }
-        let text = read_limited(&mut response).await;
-        let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let code = body["error"].as_str().unwrap_or_default().to_owned();
-        let detail = match body["detail"].as_str() {
-            Some(detail) => detail.to_owned(),
-            None => excerpt(&text, 1024),
-        };
-        match status {
-            400 => {
-                let line = body["line"].as_u64().map(|n| n as usize);
-                Answer::BadLine(line, code, detail)
-            }
-            413 => Answer::TooLarge(code, detail),
-            _ => Answer::Refused(status, code, detail),
-        }
+        answer
     }
-}
-
-/// At most [`MAX_RESPONSE`] bytes of the body, as text.
-async fn read_limited(response: &mut reqwest::Response) -> String {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        let room = MAX_RESPONSE.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= MAX_RESPONSE {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&body).into_owned()
 }

@@ -1,0 +1,167 @@
+//! What the commands that talk to a relay share: the relay's address and
+//! token, a tokio runtime, the stop signal, and state files replaced
+//! atomically.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+/// `--relay` and `--token`, with their environment twins.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RelayArgs {
+    /// The relay's base URL.
+    #[arg(
+        long,
+        env = "AEP_RELAY",
+        default_value = "http://127.0.0.1:8787",
+        value_name = "URL"
+    )]
+    pub relay: String,
+
+    /// The relay's bearer token.
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+}
+
+impl RelayArgs {
+    /// The token, an empty one counting as none.
+    pub fn token(&self) -> Option<String> {
+        token(self.token.as_deref())
+    }
+
+    /// The relay URL, checked: `http://` or `https://` and a host.
+    pub fn url(&self) -> Result<String, String> {
+        check_url(&self.relay)
+    }
+}
+
+/// A token, an empty or blank one counting as none.
+pub fn token(token: Option<&str>) -> Option<String> {
+    token
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
+/// `relay` without a trailing `/`, when it is an `http://` or `https://`
+/// URL with a host.
+pub fn check_url(relay: &str) -> Result<String, String> {
+    let trimmed = relay.trim().trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(trimmed.to_owned()),
+        _ => Err(format!(
+            "--relay {relay:?} is not a relay URL such as http://127.0.0.1:8787"
+        )),
+    }
+}
+
+/// A tokio runtime for one command; `None` (said on standard error) when
+/// it cannot start.
+pub fn runtime(command: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => Some(runtime),
+        Err(e) => {
+            crate::diag!("aep {command}: error: cannot start the runtime: {e}");
+            None
+        }
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Replaces `path` with `bytes` atomically: a temporary file beside it,
+/// written and synced, renamed over it, then the directory synced. A
+/// reader sees the old content or the new, never a torn file.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = dir.join(temp_name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written?;
+    sync_dir(dir)
+}
+
+/// Syncs a directory, so that a rename or a new file in it survives a
+/// crash.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relay_urls_are_checked() {
+        assert_eq!(
+            check_url("http://127.0.0.1:8787/").unwrap(),
+            "http://127.0.0.1:8787"
+        );
+        assert!(check_url("https://relay.example").is_ok());
+        assert!(check_url("127.0.0.1:8787").is_err());
+        assert!(check_url("http://").is_err());
+        assert!(check_url("ftp://x").is_err());
+        assert_eq!(token(Some("  ")), None);
+        assert_eq!(token(Some(" t ")), Some("t".into()));
+    }
+
+    #[test]
+    fn a_replaced_file_holds_the_new_bytes_and_no_temporary_stays() {
+        let dir = std::env::temp_dir().join(format!("aep-live-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("state.json");
+        replace_file(&path, b"one").unwrap();
+        replace_file(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["state.json"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
