@@ -6,8 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::live::{demo, stop, wait_for, SilentTarget, TestRelay};
-use common::run_command;
+use common::live::{demo, run_bounded, stop, wait_for, SilentTarget, TestRelay};
 
 const TOKEN: &str = "cancel-test-token";
 
@@ -18,7 +17,7 @@ fn accepted_rejected_and_refused_have_their_exit_status() {
     wait_for(&relay, "cancel-1", |e| e["type"] == "run.started");
 
     // A run that is not running: the agent's nack, `invalid`.
-    let run = run_command(relay.aep(&["cancel", "cancel-1", "--run", "nope"]), None);
+    let run = run_bounded(relay.aep(&["cancel", "cancel-1", "--run", "nope"]), None);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(
         run.stderr.contains("rejected by the target: invalid"),
@@ -28,7 +27,7 @@ fn accepted_rejected_and_refused_have_their_exit_status() {
 
     // The run, with a reason holding a secret and a home directory.
     let reason = "wrong branch, token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB in /home/ana/repo";
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["cancel", "cancel-1", "--run", "r1", "--reason", reason]),
         None,
     );
@@ -52,7 +51,7 @@ fn accepted_rejected_and_refused_have_their_exit_status() {
     assert_eq!(cancelled["cause"], command["id"]);
 
     // No agent owns the session: the relay's refusal on its behalf.
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["cancel", "nobody-home", "--ack-window", "2000"]),
         None,
     );
@@ -71,7 +70,7 @@ fn a_silent_target_times_out_after_the_retries_with_one_id() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
     let target = SilentTarget::start(&relay, "cancel-silent");
     let started = Instant::now();
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&[
             "cancel",
             "cancel-silent",
@@ -97,7 +96,7 @@ fn a_silent_target_times_out_after_the_retries_with_one_id() {
 #[test]
 fn a_relay_without_a_token_refuses_and_an_absent_one_is_a_failure() {
     let relay = TestRelay::start(None, aep_relay::Config::default());
-    let run = run_command(relay.aep(&["cancel", "s", "--ack-window", "2000"]), None);
+    let run = run_bounded(relay.aep(&["cancel", "s", "--ack-window", "2000"]), None);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(run.stderr.contains("unauthorized"), "{}", run.stderr);
 
@@ -113,7 +112,7 @@ fn a_relay_without_a_token_refuses_and_an_absent_one_is_a_failure() {
         "--relay",
         &format!("http://127.0.0.1:{port}"),
     ]);
-    let run = run_command(nowhere, None);
+    let run = run_bounded(nowhere, None);
     assert_eq!(run.code, 2, "{}", run.stderr);
     let run = common::run(&["cancel", "s", "--relay", "not-a-url"], None);
     assert_eq!(run.code, 2, "{}", run.stderr);

@@ -4,8 +4,9 @@
 
 mod common;
 
+use common::live::run_bounded;
+
 use common::live::TestRelay;
-use common::run_command;
 
 const TOKEN: &str = "doctor-test-token";
 
@@ -16,7 +17,7 @@ fn lines_with<'a>(stdout: &'a str, start: &str) -> Vec<&'a str> {
 #[test]
 fn a_relay_with_its_token_is_clean() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
-    let run = run_command(relay.aep(&["doctor"]), None);
+    let run = run_bounded(relay.aep(&["doctor"]), None);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(
         lines_with(&run.stdout, "finding").is_empty(),
@@ -53,7 +54,7 @@ fn each_problem_is_a_finding_with_its_remedy() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
     let mut no_token = relay.aep(&["doctor"]);
     no_token.env_remove("AEP_TOKEN");
-    let run = run_command(no_token, None);
+    let run = run_bounded(no_token, None);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout.contains("finding  no token is given"),
@@ -68,7 +69,7 @@ fn each_problem_is_a_finding_with_its_remedy() {
 
     let mut wrong = relay.aep(&["doctor"]);
     wrong.env("AEP_TOKEN", "wrong");
-    let run = run_command(wrong, None);
+    let run = run_bounded(wrong, None);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout
@@ -83,7 +84,7 @@ fn each_problem_is_a_finding_with_its_remedy() {
     localhost
         .args(["doctor", "--relay", &format!("http://localhost:{port}")])
         .env("AEP_TOKEN", TOKEN);
-    let run = run_command(localhost, None);
+    let run = run_bounded(localhost, None);
     if std::net::TcpStream::connect(("::1", port.parse::<u16>().unwrap())).is_err() {
         assert_eq!(run.code, 1, "{}", run.stdout);
         assert!(
@@ -101,7 +102,7 @@ fn each_problem_is_a_finding_with_its_remedy() {
     let open = TestRelay::start(None, aep_relay::Config::default());
     let mut given = open.aep(&["doctor"]);
     given.env("AEP_TOKEN", "mine");
-    let run = run_command(given, None);
+    let run = run_bounded(given, None);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stdout.contains("info     auth off"), "{}", run.stdout);
     assert!(
@@ -110,7 +111,7 @@ fn each_problem_is_a_finding_with_its_remedy() {
         "{}",
         run.stdout
     );
-    let run = run_command(open.aep(&["doctor"]), None);
+    let run = run_bounded(open.aep(&["doctor"]), None);
     assert_eq!(
         run.code, 0,
         "watch-only is a posture, not a finding: {}",

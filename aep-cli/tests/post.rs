@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::live::{jsonl, session, TestRelay};
-use common::run_command;
+use common::live::{jsonl, run_bounded, session, TestRelay};
 
 const TOKEN: &str = "post-test-token";
 
@@ -14,7 +13,7 @@ const TOKEN: &str = "post-test-token";
 fn a_capture_is_posted_whole() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
     let lines = session("urn:aep:test", "post-all", 0, 40, 0);
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["post", "--batch", "16", "-"]),
         Some(jsonl(&lines).as_bytes()),
     );
@@ -40,7 +39,7 @@ fn bad_lines_are_reported_by_their_line_in_the_file_and_the_rest_goes_through() 
     lines.insert(8, r#"{"aep":"0.1","id":"c1","type":"control.cancel","time":"2026-11-30T09:00:00Z","source":"urn:aep:cli","agent":"c","session":"post-bad","data":{"scope":"session"}}"#.into());
     lines.insert(11, "   ".into());
     lines.insert(13, r#"{"aep":"0.1","id":"x2","type":"progress.status","time":"2026-11-30T09:00:00Z","source":"urn:aep:test","agent":"a","session":"post-bad","seq":-4,"data":{}}"#.into());
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["post", "--batch", "4", "-"]),
         Some(jsonl(&lines).as_bytes()),
     );
@@ -88,7 +87,7 @@ fn an_unreachable_relay_a_refused_token_and_a_missing_file_are_failures() {
     let lines = jsonl(&session("urn:aep:test", "post-fail", 0, 3, 0));
     let mut wrong = relay.aep(&["post", "-"]);
     wrong.env("AEP_TOKEN", "not-the-token");
-    let run = run_command(wrong, Some(lines.as_bytes()));
+    let run = run_bounded(wrong, Some(lines.as_bytes()));
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("refused the token"), "{}", run.stderr);
 
@@ -99,11 +98,11 @@ fn an_unreachable_relay_a_refused_token_and_a_missing_file_are_failures() {
         .port();
     let mut nowhere = common::aep();
     nowhere.args(["post", "--relay", &format!("http://127.0.0.1:{port}"), "-"]);
-    let run = run_command(nowhere, Some(lines.as_bytes()));
+    let run = run_bounded(nowhere, Some(lines.as_bytes()));
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("cannot be reached"), "{}", run.stderr);
 
-    let run = run_command(relay.aep(&["post", "no-such-capture.jsonl"]), None);
+    let run = run_bounded(relay.aep(&["post", "no-such-capture.jsonl"]), None);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("no-such-capture.jsonl: no such file"),

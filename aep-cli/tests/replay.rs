@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::live::{jsonl, TestRelay};
-use common::{run_command, write};
+use common::live::{jsonl, run_bounded, TestRelay};
+use common::write;
 use serde_json::Value;
 
 const TOKEN: &str = "replay-test-token";
@@ -133,7 +133,7 @@ fn a_replay_is_posted_to_the_relay_at_speed() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "c.jsonl", jsonl(&capture()).as_bytes());
     let started = std::time::Instant::now();
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["replay", &file, "--speed", "100", "--max-gap", "50"]),
         None,
     );
@@ -155,7 +155,7 @@ fn a_replay_is_posted_to_the_relay_at_speed() {
 
     let mut wrong = relay.aep(&["replay", &file, "--speed", "1000"]);
     wrong.env("AEP_TOKEN", "nope");
-    let run = run_command(wrong, None);
+    let run = run_bounded(wrong, None);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("aborted"), "{}", run.stderr);
     let run = common::run(&["replay", "no-such.jsonl", "--dry-run"], None);

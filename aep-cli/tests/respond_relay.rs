@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::live::{demo, stop, wait_for, TestRelay};
-use common::run_command;
+use common::live::{demo, run_bounded, stop, wait_for, TestRelay};
 
 const TOKEN: &str = "respond-relay-test-token";
 
@@ -18,7 +17,7 @@ fn requests_are_read_from_the_relay_and_answers_acked() {
     });
     let id = permission["id"].as_str().unwrap();
 
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&[
             "respond",
             "--session",
@@ -41,7 +40,7 @@ fn requests_are_read_from_the_relay_and_answers_acked() {
     assert_eq!(answered["data"]["answer"]["option"], "allow");
 
     // Answered: no longer pending.
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&[
             "respond",
             "--session",
@@ -67,7 +66,7 @@ fn requests_are_read_from_the_relay_and_answers_acked() {
         .args(["respond", "--values", values])
         .env("AEP_RELAY", &relay.base)
         .env("AEP_TOKEN", TOKEN);
-    let run = run_command(command, None);
+    let run = run_bounded(command, None);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let sent = wait_for(&relay, "respond-1", |e| {
         e["type"] == "control.attention.respond" && e["data"]["answer"].get("values").is_some()
@@ -84,7 +83,7 @@ fn requests_are_read_from_the_relay_and_answers_acked() {
 #[test]
 fn nothing_pending_and_usage_errors_keep_their_status() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["respond", "--session", "empty", "--option", "x"]),
         None,
     );
@@ -95,13 +94,13 @@ fn nothing_pending_and_usage_errors_keep_their_status() {
         run.stderr
     );
     // A FILE and --relay: one or the other.
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["respond", "--option", "x", "capture.jsonl"]),
         None,
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
     // The echo is the emitter's, not sent through a relay.
-    let run = run_command(
+    let run = run_bounded(
         relay.aep(&["respond", "--emit", "answered", "--option", "x"]),
         None,
     );
@@ -120,6 +119,6 @@ fn nothing_pending_and_usage_errors_keep_their_status() {
         "--option",
         "x",
     ]);
-    let run = run_command(nowhere, None);
+    let run = run_bounded(nowhere, None);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }

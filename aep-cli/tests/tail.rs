@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::live::{session, spawn, stderr_of, stop, Lines, TestRelay};
+use common::live::{run_bounded, session, spawn, stderr_of, stop, Lines, TestRelay};
 
 const TOKEN: &str = "tail-test-token";
 
@@ -109,7 +109,7 @@ fn a_resume_past_what_the_relay_holds_is_warned_about() {
 #[test]
 fn a_bad_filter_and_a_refused_token_end_with_status_2() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
-    let run = common::run_command(
+    let run = run_bounded(
         relay.aep(&["tail", "--no-resume", "--filter", r#"{"seq": 3}"#]),
         None,
     );
@@ -117,7 +117,7 @@ fn a_bad_filter_and_a_refused_token_end_with_status_2() {
     assert!(run.stderr.contains("not filterable"), "{}", run.stderr);
     let mut wrong = relay.aep(&["tail", "--no-resume"]);
     wrong.env("AEP_TOKEN", "nope");
-    let run = common::run_command(wrong, None);
+    let run = run_bounded(wrong, None);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("401"), "{}", run.stderr);
 }

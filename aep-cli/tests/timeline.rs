@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::live::{jsonl, TestRelay};
-use common::{run_command, write};
+use common::live::{jsonl, run_bounded, TestRelay};
+use common::write;
 
 const TOKEN: &str = "timeline-test-token";
 
@@ -125,7 +125,7 @@ fn a_file_timeline_is_deduplicated_and_ordered_and_the_dag_follows_causes() {
 fn a_relay_timeline_reads_the_held_history() {
     let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
     relay.post(&capture());
-    let run = run_command(relay.aep(&["timeline", "tl-1"]), None);
+    let run = run_bounded(relay.aep(&["timeline", "tl-1"]), None);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         types(&run.stdout),
@@ -139,11 +139,11 @@ fn a_relay_timeline_reads_the_held_history() {
         "{}",
         run.stdout
     );
-    let run = run_command(relay.aep(&["timeline", "nobody"]), None);
+    let run = run_bounded(relay.aep(&["timeline", "nobody"]), None);
     assert_eq!(run.code, 1, "{}", run.stderr);
     let mut refused = relay.aep(&["timeline", "tl-1"]);
     refused.env("AEP_TOKEN", "wrong");
-    let run = run_command(refused, None);
+    let run = run_bounded(refused, None);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("401"), "{}", run.stderr);
 }

@@ -1,7 +1,6 @@
 //! `aep tail`: a relay's events as they come, one readable line each
 //! (or the raw JSON), resuming across restarts from a state file.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -206,7 +205,6 @@ async fn follow(
     let mut sub = subscribe.start();
     let mut out = Stdout::new();
     let colour = out.is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let progress = std::io::stderr().is_terminal();
     let mut stop = std::pin::pin!(crate::live::stop_signal());
     let mut save_at: Option<Instant> = None;
     let status = loop {
@@ -241,7 +239,7 @@ async fn follow(
                     }
                     save_at = Some(Instant::now() + SAVE_AFTER);
                 }
-                Some(Ok(Item::Notice(notice))) => say(&relay, notice, progress),
+                Some(Ok(Item::Notice(notice))) => say(&relay, notice),
             }
         }
     };
@@ -252,7 +250,7 @@ async fn follow(
 }
 
 /// A notice on standard error: the warnings always, connection news too.
-fn say(relay: &str, notice: Notice, _terminal: bool) {
+fn say(relay: &str, notice: Notice) {
     match notice {
         Notice::Connected { resumed } if resumed > 0 => diag!(
             "aep tail: connected to {relay}, resuming {resumed} session(s)"

@@ -81,7 +81,7 @@ impl TestRelay {
 
     /// Posts `lines` with `aep post` and checks it exits 0.
     pub fn post(&self, lines: &[String]) {
-        let run = super::run_command(self.aep(&["post", "-"]), Some(jsonl(lines).as_bytes()));
+        let run = run_bounded(self.aep(&["post", "-"]), Some(jsonl(lines).as_bytes()));
         assert_eq!(run.code, 0, "{}", run.stderr);
     }
 }
@@ -378,4 +378,49 @@ impl Drop for SilentTarget {
             let _ = thread.join();
         }
     }
+}
+
+/// Runs a prepared `aep` command as `run_command` does, but killed (and
+/// the test failed) when it has not exited within the bound.
+pub fn run_bounded(mut command: Command, stdin: Option<&[u8]>) -> super::Run {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the aep binary runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let bytes = stdin.unwrap_or_default().to_vec();
+    std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let read = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = from.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = read(Box::new(child.stdout.take().expect("stdout is piped")));
+    let err = read(Box::new(child.stderr.take().expect("stderr is piped")));
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not exit within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let run = super::Run {
+        code: status.code().expect("exited, not killed by a signal"),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    super::assert_no_panic(&run);
+    run
 }
