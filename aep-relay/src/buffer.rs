@@ -161,12 +161,13 @@ impl Buffers {
         }
     }
 
-    /// The entries of `session` strictly after `after` (`None`: all),
-    /// and whether `after` predates what is held.
+    /// The entries of `session` strictly after `after` (`None`: all that
+    /// is held, asked from the session's start), and whether that
+    /// predates what is held.
     pub fn replay(&self, session: &str, after: Option<Key>) -> Replay {
         let Some(held) = self.sessions.get(session) else {
-            let exhausted = match (self.tombstones.get(session), after) {
-                (Some(last), Some(after)) if *last > after => Some(Earliest {
+            let exhausted = match self.tombstones.get(session) {
+                Some(last) if after.is_none_or(|after| *last > after) => Some(Earliest {
                     epoch: last.epoch,
                     seq: u64::try_from(last.seq + 1).unwrap_or(0),
                 }),
@@ -181,8 +182,8 @@ impl Buffers {
             Some(after) => held.entries.partition_point(|(k, _)| *k <= after),
             None => 0,
         };
-        let exhausted = match (after, held.evicted) {
-            (Some(after), Some(evicted)) if evicted > after => {
+        let exhausted = match held.evicted {
+            Some(evicted) if after.is_none_or(|after| evicted > after) => {
                 Some(earliest(held).unwrap_or(Earliest {
                     epoch: evicted.epoch,
                     seq: u64::try_from(evicted.seq + 1).unwrap_or(0),
@@ -296,8 +297,12 @@ mod tests {
         assert!(r.exhausted.is_none());
         // From the start: events were evicted, so that is said too.
         assert!(b.replay("s", Some(Key::after(0, -1))).exhausted.is_some());
-        // Everything held, with no position asked: never exhausted.
-        assert!(b.replay("s", None).exhausted.is_none());
+        // Everything held, with no position asked, is asked from the
+        // start: a history read learns that its start is gone.
+        assert_eq!(
+            b.replay("s", None).exhausted,
+            Some(Earliest { epoch: 1, seq: 2 })
+        );
         // An evicted event redelivered is not re-admitted into the middle.
         b.admit(&stored("s", "e0", 1, Some(0)));
         assert_eq!(seqs(&b.replay("s", None)), [Some(2), Some(3), Some(4)]);
@@ -315,6 +320,10 @@ mod tests {
         let gone = b.replay("new", Some(Key::after(0, -1)));
         assert!(gone.events.is_empty());
         assert_eq!(gone.exhausted, Some(Earliest { epoch: 0, seq: 1 }));
+        assert_eq!(
+            b.replay("new", None).exhausted,
+            Some(Earliest { epoch: 0, seq: 1 })
+        );
         assert!(b
             .replay("never", Some(Key::after(0, -1)))
             .exhausted

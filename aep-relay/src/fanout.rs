@@ -2,11 +2,16 @@
 //! and capture ceiling, and the bounded queue toward its consumer.
 //!
 //! A queue belongs to one consumer connection (an SSE response, or a
-//! WebSocket with any number of subscriptions). Past its soft bound,
-//! `debug` and `info` events toward it are dropped and counted; at its
-//! hard bound the consumer is cut off (its connection then says so and
-//! closes, and the consumer resumes from its last position). `notice` and
-//! above are never dropped silently.
+//! WebSocket with any number of subscriptions). Its depth is judged when
+//! an ingest begins, not between the events of one batch: a consumer that
+//! keeps up takes a whole batch, since it cannot drain while the batch is
+//! fanned out. Past the soft bound, `debug` and `info` events toward it
+//! are dropped and counted; at the hard bound the consumer is cut off (its
+//! connection then says so and closes, and the consumer resumes from its
+//! last position). `notice` and above are never dropped silently. A queue
+//! so holds at most its hard bound plus one batch (`--max-batch`); a
+//! consumer whose subscriptions together take more than that from one
+//! ingest is cut off too.
 //!
 //! Each delivered form of an event is encoded once: the event as received
 //! (its exact bytes) or once per lower capture level, shared by every
@@ -37,17 +42,20 @@ pub(crate) struct Inbox {
 pub(crate) struct Outbox {
     tx: mpsc::Sender<Delivery>,
     soft: usize,
+    hard: usize,
     overflowed: Arc<AtomicBool>,
 }
 
-/// A bounded queue toward one consumer.
-pub(crate) fn queue(soft: usize, hard: usize) -> (Outbox, Inbox) {
-    let (tx, rx) = mpsc::channel(hard);
+/// A bounded queue toward one consumer: `soft` and `hard` bound its depth
+/// when an ingest begins, `batch` is the most one ingest may add on top.
+pub(crate) fn queue(soft: usize, hard: usize, batch: usize) -> (Outbox, Inbox) {
+    let (tx, rx) = mpsc::channel(hard.saturating_add(batch).max(1));
     let overflowed = Arc::new(AtomicBool::new(false));
     (
         Outbox {
             tx,
             soft,
+            hard,
             overflowed: overflowed.clone(),
         },
         Inbox { rx, overflowed },
@@ -65,19 +73,30 @@ pub(crate) enum Offer {
 }
 
 impl Outbox {
-    fn offer(&self, delivery: Delivery) -> Offer {
-        let queued = self.tx.max_capacity() - self.tx.capacity();
-        if queued >= self.soft && delivery.1.severity <= Severity::Info {
+    /// The deliveries waiting in the queue now.
+    pub fn depth(&self) -> usize {
+        self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    /// Offers one delivery to a queue that was `depth` deep when the
+    /// ingest carrying it began.
+    fn offer(&self, delivery: Delivery, depth: usize) -> Offer {
+        if depth >= self.hard {
+            return self.cut_off();
+        }
+        if depth >= self.soft && delivery.1.severity <= Severity::Info {
             return Offer::Shed;
         }
         match self.tx.try_send(delivery) {
             Ok(()) => Offer::Queued,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.overflowed.store(true, Ordering::Release);
-                Offer::Closed
-            }
+            Err(mpsc::error::TrySendError::Full(_)) => self.cut_off(),
             Err(mpsc::error::TrySendError::Closed(_)) => Offer::Closed,
         }
+    }
+
+    fn cut_off(&self) -> Offer {
+        self.overflowed.store(true, Ordering::Release);
+        Offer::Closed
     }
 
     /// Whether two outboxes feed the same consumer.
@@ -94,13 +113,29 @@ pub(crate) struct Subscriber {
     pub outbox: Outbox,
 }
 
-/// The level an event is delivered at under `ceiling`: never up
-/// (AEP-0001 §8.2), and a mechanical hop never mints `redacted`
-/// (AEP-0003 §6.4; `Event::down_level` applies that rule).
-pub(crate) fn delivered_level(capture: Capture, ceiling: Option<Capture>) -> Option<Capture> {
+/// How an event is delivered under a subscription's capture ceiling.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Delivered {
+    /// As received: no ceiling, a `full` one, or a ceiling above the
+    /// event's capture that the event's members keep to.
+    Original,
+    /// Down-levelled to this level (AEP-0001 §8.2): never up, and a
+    /// mechanical hop never mints `redacted` (AEP-0003 §6.4;
+    /// `Event::down_level` applies that rule).
+    Lowered(Capture),
+    /// The event declares `capture` at or below the ceiling but may carry
+    /// members above it: delivered as it would be if those members were
+    /// all that is known of it, down-levelled to its own declared level
+    /// (the relay does not vouch for content it did not check).
+    Checked(Capture),
+}
+
+/// What [`Forms::at`] does with an event of `capture` under `ceiling`.
+pub(crate) fn delivered(capture: Capture, ceiling: Option<Capture>) -> Delivered {
     match ceiling {
-        Some(ceiling) if ceiling < capture => Some(ceiling),
-        _ => None,
+        None | Some(Capture::Full) => Delivered::Original,
+        Some(ceiling) if ceiling < capture => Delivered::Lowered(ceiling),
+        Some(_) => Delivered::Checked(capture),
     }
 }
 
@@ -109,6 +144,8 @@ pub(crate) struct Forms<'a> {
     event: &'a EventRef<'a>,
     original: &'a Arc<Stored>,
     lower: [Option<Arc<Stored>>; 4],
+    /// Whether the event's members keep to its declared capture.
+    honest: Option<bool>,
 }
 
 impl<'a> Forms<'a> {
@@ -117,17 +154,38 @@ impl<'a> Forms<'a> {
             event,
             original,
             lower: Default::default(),
+            honest: None,
         }
     }
 
     /// The event as delivered under `ceiling`.
     pub fn at(&mut self, ceiling: Option<Capture>) -> Arc<Stored> {
-        match delivered_level(self.original.capture, ceiling) {
-            None => self.original.clone(),
-            Some(level) => self.lower[slot(level)]
-                .get_or_insert_with(|| down_levelled(&self.event.to_owned(), level))
-                .clone(),
-        }
+        let (level, distrusted) = match delivered(self.original.capture, ceiling) {
+            Delivered::Original => return self.original.clone(),
+            Delivered::Lowered(level) => (level, false),
+            Delivered::Checked(level) => {
+                let event = self.event;
+                if *self
+                    .honest
+                    .get_or_insert_with(|| event.to_owned().validate_capture().is_ok())
+                {
+                    return self.original.clone();
+                }
+                (level, true)
+            }
+        };
+        let event = self.event;
+        self.lower[slot(level)]
+            .get_or_insert_with(|| {
+                let mut owned = event.to_owned();
+                if distrusted {
+                    // Taken as full content, so that `down_level` drops
+                    // and degrades everything above its declared level.
+                    owned.capture = Some(Capture::Full);
+                }
+                down_levelled(&owned, level)
+            })
+            .clone()
     }
 }
 
@@ -153,27 +211,34 @@ pub(crate) fn down_levelled(event: &Event, level: Capture) -> Arc<Stored> {
     Arc::new(stored)
 }
 
-/// Offers `event` to every matching subscriber; returns the ids of the
-/// subscriptions whose consumer is gone or was cut off.
+/// Each subscriber's queue depth as an ingest begins, in the order of
+/// `subscribers`: what [`fan_out`] judges back-pressure by.
+pub(crate) fn depths(subscribers: &[Subscriber]) -> Vec<usize> {
+    subscribers.iter().map(|s| s.outbox.depth()).collect()
+}
+
+/// Offers `event` to every matching subscriber not already in `closed`
+/// (`depths` from [`depths`] over the same subscribers), adding to
+/// `closed` the subscriptions whose consumer is gone or was cut off.
 pub(crate) fn fan_out(
     subscribers: &[Subscriber],
+    depths: &[usize],
+    closed: &mut Vec<u64>,
     event: &EventRef<'_>,
     original: &Arc<Stored>,
     metrics: &Metrics,
-) -> Vec<u64> {
+) {
     let mut forms = Forms::new(event, original);
-    let mut closed = Vec::new();
-    for sub in subscribers {
-        if !sub.filter.matches(event) {
+    for (sub, depth) in subscribers.iter().zip(depths) {
+        if closed.contains(&sub.id) || !sub.filter.matches(event) {
             continue;
         }
-        match sub.outbox.offer((sub.id, forms.at(sub.ceiling))) {
+        match sub.outbox.offer((sub.id, forms.at(sub.ceiling)), *depth) {
             Offer::Queued => metrics.delivered.inc(),
             Offer::Shed => metrics.dropped_backpressure.inc(),
             Offer::Closed => closed.push(sub.id),
         }
     }
-    closed
 }
 
 #[cfg(test)]
@@ -190,27 +255,62 @@ mod tests {
         ))
     }
 
+    /// Offers one delivery judged by the queue's depth now, as a
+    /// one-event ingest does.
+    fn offer_one(outbox: &Outbox, severity: &str) -> Offer {
+        outbox.offer((1, stored(severity)), outbox.depth())
+    }
+
     #[test]
     fn soft_bound_sheds_low_severity_only_and_hard_bound_cuts_off() {
-        let (outbox, inbox) = queue(2, 4);
-        assert_eq!(outbox.offer((1, stored("info"))), Offer::Queued);
-        assert_eq!(outbox.offer((1, stored("debug"))), Offer::Queued);
+        let (outbox, inbox) = queue(2, 4, 0);
+        assert_eq!(offer_one(&outbox, "info"), Offer::Queued);
+        assert_eq!(offer_one(&outbox, "debug"), Offer::Queued);
         // Past the soft bound: info and debug go, notice and above stay.
-        assert_eq!(outbox.offer((1, stored("info"))), Offer::Shed);
-        assert_eq!(outbox.offer((1, stored("debug"))), Offer::Shed);
-        assert_eq!(outbox.offer((1, stored("notice"))), Offer::Queued);
-        assert_eq!(outbox.offer((1, stored("critical"))), Offer::Queued);
+        assert_eq!(offer_one(&outbox, "info"), Offer::Shed);
+        assert_eq!(offer_one(&outbox, "debug"), Offer::Shed);
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
+        assert_eq!(offer_one(&outbox, "critical"), Offer::Queued);
         assert!(!inbox.overflowed.load(Ordering::Acquire));
         // Full: never a silent drop of `error`; the consumer is cut off.
-        assert_eq!(outbox.offer((1, stored("error"))), Offer::Closed);
+        assert_eq!(offer_one(&outbox, "error"), Offer::Closed);
+        assert!(inbox.overflowed.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_batch_is_judged_by_the_depth_before_it() {
+        // A batch longer than both bounds reaches a consumer that had
+        // nothing waiting when it began, every event of it.
+        let (outbox, inbox) = queue(2, 4, 10);
+        for _ in 0..10 {
+            assert_eq!(outbox.offer((1, stored("info")), 0), Offer::Queued);
+        }
+        assert!(!inbox.overflowed.load(Ordering::Acquire));
+        // Past the batch's room the consumer is cut off, never dropped
+        // from silently.
+        assert_eq!(outbox.offer((1, stored("notice")), 0), Offer::Queued);
+        assert_eq!(outbox.offer((1, stored("notice")), 0), Offer::Queued);
+        assert_eq!(outbox.offer((1, stored("notice")), 0), Offer::Queued);
+        assert_eq!(outbox.offer((1, stored("notice")), 0), Offer::Queued);
+        assert_eq!(outbox.offer((1, stored("notice")), 0), Offer::Closed);
+        assert!(inbox.overflowed.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_queue_deep_when_the_ingest_begins_sheds_or_cuts_off() {
+        let (outbox, inbox) = queue(2, 4, 10);
+        assert_eq!(outbox.offer((1, stored("info")), 2), Offer::Shed);
+        assert_eq!(outbox.offer((1, stored("notice")), 2), Offer::Queued);
+        assert!(!inbox.overflowed.load(Ordering::Acquire));
+        assert_eq!(outbox.offer((1, stored("notice")), 4), Offer::Closed);
         assert!(inbox.overflowed.load(Ordering::Acquire));
     }
 
     #[test]
     fn a_gone_consumer_closes() {
-        let (outbox, inbox) = queue(2, 4);
+        let (outbox, inbox) = queue(2, 4, 0);
         drop(inbox);
-        assert_eq!(outbox.offer((1, stored("error"))), Offer::Closed);
+        assert_eq!(offer_one(&outbox, "error"), Offer::Closed);
     }
 
     #[test]
@@ -237,13 +337,49 @@ mod tests {
     #[test]
     fn levels_go_down_never_up() {
         assert_eq!(
-            delivered_level(Capture::Full, Some(Capture::Metadata)),
-            Some(Capture::Metadata)
+            delivered(Capture::Full, Some(Capture::Metadata)),
+            Delivered::Lowered(Capture::Metadata)
         );
         assert_eq!(
-            delivered_level(Capture::Metadata, Some(Capture::Full)),
-            None
+            delivered(Capture::Metadata, Some(Capture::Full)),
+            Delivered::Original
         );
-        assert_eq!(delivered_level(Capture::Redacted, None), None);
+        assert_eq!(
+            delivered(Capture::Metadata, Some(Capture::Redacted)),
+            Delivered::Checked(Capture::Metadata)
+        );
+        assert_eq!(delivered(Capture::Redacted, None), Delivered::Original);
+    }
+
+    /// An event that under-declares its capture: `metadata` (by default)
+    /// with a `full` member and a `redacted` one.
+    const LYING: &str = r#"{"aep":"0.1","id":"e","type":"tool.requested","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"data":{"tool":{"name":"Bash","call_id":"c1"},"args":{"cmd":"cat /etc/shadow SECRET"},"args_redacted":{"cmd":"cat REDACTED-SECRET"}}}"#;
+
+    #[test]
+    fn a_ceiling_never_passes_members_above_it_whatever_the_event_declares() {
+        let event = EventRef::from_json(LYING).unwrap();
+        let original = Arc::new(Stored::new(&event.to_owned(), LYING.as_bytes()));
+        let mut forms = Forms::new(&event, &original);
+        for ceiling in [Capture::Redacted, Capture::Metadata, Capture::None] {
+            let form = forms.at(Some(ceiling));
+            let text = String::from_utf8(form.json().to_vec()).unwrap();
+            assert!(!text.contains("SECRET"), "{ceiling:?}: {text}");
+            assert!(form.capture <= Capture::Metadata, "{ceiling:?}: {text}");
+            let delivered = Event::from_json(&text).unwrap();
+            assert!(delivered.validate_capture().is_ok(), "{ceiling:?}: {text}");
+        }
+        // Without a ceiling, or at `full`, the consumer asked for what was
+        // sent, byte for byte.
+        assert!(Arc::ptr_eq(&forms.at(None), &original));
+        assert!(Arc::ptr_eq(&forms.at(Some(Capture::Full)), &original));
+    }
+
+    #[test]
+    fn an_honest_event_under_a_higher_ceiling_is_delivered_as_received() {
+        let json = r#"{"aep":"0.1","id":"e","type":"tool.requested","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"capture":"redacted","data":{"tool":{"name":"Bash","call_id":"c1"},"args_redacted":{"cmd":"ls"}}}"#;
+        let event = EventRef::from_json(json).unwrap();
+        let original = Arc::new(Stored::new(&event.to_owned(), json.as_bytes()));
+        let mut forms = Forms::new(&event, &original);
+        assert!(Arc::ptr_eq(&forms.at(Some(Capture::Redacted)), &original));
     }
 }

@@ -54,19 +54,97 @@ pub(crate) fn router(app: App) -> Router {
     };
     routes
         .fallback(not_found)
-        .layer(middleware::from_fn(cors))
+        .layer(middleware::from_fn_with_state(app.clone(), browsers))
         .with_state(app)
 }
 
-/// Every response may be read by a browser page (tokens are bearer
-/// values, never cookies, so this grants nothing a page did not hold).
-async fn cors(request: Request, next: Next) -> Response {
+/// What a browser page may do here.
+///
+/// With a token, any page may read the responses (`*`): tokens are
+/// bearer values, never cookies, so that grants nothing a page did not
+/// hold. Without one the relay is open to whoever reaches it, so a web
+/// page must not be able to use the visitor's browser to reach it: only
+/// pages on a loopback origin may read its responses, and a request whose
+/// `Host` is a DNS name other than `localhost` is refused (403), which
+/// defeats DNS rebinding (an attacker's name made to resolve to
+/// 127.0.0.1).
+async fn browsers(State(app): State<App>, request: Request, next: Next) -> Response {
+    let open = !app.hub.config.authenticated();
+    if open {
+        let host = request.headers().get(header::HOST);
+        if host.is_some_and(|host| !host_allowed_without_token(host)) {
+            return error(
+                StatusCode::FORBIDDEN,
+                "forbidden-host",
+                "without a token this relay answers only requests addressed to localhost or an IP address; set a token to serve other names",
+            );
+        }
+    }
+    let allow = match request.headers().get(header::ORIGIN) {
+        _ if !open => Some(HeaderValue::from_static("*")),
+        Some(origin) if origin_is_loopback(origin) => Some(origin.clone()),
+        _ => None,
+    };
     let mut response = next.run(request).await;
-    response.headers_mut().insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
+    if let Some(allow) = allow {
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, allow);
+        if open {
+            headers.append(header::VARY, HeaderValue::from_static("origin"));
+        }
+    }
     response
+}
+
+/// A `Host` header a tokenless relay answers: an IP literal or
+/// `localhost` (a name no one else can make resolve here), any port.
+fn host_allowed_without_token(host: &HeaderValue) -> bool {
+    let Ok(host) = host.to_str() else {
+        return false;
+    };
+    let name = match host.rsplit_once(':') {
+        // `[::1]:8787`, `127.0.0.1:8787`, `localhost:8787`
+        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_end_matches('.');
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::Ipv4Addr>().is_ok()
+        || name
+            .strip_prefix('[')
+            .and_then(|n| n.strip_suffix(']'))
+            .is_some_and(|n| n.parse::<std::net::Ipv6Addr>().is_ok())
+}
+
+/// Whether a page's `Origin` names the host the request is addressed to
+/// (the relay's own pages, such as its UI, whatever address serves them).
+pub(crate) fn same_origin(origin: &HeaderValue, host: Option<&HeaderValue>) -> bool {
+    let (Ok(origin), Some(Ok(host))) = (origin.to_str(), host.map(HeaderValue::to_str)) else {
+        return false;
+    };
+    origin
+        .split_once("://")
+        .is_some_and(|(_, authority)| authority.eq_ignore_ascii_case(host))
+}
+
+/// Whether a page's `Origin` is on this machine: `localhost`, `127.*` or
+/// `[::1]`, any scheme and port.
+pub(crate) fn origin_is_loopback(origin: &HeaderValue) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let Some((_, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    let host = match rest.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => rest,
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host == "[::1]"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 async fn preflight() -> Response {
@@ -112,7 +190,11 @@ impl App {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(|v| {
+                // The scheme is case-insensitive (RFC 9110 §11.1).
+                let (scheme, value) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| value.trim())
+            });
         bearer.is_some_and(|b| token.matches(b))
             || params.get("access_token").is_some_and(|t| token.matches(t))
     }
@@ -318,5 +400,63 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
             "timeout",
             "the request body took too long",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> HeaderValue {
+        HeaderValue::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_tokenless_relay_answers_ip_literals_and_localhost_only() {
+        for host in [
+            "localhost",
+            "LOCALHOST:80",
+            "localhost.",
+            "127.0.0.1:8787",
+            "10.0.0.5",
+            "[::1]",
+            "[::1]:8787",
+        ] {
+            assert!(host_allowed_without_token(&v(host)), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8787",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+            "[::1",
+            ":8787",
+            "",
+        ] {
+            assert!(!host_allowed_without_token(&v(host)), "{host}");
+        }
+    }
+
+    #[test]
+    fn loopback_origins_and_the_relays_own() {
+        for origin in [
+            "http://localhost:5173",
+            "https://127.0.0.2",
+            "http://[::1]:9",
+        ] {
+            assert!(origin_is_loopback(&v(origin)), "{origin}");
+        }
+        for origin in [
+            "https://evil.example",
+            "null",
+            "http://localhost.evil",
+            "http://10.0.0.5",
+        ] {
+            assert!(!origin_is_loopback(&v(origin)), "{origin}");
+        }
+        let host = v("10.0.0.5:8787");
+        assert!(same_origin(&v("http://10.0.0.5:8787"), Some(&host)));
+        assert!(!same_origin(&v("http://10.0.0.5:9999"), Some(&host)));
+        assert!(!same_origin(&v("http://10.0.0.5:8787"), None));
     }
 }

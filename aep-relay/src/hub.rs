@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::buffer::{Admission, Buffers, Earliest};
 use crate::config::Config;
-use crate::fanout::{self, delivered_level, down_levelled, Outbox, Subscriber};
+use crate::fanout::{self, Forms, Outbox, Subscriber};
 use crate::ingest::Admitted;
 use crate::metrics::Metrics;
 use crate::routing::{Declared, Refused, Routes};
@@ -49,6 +49,36 @@ pub(crate) enum ReplayItem {
         earliest: Earliest,
     },
     Event(Arc<Stored>),
+}
+
+/// A subscription's replay, made as it is read: the held events are
+/// shared with the buffer, and each is filtered and down-levelled only
+/// when the consumer is ready for it, so a consumer that does not read
+/// holds no copy of what it was promised.
+pub(crate) struct Replay {
+    sessions: std::vec::IntoIter<(String, crate::buffer::Replay)>,
+    current: std::vec::IntoIter<Arc<Stored>>,
+    filter: Filter,
+    ceiling: Option<Capture>,
+}
+
+impl Iterator for Replay {
+    type Item = ReplayItem;
+
+    fn next(&mut self) -> Option<ReplayItem> {
+        loop {
+            for stored in self.current.by_ref() {
+                if let Some(form) = replay_form(&stored, &self.filter, self.ceiling) {
+                    return Some(ReplayItem::Event(form));
+                }
+            }
+            let (session, replay) = self.sessions.next()?;
+            self.current = replay.events.into_iter();
+            if let Some(earliest) = replay.exhausted {
+                return Some(ReplayItem::Exhausted { session, earliest });
+            }
+        }
+    }
 }
 
 struct State {
@@ -94,6 +124,8 @@ impl Hub {
     pub fn ingest(&self, batch: &[Admitted], from: Option<u64>) {
         let mut state = self.lock();
         let state = &mut *state;
+        let depths = fanout::depths(&state.subscribers);
+        let mut closed = Vec::new();
         for admitted in batch {
             self.metrics.events_in.inc();
             if state.buffers.admit(&admitted.stored) == Admission::Duplicate {
@@ -104,18 +136,21 @@ impl Hub {
             {
                 state.routes.claim(conn, session);
             }
-            self.deliver(state, admitted);
+            fanout::fan_out(
+                &state.subscribers,
+                &depths,
+                &mut closed,
+                &admitted.event,
+                &admitted.stored,
+                &self.metrics,
+            );
         }
+        self.remove_closed(state, &closed);
         self.update_gauges(state);
     }
 
-    fn deliver(&self, state: &mut State, admitted: &Admitted) {
-        let closed = fanout::fan_out(
-            &state.subscribers,
-            &admitted.event,
-            &admitted.stored,
-            &self.metrics,
-        );
+    /// Ends the subscriptions whose consumer is gone or was cut off.
+    fn remove_closed(&self, state: &mut State, closed: &[u64]) {
         if !closed.is_empty() {
             state.subscribers.retain(|s| !closed.contains(&s.id));
             self.metrics
@@ -132,7 +167,7 @@ impl Hub {
     }
 
     /// Registers a subscription (when live) and snapshots its replay.
-    pub fn subscribe(&self, request: Request) -> Vec<ReplayItem> {
+    pub fn subscribe(&self, request: Request) -> Replay {
         let mut raw: Vec<(String, crate::buffer::Replay)> = Vec::new();
         {
             let mut state = self.lock();
@@ -172,21 +207,12 @@ impl Hub {
                     .set(state.subscribers.len() as u64);
             }
         }
-        let mut items = Vec::new();
-        for (session, replay) in raw {
-            if let Some(earliest) = replay.exhausted {
-                items.push(ReplayItem::Exhausted {
-                    session: session.clone(),
-                    earliest,
-                });
-            }
-            for stored in replay.events {
-                if let Some(form) = replay_form(&stored, &request.filter, request.ceiling) {
-                    items.push(ReplayItem::Event(form));
-                }
-            }
+        Replay {
+            sessions: raw.into_iter(),
+            current: Vec::new().into_iter(),
+            filter: request.filter,
+            ceiling: request.ceiling,
         }
-        items
     }
 
     /// Ends subscriptions.
@@ -229,8 +255,19 @@ impl Hub {
         self.metrics.commands_routed.inc();
         self.metrics.events_in.inc();
         state.buffers.admit(&command.stored);
-        self.deliver(&mut state, command);
-        self.update_gauges(&state);
+        let state = &mut *state;
+        let depths = fanout::depths(&state.subscribers);
+        let mut closed = Vec::new();
+        fanout::fan_out(
+            &state.subscribers,
+            &depths,
+            &mut closed,
+            &command.event,
+            &command.stored,
+            &self.metrics,
+        );
+        self.remove_closed(state, &closed);
+        self.update_gauges(state);
         Ok(())
     }
 
@@ -252,8 +289,5 @@ fn replay_form(
     if !filter.matches(&event) {
         return None;
     }
-    Some(match delivered_level(stored.capture, ceiling) {
-        None => stored.clone(),
-        Some(level) => down_levelled(&event.to_owned(), level),
-    })
+    Some(Forms::new(&event, stored).at(ceiling))
 }

@@ -17,7 +17,7 @@ use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
 use crate::fanout::{queue, Inbox, Outbox};
 use crate::http::{error, App, Params};
-use crate::hub::{From, Hub, ReplayItem, Request};
+use crate::hub::{From, Hub, Replay, ReplayItem, Request};
 use crate::metrics::Refusal;
 use crate::subscribe;
 
@@ -77,18 +77,33 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         Err(r) => return refuse(r),
     };
     if from.is_none() {
-        let resume = headers
-            .get("last-event-id")
-            .and_then(|v| v.to_str().ok())
-            .and_then(subscribe::last_event_id);
-        from = resume.map(|position| From::Positions(vec![position]));
+        if let Some(value) = headers.get("last-event-id").filter(|v| !v.is_empty()) {
+            // Every `id:` this relay sends parses back; anything else is
+            // refused rather than taken as "live from now", which would
+            // lose what the consumer missed without a word.
+            match value.to_str().ok().and_then(subscribe::last_event_id) {
+                Some(position) => from = Some(From::Positions(vec![position])),
+                None => {
+                    return refuse(subscribe::Refusal {
+                        code: "invalid-filter",
+                        detail:
+                            "Last-Event-ID is not a position this relay sent (SESSION:EPOCH:SEQ)"
+                                .into(),
+                    })
+                }
+            }
+        }
     }
     let live = params.get("live").map(String::as_str) != Some("0");
     let history = (!live)
         .then(|| subscribe::named_session(filter_json.as_ref()))
         .flatten();
 
-    let (outbox, inbox) = queue(hub.config.queue_soft, hub.config.queue_hard);
+    let (outbox, inbox) = queue(
+        hub.config.queue_soft,
+        hub.config.queue_hard,
+        hub.config.max_batch,
+    );
     let id = hub.next_id();
     let replay = hub.subscribe(Request {
         filter,
@@ -97,11 +112,14 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         history,
         live: live.then(|| (id, outbox.clone())),
     });
-    let mut chunks = render(replay);
+    let chunks = Chunks {
+        replay,
+        done: false,
+    };
     let body = if live {
         hub.metrics.sse.inc();
         let state = Live {
-            replay: chunks.into_iter(),
+            replay: chunks,
             inbox,
             ping: ticker(app.hub.config.ping_interval),
             shutdown: app.shutdown.clone(),
@@ -114,9 +132,11 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         Body::from_stream(live_stream(state))
     } else {
         drop(outbox);
-        chunks.push(Bytes::from_static(b": replay-complete\n\n"));
+        let complete = Bytes::from_static(b": replay-complete\n\n");
         Body::from_stream(stream::iter(
-            chunks.into_iter().map(Ok::<_, std::io::Error>),
+            chunks
+                .chain(std::iter::once(complete))
+                .map(Ok::<_, std::io::Error>),
         ))
     };
     (
@@ -131,33 +151,46 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         .into_response()
 }
 
-/// The replay as body chunks.
-fn render(items: Vec<ReplayItem>) -> Vec<Bytes> {
-    let mut chunks = Vec::new();
-    let mut chunk = BytesMut::new();
-    for item in items {
-        match item {
-            ReplayItem::Exhausted { session, earliest } => {
-                chunk.put_slice(
-                    format!(
-                        ": replay-exhausted {} {}:{}\n\n",
-                        comment_safe(&session),
-                        earliest.epoch,
-                        earliest.seq
-                    )
-                    .as_bytes(),
-                );
-            }
-            ReplayItem::Event(stored) => chunk.put_slice(&stored.sse()),
+/// The replay as body chunks of about [`CHUNK`] bytes, rendered one at a
+/// time as the response is written.
+struct Chunks {
+    replay: Replay,
+    done: bool,
+}
+
+impl Iterator for Chunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
         }
-        if chunk.len() >= CHUNK {
-            chunks.push(chunk.split().freeze());
+        let mut chunk = BytesMut::new();
+        while chunk.len() < CHUNK {
+            let Some(item) = self.replay.next() else {
+                self.done = true;
+                break;
+            };
+            render(&mut chunk, item);
         }
+        (!chunk.is_empty()).then(|| chunk.freeze())
     }
-    if !chunk.is_empty() {
-        chunks.push(chunk.freeze());
+}
+
+/// Appends one replay item to `chunk`.
+fn render(chunk: &mut BytesMut, item: ReplayItem) {
+    match item {
+        ReplayItem::Exhausted { session, earliest } => chunk.put_slice(
+            format!(
+                ": replay-exhausted {} {}:{}\n\n",
+                comment_safe(&session),
+                earliest.epoch,
+                earliest.seq
+            )
+            .as_bytes(),
+        ),
+        ReplayItem::Event(stored) => chunk.put_slice(&stored.sse()),
     }
-    chunks
 }
 
 /// A session id as it can stand in a comment line: as is when it is one
@@ -190,7 +223,7 @@ impl Drop for Guard {
 }
 
 struct Live {
-    replay: std::vec::IntoIter<Bytes>,
+    replay: Chunks,
     inbox: Inbox,
     ping: Interval,
     shutdown: tokio_util::sync::CancellationToken,

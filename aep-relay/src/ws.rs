@@ -12,16 +12,16 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use tokio::time::{interval_at, timeout, Instant, MissedTickBehavior};
+use tokio::time::{interval_at, timeout, timeout_at, Instant, MissedTickBehavior};
 
 use crate::fanout::{queue, Inbox, Outbox};
-use crate::http::{App, Params};
+use crate::http::{error, App, Params};
 use crate::hub::{ReplayItem, Request};
 use crate::ingest;
 use crate::metrics::Refusal;
@@ -53,6 +53,21 @@ pub(crate) async fn upgrade(
 ) -> Response {
     if !app.authorized(&headers, &params.0) {
         return app.unauthorized();
+    }
+    // Browsers let any page open a WebSocket anywhere: without a token,
+    // only pages on this machine or served by the relay itself may (see
+    // `http::browsers`).
+    if !app.hub.config.authenticated()
+        && headers.get(header::ORIGIN).is_some_and(|origin| {
+            !crate::http::origin_is_loopback(origin)
+                && !crate::http::same_origin(origin, headers.get(header::HOST))
+        })
+    {
+        return error(
+            StatusCode::FORBIDDEN,
+            "forbidden-origin",
+            "without a token this relay takes WebSocket connections only from pages on this machine",
+        );
     }
     let max = app.hub.config.max_frame;
     let token = app.sockets.token();
@@ -116,7 +131,11 @@ struct Connection {
 
 impl Connection {
     fn new(app: App, socket: WebSocket) -> Connection {
-        let (outbox, inbox) = queue(app.hub.config.queue_soft, app.hub.config.queue_hard);
+        let (outbox, inbox) = queue(
+            app.hub.config.queue_soft,
+            app.hub.config.queue_hard,
+            app.hub.config.max_batch,
+        );
         Connection {
             id: app.hub.next_id(),
             app,
@@ -148,10 +167,17 @@ impl Connection {
 
     /// The first frame must be `hello`; the relay answers with its own.
     async fn hello(&mut self, commands: mpsc::Sender<Bytes>) -> Result<(), End> {
-        let wait = self.app.hub.config.ping_timeout;
-        let first = tokio::select! {
-            _ = self.app.shutdown.cancelled() => return Err(End::Close(GOING_AWAY, "shutting-down")),
-            first = timeout(wait, self.socket.recv()) => first,
+        // WebSocket pings are not AEP frames: the first frame that is not
+        // one must be `hello`, within the same deadline however many come.
+        let deadline = Instant::now() + self.app.hub.config.ping_timeout;
+        let first = loop {
+            let frame = tokio::select! {
+                _ = self.app.shutdown.cancelled() => return Err(End::Close(GOING_AWAY, "shutting-down")),
+                frame = timeout_at(deadline, self.socket.recv()) => frame,
+            };
+            if !matches!(frame, Ok(Some(Ok(Message::Ping(_) | Message::Pong(_))))) {
+                break frame;
+            }
         };
         let text = match first {
             Err(_) => return Err(End::Close(POLICY, "no hello")),

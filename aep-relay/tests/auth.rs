@@ -240,3 +240,116 @@ async fn the_token_is_never_logged() {
         "part of the token was logged:\n{text}"
     );
 }
+
+/// The upgrade answer to a WebSocket request from a page at `origin`.
+async fn ws_status_from(relay: &TestRelay, origin: &str) -> u16 {
+    let mut request = relay.ws_url().into_client_request().expect("a WS request");
+    request
+        .headers_mut()
+        .insert("origin", origin.parse().unwrap());
+    if let Some(token) = &relay.token {
+        let value = format!("Bearer {token}");
+        request
+            .headers_mut()
+            .insert("authorization", value.parse().unwrap());
+    }
+    let stream = tcp_connect(relay.addr, None).await;
+    match tokio::time::timeout(WAIT, tokio_tungstenite::client_async(request, stream)).await {
+        Ok(Ok((_, response))) => response.status().as_u16(),
+        Ok(Err(tokio_tungstenite::tungstenite::Error::Http(response))) => {
+            response.status().as_u16()
+        }
+        other => panic!("a WS upgrade answer, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let anonymous = reqwest::Client::builder().no_proxy().build().unwrap();
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let request = anonymous
+            .get(relay.url("/events"))
+            .header("authorization", format!("{scheme} {TOKEN}"));
+        assert_eq!(send(request).await.status(), 200, "{scheme}");
+    }
+    let request = anonymous
+        .get(relay.url("/events"))
+        .header("authorization", format!("Basic {TOKEN}"));
+    assert_eq!(send(request).await.status(), 401);
+}
+
+#[tokio::test]
+async fn without_a_token_no_foreign_page_can_read_or_reach_the_relay() {
+    let relay = start(Config::default()).await;
+    let anonymous = reqwest::Client::builder().no_proxy().build().unwrap();
+
+    // A foreign page's read is not granted (no CORS header), a loopback
+    // page's is.
+    let foreign = anonymous
+        .get(relay.url("/stream"))
+        .query(&[("live", "0"), ("from", "all")])
+        .header("origin", "https://evil.example");
+    let response = send(foreign).await;
+    assert!(
+        response
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none(),
+        "{:?}",
+        response.headers()
+    );
+    let local = anonymous
+        .get(relay.url("/events"))
+        .header("origin", "http://localhost:5173");
+    let response = send(local).await;
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "http://localhost:5173"
+    );
+
+    // DNS rebinding: a request addressed to a foreign name is refused.
+    for host in [
+        "evil.example",
+        "evil.example:8787",
+        "attacker.localhost.evil",
+    ] {
+        let request = anonymous.get(relay.url("/events")).header("host", host);
+        let (status, body) = json_body(send(request).await).await;
+        assert_eq!(status, 403, "{host}");
+        assert_eq!(body["error"], "forbidden-host", "{host}");
+    }
+    for host in [
+        "localhost",
+        "localhost:8787",
+        "127.0.0.1:1",
+        "[::1]:8787",
+        "10.1.2.3",
+    ] {
+        let request = anonymous.get(relay.url("/events")).header("host", host);
+        assert_eq!(send(request).await.status(), 200, "{host}");
+    }
+
+    // A WebSocket from a foreign page is refused; from this machine, not.
+    assert_eq!(ws_status_from(&relay, "https://evil.example").await, 403);
+    assert_eq!(ws_status_from(&relay, "http://127.0.0.1:3000").await, 101);
+    // The relay's own pages (its UI), whatever address serves them.
+    let own = format!("http://{}", relay.addr);
+    assert_eq!(ws_status_from(&relay, &own).await, 101);
+}
+
+#[tokio::test]
+async fn with_a_token_any_page_holding_it_may_read_and_connect() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let request = relay
+        .request(reqwest::Method::GET, "/events")
+        .header("origin", "https://dashboard.example")
+        .header("host", "relay.example");
+    let response = send(request).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    assert_eq!(
+        ws_status_from(&relay, "https://dashboard.example").await,
+        101
+    );
+}

@@ -223,3 +223,47 @@ async fn a_consumer_that_never_reads_again_is_closed_after_the_write_timeout() {
         })
         .await;
 }
+
+/// The events of one batch, `seq` 0..count, `notice` and `info` taking
+/// turns.
+fn long_batch(session: &str, count: u64) -> Vec<Value> {
+    (0..count)
+        .map(|seq| status(session, seq, if seq % 2 == 0 { "notice" } else { "info" }))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_sse_consumer_that_keeps_up_takes_a_batch_longer_than_its_queue() {
+    // A batch is fanned out whole before any consumer can drain: its
+    // depth before the batch is what counts, so a batch over both bounds
+    // reaches a consumer that keeps up, every event of it.
+    let relay = start(Config::default().queue(2, 8).buffer(1_000)).await;
+    let mut consumer = relay.sse(&[("filter", r#"{"session":"long"}"#)]).await;
+    relay
+        .wait_health("the subscription", |h| h["subscriptions"] == 1)
+        .await;
+    relay.post_batch(&long_batch("long", 500)).await;
+    let got = consumer.events(500).await;
+    assert_eq!(seqs(&got), (0..500).collect::<Vec<_>>());
+    assert_eq!(relay.metric(DROPPED).await, 0);
+    assert_eq!(relay.metric("aep_relay_disconnected_total").await, 0);
+    assert_eq!(relay.health().await["subscriptions"], 1);
+}
+
+#[tokio::test]
+async fn a_websocket_consumer_that_keeps_up_takes_a_batch_longer_than_its_queue() {
+    let relay = start(Config::default().queue(2, 8).buffer(1_000)).await;
+    let mut consumer = relay.ws("consumer").await;
+    consumer
+        .subscribe(json!({"type": "subscribe", "id": "long", "filter": {"session": "long"}}))
+        .await;
+    relay.post_batch(&long_batch("long", 500)).await;
+    let frames = consumer.until(|f| f["seq"] == 499).await;
+    let got: Vec<u64> = frames
+        .iter()
+        .map(|f| f["seq"].as_u64().unwrap_or_else(|| panic!("an event: {f}")))
+        .collect();
+    assert_eq!(got, (0..500).collect::<Vec<_>>());
+    assert_eq!(relay.metric(DROPPED).await, 0);
+    assert_eq!(relay.metric("aep_relay_disconnected_total").await, 0);
+}

@@ -217,3 +217,34 @@ async fn a_session_id_cannot_break_the_sse_framing() {
         SseItem::Comment("replay-exhausted \"two words\" 0:1".into())
     );
 }
+
+#[tokio::test]
+async fn a_history_read_says_when_the_start_of_its_session_is_gone() {
+    // A history read (`live=0`, the filter naming the session, no `from`)
+    // asks for the session from its start: eviction is said, first.
+    let relay = start(Config::default().buffer(3).max_sessions(1)).await;
+    relay.post_batch(&flood("kept", 0, 3)).await;
+    let items = relay.history(&[("filter", r#"{"session":"kept"}"#)]).await;
+    assert_eq!(comments(&items), ["replay-complete"], "nothing evicted yet");
+
+    relay.post_batch(&flood("kept", 0, 5)[3..]).await;
+    let items = relay.history(&[("filter", r#"{"session":"kept"}"#)]).await;
+    assert_eq!(
+        items[0],
+        SseItem::Comment("replay-exhausted kept 0:2".into())
+    );
+    assert_eq!(seqs(&items), [2, 3, 4]);
+
+    // A session evicted whole says so too, with nothing after.
+    relay.post_batch(&flood("other", 0, 1)).await;
+    let items = relay.history(&[("filter", r#"{"session":"kept"}"#)]).await;
+    assert_eq!(
+        items[0],
+        SseItem::Comment("replay-exhausted kept 0:5".into())
+    );
+    assert!(seqs(&items).is_empty());
+
+    // `from=all` is what is held, by definition: no marker.
+    let items = relay.history(&[("from", "all")]).await;
+    assert_eq!(comments(&items), ["replay-complete"]);
+}

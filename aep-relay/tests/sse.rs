@@ -70,7 +70,9 @@ async fn the_filter_selects_what_is_delivered() {
 
 #[tokio::test]
 async fn an_invalid_subscription_is_400_readable_by_a_page() {
-    let relay = start(Config::default()).await;
+    // With a token any page may read the relay (a tokenless one grants
+    // only pages on this machine, see `auth.rs`).
+    let relay = start_with_token(Config::default(), "page-token").await;
     let refusals: [(&str, &str); 7] = [
         ("filter", "{\"seq\": 1}"),
         ("filter", "{\"type\": \"*\"}"),
@@ -83,6 +85,7 @@ async fn an_invalid_subscription_is_400_readable_by_a_page() {
     for (name, value) in refusals {
         let request = relay
             .request(reqwest::Method::GET, "/stream")
+            .header("origin", "https://dashboard.example")
             .query(&[(name, value)]);
         let response = send(request).await;
         assert_eq!(
@@ -362,4 +365,66 @@ async fn last_event_id_resumes_a_session_whose_id_holds_colons() {
         .header("last-event-id", &id);
     let items = relay.sse_with(request).await.read_to_end().await;
     assert_eq!(seqs(&items), [3, 4]);
+}
+
+#[tokio::test]
+async fn a_ceiling_holds_against_an_event_that_under_declares_its_capture() {
+    // No `capture`, so `metadata` by default, yet a `full` member and a
+    // `redacted` one: under any ceiling below `full` neither may pass, live
+    // or replayed; without a ceiling the event is delivered as sent.
+    let relay = start(Config::default()).await;
+    let filter = json!({"session": "liar"}).to_string();
+    let mut ceilings = Vec::new();
+    for ceiling in ["redacted", "metadata", "none"] {
+        let sse = relay
+            .sse(&[("filter", &filter), ("capture", ceiling)])
+            .await;
+        ceilings.push((ceiling, sse));
+    }
+    let mut uncapped = relay.sse(&[("filter", &filter)]).await;
+    let mut lying = event("tool.requested", "liar", 0);
+    lying["data"] = json!({
+        "tool": {"name": "Bash", "call_id": "c1"},
+        "args": {"cmd": format!("cat /etc/shadow {CANARY}")},
+        "args_redacted": {"cmd": format!("cat {CANARY}")},
+    });
+    let lying = lying.to_string();
+    relay.post_lines(std::slice::from_ref(&lying)).await;
+
+    for (ceiling, sse) in &mut ceilings {
+        let got = sse.event().await;
+        assert!(!got.data().contains("CANARY"), "{ceiling}: {}", got.data());
+        let event = aep::Event::from_json(got.data()).expect("an event");
+        assert!(
+            event.validate_capture().is_ok(),
+            "{ceiling}: {}",
+            got.data()
+        );
+        assert_eq!(
+            got.json()["data"]["tool"]["name"].as_str().is_some(),
+            *ceiling != "none"
+        );
+    }
+    assert_eq!(uncapped.event().await.data(), lying);
+
+    for ceiling in ["redacted", "metadata", "none"] {
+        let items = relay
+            .history(&[("filter", &filter), ("capture", ceiling)])
+            .await;
+        assert_eq!(seqs(&items), [0], "{ceiling}");
+        assert!(!items[0].data().contains("CANARY"), "{ceiling}: replayed");
+    }
+}
+
+#[tokio::test]
+async fn a_last_event_id_that_is_no_position_is_refused_not_taken_as_now() {
+    let relay = start(Config::default()).await;
+    for garbage in ["s:0:-1", "no-position", "s:x:1", ":0:1"] {
+        let request = relay
+            .request(reqwest::Method::GET, "/stream")
+            .header("last-event-id", garbage);
+        let (status, body) = json_body(send(request).await).await;
+        assert_eq!(status, 400, "{garbage}");
+        assert_eq!(body["error"], "invalid-filter", "{garbage}: {body}");
+    }
 }

@@ -329,3 +329,18 @@ async fn a_subscription_capture_ceiling_applies_live_and_in_replay() {
         "one delivery down-levelled"
     );
 }
+
+#[tokio::test]
+async fn websocket_pings_before_hello_are_not_taken_for_frames() {
+    // Pings are WebSocket control frames, not AEP frames: `hello` after
+    // them is still the first frame.
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws_connect().await;
+    for _ in 0..3 {
+        ws.send_message(Message::Ping(b"are you there".to_vec().into()))
+            .await;
+    }
+    ws.send(&hello("consumer")).await;
+    let reply = ws.json().await;
+    assert_eq!(reply["type"], "hello", "{reply}");
+}
