@@ -117,6 +117,19 @@ fn each_problem_is_a_finding_with_its_remedy() {
         "watch-only is a posture, not a finding: {}",
         run.stdout
     );
+    assert!(
+        run.stdout
+            .contains("info     CORS: without a token the relay lets only pages on this machine"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "ok       CORS: a refused GET /stream (400 Bad Request) is readable by a browser page"
+        ),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

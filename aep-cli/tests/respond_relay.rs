@@ -122,3 +122,29 @@ fn nothing_pending_and_usage_errors_keep_their_status() {
     let run = run_bounded(nowhere, None);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+#[test]
+fn a_history_whose_start_is_evicted_is_said_not_hidden() {
+    // The relay keeps 3 events of the session; its first ones, the
+    // request among them, are gone. `aep respond` must not only say there
+    // is nothing to answer: it says the history it read is incomplete.
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default().buffer(3));
+    relay.post(&common::live::session(
+        "urn:aep:test:evicted",
+        "evicted",
+        0,
+        6,
+        0,
+    ));
+    let run = run_bounded(
+        relay.aep(&["respond", "--session", "evicted", "--option", "allow"]),
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("warning: the relay no longer holds the start of session \"evicted\""),
+        "{}",
+        run.stderr
+    );
+}

@@ -194,7 +194,7 @@ async fn examine(base: &Url, token: Option<String>, report: &mut Report) {
             None => report.finding("GET /events did not answer", "check the relay's logs"),
         }
     }
-    cors(&client, base, token.as_deref(), report).await;
+    cors(&client, base, token.as_deref(), counts_open, report).await;
     if let Some(counts) = counts(&counted) {
         report.info(&format!("counts: {counts}"));
     }
@@ -291,9 +291,22 @@ fn join(base: &Url, path: &str) -> String {
     format!("{}{path}", base.as_str().trim_end_matches('/'))
 }
 
-/// The preflight and a refused request, each with its CORS header.
-async fn cors(client: &reqwest::Client, base: &Url, token: Option<&str>, report: &mut Report) {
-    let origin = "http://aep-doctor.invalid";
+/// The preflight and a refused request, each with its CORS header, asked
+/// from a foreign page, or, when the relay runs without a token (`open`),
+/// from a page on this machine: an open relay grants no other.
+async fn cors(
+    client: &reqwest::Client,
+    base: &Url,
+    token: Option<&str>,
+    open: bool,
+    report: &mut Report,
+) {
+    let origin = if open {
+        report.info("CORS: without a token the relay lets only pages on this machine read it or reach its WebSocket (a page elsewhere is refused); checked from http://localhost");
+        "http://localhost"
+    } else {
+        "http://aep-doctor.invalid"
+    };
     let preflight = client
         .request(Method::OPTIONS, join(base, "/stream"))
         .header("Origin", origin)

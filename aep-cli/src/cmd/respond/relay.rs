@@ -21,6 +21,12 @@ pub async fn history(
         let held = aep_client::history::history(relay, token.as_deref(), session, 256 << 20)
             .await
             .map_err(|e| format!("cannot read the history of {session:?} from {relay}: {e}"))?;
+        if !held.exhausted.is_empty() {
+            crate::diag!(
+                "aep respond: warning: the relay no longer holds the start of session {session:?}: \
+                 a request made before what it holds cannot be answered from here"
+            );
+        }
         return Ok(held
             .events
             .iter()
