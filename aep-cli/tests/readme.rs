@@ -1,27 +1,45 @@
-//! The README's section on the command line stays true: every `$ aep ...`
-//! command in its `console` blocks is run from the workspace root and must
-//! print exactly what follows it (standard output, then standard error),
-//! and its rule table must be the one `aep::stream::Rule` describes. The
-//! same holds for the `console` blocks of `docs/cli-live.md`.
+//! The README and the reference pages under `docs/` stay true: every
+//! `$ aep ...` command in their `console` blocks is run from the workspace
+//! root and must print exactly what follows it (standard output, then
+//! standard error), and the rule table of `docs/cli.md` must be the one
+//! `aep::stream::Rule` describes.
 
 mod common;
 
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use aep::stream::Rule;
 
-fn readme() -> String {
-    let path = common::crate_dir().join("../README.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+fn read(path: &PathBuf) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The README and every page under `docs/`, by their path from the root.
+fn pages() -> Vec<(String, String)> {
+    let root = common::crate_dir().join("..");
+    let mut pages = vec![("README.md".to_owned(), read(&root.join("README.md")))];
+    let docs = root.join("docs");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&docs)
+        .unwrap_or_else(|e| panic!("{}: {e}", docs.display()))
+        .map(|entry| entry.expect("a docs entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = format!("docs/{}", path.file_name().unwrap().to_string_lossy());
+        pages.push((name, read(&path)));
+    }
+    pages
 }
 
 /// `(command line, expected output)` for each `$ aep` line of a
 /// `console` block.
-fn commands(readme: &str) -> Vec<(String, String)> {
+fn commands(page: &str) -> Vec<(String, String)> {
     let mut commands = Vec::new();
     let mut in_block = false;
     let mut current: Option<(String, String)> = None;
-    for line in readme.lines() {
+    for line in page.lines() {
         if !in_block {
             in_block = line == "```console";
             continue;
@@ -41,20 +59,21 @@ fn commands(readme: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn every_command_in_the_readme_prints_what_the_readme_shows() {
-    let readme = readme();
-    let commands = commands(&readme);
-    assert!(commands.len() >= 4, "found only {commands:?}");
-    check(&commands, "README");
-}
-
-#[test]
-fn every_command_in_the_live_commands_page_prints_what_it_shows() {
-    let path = common::crate_dir().join("../docs/cli-live.md");
-    let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let commands = commands(&page);
-    assert!(commands.len() >= 3, "found only {commands:?}");
-    check(&commands, "docs/cli-live.md");
+fn every_command_in_the_readme_and_the_docs_prints_what_they_show() {
+    let pages = pages();
+    let mut checked = 0;
+    for (name, page) in &pages {
+        let commands = commands(page);
+        checked += commands.len();
+        check(&commands, name);
+    }
+    // The README's tour, the file commands' page and the live commands'
+    // page have examples; a parser that found none would check nothing.
+    for name in ["README.md", "docs/cli.md", "docs/cli-live.md"] {
+        let (_, page) = pages.iter().find(|(n, _)| n == name).expect(name);
+        assert!(!commands(page).is_empty(), "no `$ aep` example found in {name}");
+    }
+    assert!(checked >= 10, "only {checked} examples found");
 }
 
 /// Runs each command from the workspace root and compares its output.
@@ -81,7 +100,7 @@ fn check(commands: &[(String, String)], page: &str) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// The rule table as the README shows it.
+/// The rule table as `docs/cli.md` shows it.
 fn rule_table() -> String {
     let mut table = String::from("| rule | severity | what it reports |\n|---|---|---|\n");
     for rule in Rule::ALL {
@@ -96,11 +115,12 @@ fn rule_table() -> String {
 }
 
 #[test]
-fn the_readme_lists_every_rule_as_the_validator_describes_it() {
+fn the_file_commands_page_lists_every_rule_as_the_validator_describes_it() {
     let table = rule_table();
     assert!(Rule::ALL.len() >= 17);
+    let page = read(&common::crate_dir().join("../docs/cli.md"));
     assert!(
-        readme().contains(&table),
-        "the README's rule table should read:\n\n{table}"
+        page.contains(&table),
+        "the rule table of docs/cli.md should read:\n\n{table}"
     );
 }

@@ -44,7 +44,20 @@ pub mod stream;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-// The project README's examples use both crates, so they are doctested here.
+// The project README's and reference pages' examples use both crates, so
+// they are doctested here.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ProjectReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/types.md")]
+struct TypesGuideDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/capture.md")]
+struct CaptureGuideDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/bridges.md")]
+struct BridgesGuideDoctests;
