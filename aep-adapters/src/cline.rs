@@ -16,8 +16,7 @@ use aep::{
 use crate::build::{Core, Cx};
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::normal_end;
-use crate::hooks;
+use crate::hooks::{self, normal_end};
 use crate::json;
 use crate::names;
 

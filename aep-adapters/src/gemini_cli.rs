@@ -7,15 +7,12 @@
 
 use serde_json::Value;
 
-use aep::{
-    Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionEnded,
-    SessionStarted,
-};
+use aep::{Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionStarted};
 
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::hooks::{self, Hook};
+use crate::hooks::{self, error_parts, normal_end, Hook};
 use crate::names;
 
 const VENDOR: &str = "gemini-cli";
@@ -83,31 +80,4 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
         other => cx.vendor(names::session_fallback(VENDOR, other)).build()?,
     };
     Ok(vec![event])
-}
-
-/// `session.ended` with the one reason an orderly vendor end maps to.
-pub fn normal_end() -> SessionEnded {
-    let mut ended = SessionEnded::new();
-    ended.reason = Some(aep::session_ended::Reason::Normal);
-    ended
-}
-
-/// A tool error's type and message: an object's `type` (or `name`) and
-/// `message`, or a string as the message of a `tool_error`.
-pub fn error_parts(error: &Value) -> (String, Option<String>) {
-    match error {
-        Value::String(message) => ("tool_error".to_owned(), Some(message.clone())),
-        other => {
-            let text = |k: &str| {
-                other
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-            };
-            let kind = text("type")
-                .or_else(|| text("name"))
-                .unwrap_or("tool_error");
-            (kind.to_owned(), text("message").map(str::to_owned))
-        }
-    }
 }

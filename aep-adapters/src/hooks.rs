@@ -1,14 +1,15 @@
 //! What the hook vocabularies of the Claude Code family share (Codex,
 //! Gemini CLI, Qwen Code, VS Code, Kimi Code): the stdin payload's common
-//! members, and the events the same moment means in each.
+//! members, and the events the same moment means in each. The tool, error
+//! and session-end pieces serve the other vocabularies too.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use aep::attention_requested::{Kind, RespondVia};
 use aep::{
-    AttentionRequested, Choice, ErrorInfo, Object, Payload, ToolCompleted, ToolFailed, ToolRef,
-    ToolRequested,
+    AttentionRequested, Choice, ErrorInfo, Object, Payload, SessionEnded, ToolCompleted,
+    ToolFailed, ToolRef, ToolRequested,
 };
 
 use crate::build::{Core, Cx};
@@ -178,6 +179,33 @@ pub fn extras<const N: usize>(members: [(&str, Option<Value>); N]) -> Object {
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
         .collect()
+}
+
+/// `session.ended` with the one reason an orderly vendor end maps to.
+pub fn normal_end() -> SessionEnded {
+    let mut ended = SessionEnded::new();
+    ended.reason = Some(aep::session_ended::Reason::Normal);
+    ended
+}
+
+/// A tool error's type and message: an object's `type` (or `name`) and
+/// `message`, or a string as the message of a `tool_error`.
+pub fn error_parts(error: &Value) -> (String, Option<String>) {
+    match error {
+        Value::String(message) => ("tool_error".to_owned(), Some(message.clone())),
+        other => {
+            let text = |k: &str| {
+                other
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+            };
+            let kind = text("type")
+                .or_else(|| text("name"))
+                .unwrap_or("tool_error");
+            (kind.to_owned(), text("message").map(str::to_owned))
+        }
+    }
 }
 
 #[cfg(test)]

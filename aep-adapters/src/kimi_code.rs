@@ -20,8 +20,7 @@ use aep::{
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::{error_parts, normal_end};
-use crate::hooks::{self, Hook};
+use crate::hooks::{self, error_parts, normal_end, Hook};
 use crate::json;
 use crate::names;
 
