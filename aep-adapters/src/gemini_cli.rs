@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use aep::{Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionStarted};
+use aep::{Payload, RunFinished, SessionStarted};
 
 use crate::build::Cx;
 use crate::error::MapError;
@@ -31,12 +31,7 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
         }
         // Every vendor reason (exit, clear, logout, ...) is an orderly end.
         "SessionEnd" => cx.core(Payload::SessionEnded(normal_end())).build()?,
-        "BeforeAgent" => {
-            let mut started = RunStarted::new();
-            started.trigger = Some(aep::run_started::Trigger::User);
-            started.prompt = hooks::prompt_text(hook.prompt.as_ref());
-            cx.core(Payload::RunStarted(started)).build()?
-        }
+        "BeforeAgent" => hooks::prompt_submitted(cx, &hook)?,
         "AfterAgent" => cx.core(Payload::RunFinished(RunFinished::new())).build()?,
         "BeforeTool" => {
             let tool = hooks::tool_ref(hook.tool()?, None);
@@ -65,18 +60,8 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
                 .meta("model", model)
                 .build()?
         }
-        "PreCompress" => {
-            let mut compacted = SessionCompacted::new();
-            compacted.trigger = hook.trigger.clone();
-            cx.core(Payload::SessionCompacted(compacted)).build()?
-        }
-        "Notification" => {
-            let mut status = ProgressStatus::new();
-            status.message = hook.message.clone();
-            cx.core(Payload::ProgressStatus(status))
-                .subject(hook.notification_type.as_deref())
-                .build()?
-        }
+        "PreCompress" => hooks::compacted(cx, &hook)?,
+        "Notification" => hooks::notified(cx, &hook)?,
         other => cx.vendor(names::session_fallback(VENDOR, other)).build()?,
     };
     Ok(vec![event])

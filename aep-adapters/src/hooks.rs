@@ -8,13 +8,16 @@ use serde_json::Value;
 
 use aep::attention_requested::{Kind, RespondVia};
 use aep::{
-    AttentionRequested, Choice, ErrorInfo, Object, Payload, SessionEnded, ToolCompleted,
-    ToolFailed, ToolRef, ToolRequested,
+    AttentionRequested, Choice, DelegationSubagentStarted, DelegationSubagentStopped, ErrorInfo,
+    Object, Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionEnded,
+    ToolCompleted, ToolFailed, ToolRef, ToolRequested,
 };
 
 use crate::build::{Core, Cx};
 use crate::error::MapError;
+use crate::event::MappedEvent;
 use crate::json;
+use crate::names;
 
 /// A hook's stdin payload: the members the family's hooks carry, each
 /// optional (a hook reads the ones it has). Unknown members are ignored.
@@ -79,6 +82,77 @@ impl Hook {
             ))
         })
     }
+}
+
+/// The hooks the family shares, by their Claude Code names, mapped the
+/// one way every member that has them means them; any other name takes
+/// the vendor's session fallback (`x.{vendor}.session.*`).
+///
+/// A member whose hook of one of these names means something else, or
+/// reads other members, or that has no such hook at all, matches that
+/// name itself before handing the rest here.
+pub fn shared(cx: &Cx<'_>, hook: &Hook, vendor: &str) -> Result<MappedEvent, MapError> {
+    match hook.hook_event_name.as_str() {
+        "UserPromptSubmit" => prompt_submitted(cx, hook),
+        "Stop" => cx.core(Payload::RunFinished(RunFinished::new())).build(),
+        "PreToolUse" => {
+            let tool = tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
+            tool_requested(cx, tool, hook.tool_input.as_ref()).build()
+        }
+        "PostToolUse" => {
+            let tool = tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
+            tool_completed(cx, tool, hook.tool_response.as_ref()).build()
+        }
+        "PermissionRequest" => {
+            let tool = hook.tool()?;
+            let prompt = permission_prompt(tool, hook.tool_input.as_ref());
+            let request = permission_over_control(prompt);
+            cx.core(Payload::AttentionRequested(request))
+                .subject(Some(tool))
+                .build()
+        }
+        "SubagentStart" => {
+            let mut started = DelegationSubagentStarted::new();
+            started.agent_type = hook.agent_type.clone();
+            cx.core(Payload::DelegationSubagentStarted(started))
+                .subject(hook.agent_id.as_deref())
+                .build()
+        }
+        "SubagentStop" => {
+            let mut stopped = DelegationSubagentStopped::new();
+            stopped.agent_type = hook.agent_type.clone();
+            cx.core(Payload::DelegationSubagentStopped(stopped))
+                .subject(hook.agent_id.as_deref())
+                .build()
+        }
+        "PostCompact" => compacted(cx, hook),
+        other => cx.vendor(names::session_fallback(vendor, other)).build(),
+    }
+}
+
+/// `run.started` for a user's prompt, its text at `full`.
+pub fn prompt_submitted(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
+    let mut started = RunStarted::new();
+    started.trigger = Some(aep::run_started::Trigger::User);
+    started.prompt = prompt_text(hook.prompt.as_ref());
+    cx.core(Payload::RunStarted(started)).build()
+}
+
+/// `session.compacted`, with what triggered it.
+pub fn compacted(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
+    let mut compacted = SessionCompacted::new();
+    compacted.trigger = hook.trigger.clone();
+    cx.core(Payload::SessionCompacted(compacted)).build()
+}
+
+/// A notification as observability (`progress.status`, never an
+/// attention request): its text the message, its type the subject.
+pub fn notified(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
+    let mut status = ProgressStatus::new();
+    status.message = hook.message.clone();
+    cx.core(Payload::ProgressStatus(status))
+        .subject(hook.notification_type.as_deref())
+        .build()
 }
 
 /// A tool reference with its call id, when there is one.
@@ -211,7 +285,43 @@ pub fn error_parts(error: &Value) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Mapper, Posture, Vocabulary};
     use serde_json::json;
+
+    fn types(vocabulary: Vocabulary, name: &str) -> Vec<String> {
+        let mapper = Mapper::new(vocabulary, None, Posture::default()).unwrap();
+        let input = json!({"hook_event_name": name, "tool_name": "shell"}).to_string();
+        let events = mapper.map(&input).unwrap();
+        events.into_iter().map(|e| e.type_).collect()
+    }
+
+    #[test]
+    fn a_shared_name_a_member_lacks_stays_vendor_scoped() {
+        // The VS Code Preview surface has neither hook.
+        assert_eq!(
+            types(Vocabulary::Vscode, "PermissionRequest"),
+            ["x.vscode.session.permission_request"]
+        );
+        assert_eq!(
+            types(Vocabulary::Vscode, "PostCompact"),
+            ["x.vscode.session.post_compact"]
+        );
+        // Codex has no session-end or notification hook: not the family's.
+        assert_eq!(
+            types(Vocabulary::Codex, "SessionEnd"),
+            ["x.codex.session.session_end"]
+        );
+        assert_eq!(
+            types(Vocabulary::Codex, "Notification"),
+            ["x.codex.session.notification"]
+        );
+        // Where the member has it, the shared meaning holds.
+        assert_eq!(
+            types(Vocabulary::Codex, "PermissionRequest"),
+            ["attention.requested"]
+        );
+        assert_eq!(types(Vocabulary::KimiCode, "Stop"), ["run.finished"]);
+    }
 
     #[test]
     fn permission_prompts_name_the_tool_and_what_it_does() {
