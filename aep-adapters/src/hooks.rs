@@ -206,6 +206,22 @@ pub fn tool_failed<'a>(
         .subject(Some(name))
 }
 
+/// A tool terminal's payload with its `duration_ms` set (`tool.completed`
+/// and `tool.failed`); any other payload is returned as it is.
+pub fn with_duration(payload: Payload, duration_ms: Option<u64>) -> Payload {
+    match payload {
+        Payload::ToolCompleted(mut completed) => {
+            completed.duration_ms = duration_ms;
+            Payload::ToolCompleted(completed)
+        }
+        Payload::ToolFailed(mut failed) => {
+            failed.duration_ms = duration_ms;
+            Payload::ToolFailed(failed)
+        }
+        other => other,
+    }
+}
+
 /// The prompt of a permission request for `tool`: `Permission requested:
 /// {tool}`, then ` — {command}` (or the file path the call touches) and
 /// ` ({description})` when the arguments carry them.
