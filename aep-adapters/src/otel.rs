@@ -143,13 +143,7 @@ fn codex_members(name: &str) -> Option<Members> {
 fn codex_core(name: &str, attributes: &Map<String, Value>, cx: &Cx<'_>) -> CoreEvents {
     let text = |key: &str| attributes.get(key).and_then(Value::as_str);
     match name {
-        "codex.conversation_starts" => {
-            let mut started = SessionStarted::new();
-            started.client = Some(aep::session_started::Client::new("codex"));
-            started.gen_ai_request_model = text("model").map(str::to_owned);
-            let started = cx.core(Payload::SessionStarted(started)).build()?;
-            Ok(Some(vec![started]))
-        }
+        "codex.conversation_starts" => session_started(cx, "codex", text("model")),
         "codex.tool_decision" => {
             let denied = matches!(
                 text("decision"),
@@ -252,13 +246,7 @@ fn vscode_members(name: &str) -> Option<Members> {
 fn vscode_core(name: &str, attributes: &Map<String, Value>, cx: &Cx<'_>) -> CoreEvents {
     let text = |key: &str| attributes.get(key).and_then(Value::as_str);
     match name {
-        "copilot_chat.session.start" => {
-            let mut started = SessionStarted::new();
-            started.client = Some(aep::session_started::Client::new("vscode"));
-            started.gen_ai_request_model = text("gen_ai.request.model").map(str::to_owned);
-            let started = cx.core(Payload::SessionStarted(started)).build()?;
-            Ok(Some(vec![started]))
-        }
+        "copilot_chat.session.start" => session_started(cx, "vscode", text("gen_ai.request.model")),
         "copilot_chat.tool.call" => {
             let tool_name = text("gen_ai.tool.name").unwrap_or("unknown");
             let tool = hooks::tool_ref(tool_name, text("gen_ai.tool.call.id"));
@@ -278,6 +266,17 @@ fn vscode_core(name: &str, attributes: &Map<String, Value>, cx: &Cx<'_>) -> Core
         }
         _ => Ok(None),
     }
+}
+
+/// A channel's session start as `session.started`: the client and the
+/// requested model.
+fn session_started(cx: &Cx<'_>, client: &str, model: Option<&str>) -> CoreEvents {
+    let mut started = SessionStarted::new();
+    started.client = Some(aep::session_started::Client::new(client));
+    started.gen_ai_request_model = model.map(str::to_owned);
+    Ok(Some(vec![cx
+        .core(Payload::SessionStarted(started))
+        .build()?]))
 }
 
 fn attributes(input: &Value) -> Result<&Map<String, Value>, MapError> {
