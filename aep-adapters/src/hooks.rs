@@ -304,39 +304,31 @@ mod tests {
     use crate::{Mapper, Posture, Vocabulary};
     use serde_json::json;
 
-    fn types(vocabulary: Vocabulary, name: &str) -> Vec<String> {
-        let mapper = Mapper::new(vocabulary, None, Posture::default()).unwrap();
-        let input = json!({"hook_event_name": name, "tool_name": "shell"}).to_string();
-        let events = mapper.map(&input).unwrap();
-        events.into_iter().map(|e| e.type_).collect()
-    }
-
     #[test]
     fn a_shared_name_a_member_lacks_stays_vendor_scoped() {
-        // The VS Code Preview surface has neither hook.
-        assert_eq!(
-            types(Vocabulary::Vscode, "PermissionRequest"),
-            ["x.vscode.session.permission_request"]
-        );
-        assert_eq!(
-            types(Vocabulary::Vscode, "PostCompact"),
-            ["x.vscode.session.post_compact"]
-        );
-        // Codex has no session-end or notification hook: not the family's.
-        assert_eq!(
-            types(Vocabulary::Codex, "SessionEnd"),
-            ["x.codex.session.session_end"]
-        );
-        assert_eq!(
-            types(Vocabulary::Codex, "Notification"),
-            ["x.codex.session.notification"]
-        );
-        // Where the member has it, the shared meaning holds.
-        assert_eq!(
-            types(Vocabulary::Codex, "PermissionRequest"),
-            ["attention.requested"]
-        );
-        assert_eq!(types(Vocabulary::KimiCode, "Stop"), ["run.finished"]);
+        use Vocabulary::{Codex, KimiCode, Vscode};
+        let cases = [
+            // The VS Code Preview surface has neither hook.
+            (
+                Vscode,
+                "PermissionRequest",
+                "x.vscode.session.permission_request",
+            ),
+            (Vscode, "PostCompact", "x.vscode.session.post_compact"),
+            // Codex has no session-end or notification hook.
+            (Codex, "SessionEnd", "x.codex.session.session_end"),
+            (Codex, "Notification", "x.codex.session.notification"),
+            // Where the member has the hook, the shared meaning holds.
+            (Codex, "PermissionRequest", "attention.requested"),
+            (KimiCode, "Stop", "run.finished"),
+        ];
+        for (vocabulary, name, expected) in cases {
+            let mapper = Mapper::new(vocabulary, None, Posture::default()).unwrap();
+            let input = json!({"hook_event_name": name, "tool_name": "shell"});
+            let events = mapper.map(&input.to_string()).unwrap();
+            let types: Vec<_> = events.iter().map(|e| e.type_.as_str()).collect();
+            assert_eq!(types, [expected], "{vocabulary:?} {name}");
+        }
     }
 
     #[test]
