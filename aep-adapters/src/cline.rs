@@ -16,8 +16,7 @@ use aep::{
 use crate::build::{Core, Cx};
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::normal_end;
-use crate::hooks;
+use crate::hooks::{self, normal_end};
 use crate::json;
 use crate::names;
 
@@ -111,21 +110,11 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
                 Some(Value::String(s)) if s.is_empty() => None,
                 Some(e) => Some(e.as_str().map_or_else(|| e.to_string(), str::to_owned)),
             };
-            let mut core = match error {
+            let core = match error {
                 Some(message) => hooks::tool_failed(cx, tool, "tool_error", Some(&message)),
                 None => hooks::tool_completed(cx, tool, record.get("output")),
             };
-            core = core.map_payload(|payload| match payload {
-                Payload::ToolFailed(mut p) => {
-                    p.duration_ms = duration;
-                    Payload::ToolFailed(p)
-                }
-                Payload::ToolCompleted(mut p) => {
-                    p.duration_ms = duration;
-                    Payload::ToolCompleted(p)
-                }
-                other => other,
-            });
+            let core = core.map_payload(|payload| hooks::with_duration(payload, duration));
             events.push(stepped(core)?);
         }
         // `message.user.submitted` is reserved: the fact stays vendor-scoped.

@@ -7,15 +7,12 @@
 
 use serde_json::Value;
 
-use aep::{
-    Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionEnded,
-    SessionStarted,
-};
+use aep::{Payload, RunFinished, SessionStarted};
 
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::hooks::{self, Hook};
+use crate::hooks::{self, error_parts, normal_end, Hook};
 use crate::names;
 
 const VENDOR: &str = "gemini-cli";
@@ -34,12 +31,7 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
         }
         // Every vendor reason (exit, clear, logout, ...) is an orderly end.
         "SessionEnd" => cx.core(Payload::SessionEnded(normal_end())).build()?,
-        "BeforeAgent" => {
-            let mut started = RunStarted::new();
-            started.trigger = Some(aep::run_started::Trigger::User);
-            started.prompt = hooks::prompt_text(hook.prompt.as_ref());
-            cx.core(Payload::RunStarted(started)).build()?
-        }
+        "BeforeAgent" => hooks::prompt_submitted(cx, &hook)?,
         "AfterAgent" => cx.core(Payload::RunFinished(RunFinished::new())).build()?,
         "BeforeTool" => {
             let tool = hooks::tool_ref(hook.tool()?, None);
@@ -68,46 +60,9 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
                 .meta("model", model)
                 .build()?
         }
-        "PreCompress" => {
-            let mut compacted = SessionCompacted::new();
-            compacted.trigger = hook.trigger.clone();
-            cx.core(Payload::SessionCompacted(compacted)).build()?
-        }
-        "Notification" => {
-            let mut status = ProgressStatus::new();
-            status.message = hook.message.clone();
-            cx.core(Payload::ProgressStatus(status))
-                .subject(hook.notification_type.as_deref())
-                .build()?
-        }
+        "PreCompress" => hooks::compacted(cx, &hook)?,
+        "Notification" => hooks::notified(cx, &hook)?,
         other => cx.vendor(names::session_fallback(VENDOR, other)).build()?,
     };
     Ok(vec![event])
-}
-
-/// `session.ended` with the one reason an orderly vendor end maps to.
-pub fn normal_end() -> SessionEnded {
-    let mut ended = SessionEnded::new();
-    ended.reason = Some(aep::session_ended::Reason::Normal);
-    ended
-}
-
-/// A tool error's type and message: an object's `type` (or `name`) and
-/// `message`, or a string as the message of a `tool_error`.
-pub fn error_parts(error: &Value) -> (String, Option<String>) {
-    match error {
-        Value::String(message) => ("tool_error".to_owned(), Some(message.clone())),
-        other => {
-            let text = |k: &str| {
-                other
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-            };
-            let kind = text("type")
-                .or_else(|| text("name"))
-                .unwrap_or("tool_error");
-            (kind.to_owned(), text("message").map(str::to_owned))
-        }
-    }
 }

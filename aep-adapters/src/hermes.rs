@@ -21,8 +21,7 @@ use aep::{
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::normal_end;
-use crate::hooks::{self, extras};
+use crate::hooks::{self, extras, normal_end};
 use crate::json;
 use crate::names;
 
@@ -221,23 +220,17 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
     Ok(events)
 }
 
+/// A tool terminal's payload with its duration: `tool.denied` has no
+/// `duration_ms` member, so there it rides as an extra.
 fn with_duration(payload: Payload, duration: Option<u64>) -> Payload {
     match payload {
-        Payload::ToolCompleted(mut p) => {
-            p.duration_ms = duration;
-            Payload::ToolCompleted(p)
-        }
-        Payload::ToolFailed(mut p) => {
-            p.duration_ms = duration;
-            Payload::ToolFailed(p)
-        }
         Payload::ToolDenied(mut p) => {
             if let Some(d) = duration {
                 p.extra.insert("duration_ms".to_owned(), Value::from(d));
             }
             Payload::ToolDenied(p)
         }
-        other => other,
+        other => hooks::with_duration(other, duration),
     }
 }
 

@@ -1,19 +1,23 @@
 //! What the hook vocabularies of the Claude Code family share (Codex,
 //! Gemini CLI, Qwen Code, VS Code, Kimi Code): the stdin payload's common
-//! members, and the events the same moment means in each.
+//! members, and the events the same moment means in each. The tool, error
+//! and session-end pieces serve the other vocabularies too.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use aep::attention_requested::{Kind, RespondVia};
 use aep::{
-    AttentionRequested, Choice, ErrorInfo, Object, Payload, ToolCompleted, ToolFailed, ToolRef,
-    ToolRequested,
+    AttentionRequested, Choice, DelegationSubagentStarted, DelegationSubagentStopped, ErrorInfo,
+    Object, Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionEnded,
+    ToolCompleted, ToolFailed, ToolRef, ToolRequested,
 };
 
 use crate::build::{Core, Cx};
 use crate::error::MapError;
+use crate::event::MappedEvent;
 use crate::json;
+use crate::names;
 
 /// A hook's stdin payload: the members the family's hooks carry, each
 /// optional (a hook reads the ones it has). Unknown members are ignored.
@@ -80,6 +84,77 @@ impl Hook {
     }
 }
 
+/// The hooks the family shares, by their Claude Code names, mapped the
+/// one way every member that has them means them; any other name takes
+/// the vendor's session fallback (`x.{vendor}.session.*`).
+///
+/// A member whose hook of one of these names means something else, or
+/// reads other members, or that has no such hook at all, matches that
+/// name itself before handing the rest here.
+pub fn shared(cx: &Cx<'_>, hook: &Hook, vendor: &str) -> Result<MappedEvent, MapError> {
+    match hook.hook_event_name.as_str() {
+        "UserPromptSubmit" => prompt_submitted(cx, hook),
+        "Stop" => cx.core(Payload::RunFinished(RunFinished::new())).build(),
+        "PreToolUse" => {
+            let tool = tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
+            tool_requested(cx, tool, hook.tool_input.as_ref()).build()
+        }
+        "PostToolUse" => {
+            let tool = tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
+            tool_completed(cx, tool, hook.tool_response.as_ref()).build()
+        }
+        "PermissionRequest" => {
+            let tool = hook.tool()?;
+            let prompt = permission_prompt(tool, hook.tool_input.as_ref());
+            let request = permission_over_control(prompt);
+            cx.core(Payload::AttentionRequested(request))
+                .subject(Some(tool))
+                .build()
+        }
+        "SubagentStart" => {
+            let mut started = DelegationSubagentStarted::new();
+            started.agent_type = hook.agent_type.clone();
+            cx.core(Payload::DelegationSubagentStarted(started))
+                .subject(hook.agent_id.as_deref())
+                .build()
+        }
+        "SubagentStop" => {
+            let mut stopped = DelegationSubagentStopped::new();
+            stopped.agent_type = hook.agent_type.clone();
+            cx.core(Payload::DelegationSubagentStopped(stopped))
+                .subject(hook.agent_id.as_deref())
+                .build()
+        }
+        "PostCompact" => compacted(cx, hook),
+        other => cx.vendor(names::session_fallback(vendor, other)).build(),
+    }
+}
+
+/// `run.started` for a user's prompt, its text at `full`.
+pub fn prompt_submitted(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
+    let mut started = RunStarted::new();
+    started.trigger = Some(aep::run_started::Trigger::User);
+    started.prompt = prompt_text(hook.prompt.as_ref());
+    cx.core(Payload::RunStarted(started)).build()
+}
+
+/// `session.compacted`, with what triggered it.
+pub fn compacted(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
+    let mut compacted = SessionCompacted::new();
+    compacted.trigger = hook.trigger.clone();
+    cx.core(Payload::SessionCompacted(compacted)).build()
+}
+
+/// A notification as observability (`progress.status`, never an
+/// attention request): its text the message, its type the subject.
+pub fn notified(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
+    let mut status = ProgressStatus::new();
+    status.message = hook.message.clone();
+    cx.core(Payload::ProgressStatus(status))
+        .subject(hook.notification_type.as_deref())
+        .build()
+}
+
 /// A tool reference with its call id, when there is one.
 pub fn tool_ref(name: &str, call_id: Option<&str>) -> ToolRef {
     let mut tool = ToolRef::new(name);
@@ -131,6 +206,22 @@ pub fn tool_failed<'a>(
         .subject(Some(name))
 }
 
+/// A tool terminal's payload with its `duration_ms` set (`tool.completed`
+/// and `tool.failed`); any other payload is returned as it is.
+pub fn with_duration(payload: Payload, duration_ms: Option<u64>) -> Payload {
+    match payload {
+        Payload::ToolCompleted(mut completed) => {
+            completed.duration_ms = duration_ms;
+            Payload::ToolCompleted(completed)
+        }
+        Payload::ToolFailed(mut failed) => {
+            failed.duration_ms = duration_ms;
+            Payload::ToolFailed(failed)
+        }
+        other => other,
+    }
+}
+
 /// The prompt of a permission request for `tool`: `Permission requested:
 /// {tool}`, then ` — {command}` (or the file path the call touches) and
 /// ` ({description})` when the arguments carry them.
@@ -180,10 +271,65 @@ pub fn extras<const N: usize>(members: [(&str, Option<Value>); N]) -> Object {
         .collect()
 }
 
+/// `session.ended` with the one reason an orderly vendor end maps to.
+pub fn normal_end() -> SessionEnded {
+    let mut ended = SessionEnded::new();
+    ended.reason = Some(aep::session_ended::Reason::Normal);
+    ended
+}
+
+/// A tool error's type and message: an object's `type` (or `name`) and
+/// `message`, or a string as the message of a `tool_error`.
+pub fn error_parts(error: &Value) -> (String, Option<String>) {
+    match error {
+        Value::String(message) => ("tool_error".to_owned(), Some(message.clone())),
+        other => {
+            let text = |k: &str| {
+                other
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+            };
+            let kind = text("type")
+                .or_else(|| text("name"))
+                .unwrap_or("tool_error");
+            (kind.to_owned(), text("message").map(str::to_owned))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Mapper, Posture, Vocabulary};
     use serde_json::json;
+
+    #[test]
+    fn a_shared_name_a_member_lacks_stays_vendor_scoped() {
+        use Vocabulary::{Codex, KimiCode, Vscode};
+        let cases = [
+            // The VS Code Preview surface has neither hook.
+            (
+                Vscode,
+                "PermissionRequest",
+                "x.vscode.session.permission_request",
+            ),
+            (Vscode, "PostCompact", "x.vscode.session.post_compact"),
+            // Codex has no session-end or notification hook.
+            (Codex, "SessionEnd", "x.codex.session.session_end"),
+            (Codex, "Notification", "x.codex.session.notification"),
+            // Where the member has the hook, the shared meaning holds.
+            (Codex, "PermissionRequest", "attention.requested"),
+            (KimiCode, "Stop", "run.finished"),
+        ];
+        for (vocabulary, name, expected) in cases {
+            let mapper = Mapper::new(vocabulary, None, Posture::default()).unwrap();
+            let input = json!({"hook_event_name": name, "tool_name": "shell"});
+            let events = mapper.map(&input.to_string()).unwrap();
+            let types: Vec<_> = events.iter().map(|e| e.type_.as_str()).collect();
+            assert_eq!(types, [expected], "{vocabulary:?} {name}");
+        }
+    }
 
     #[test]
     fn permission_prompts_name_the_tool_and_what_it_does() {

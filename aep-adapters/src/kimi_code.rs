@@ -14,14 +14,13 @@ use aep::attention_resolved::Resolution;
 use aep::{
     Answer, AttentionAnswered, AttentionRequested, AttentionResolved, DelegationSubagentStarted,
     DelegationSubagentStopped, ErrorInfo, Payload, ProgressStatus, RunCancelled, RunFailed,
-    RunFinished, RunStarted, SessionCompacted, SessionStarted,
+    SessionCompacted, SessionStarted,
 };
 
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::{error_parts, normal_end};
-use crate::hooks::{self, Hook};
+use crate::hooks::{self, error_parts, normal_end, Hook};
 use crate::json;
 use crate::names;
 
@@ -49,13 +48,6 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
                 .content("prompt", prompt.as_ref())
                 .build()?
         }
-        "UserPromptSubmit" => {
-            let mut started = RunStarted::new();
-            started.trigger = Some(aep::run_started::Trigger::User);
-            started.prompt = hooks::prompt_text(hook.prompt.as_ref());
-            cx.core(Payload::RunStarted(started)).build()?
-        }
-        "Stop" => cx.core(Payload::RunFinished(RunFinished::new())).build()?,
         "StopFailure" => {
             let kind = text("error_type")?
                 .filter(|s| !s.is_empty())
@@ -72,6 +64,8 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             cancelled.by = Some(aep::run_cancelled::By::User);
             cx.core(Payload::RunCancelled(cancelled)).build()?
         }
+        // The tool hooks read Kimi's own members (`tool_call_id`,
+        // `tool_output`), not the family's.
         "PreToolUse" => {
             let tool = hooks::tool_ref(hook.tool()?, hook.tool_call_id.as_deref());
             hooks::tool_requested(cx, tool, hook.tool_input.as_ref()).build()?
@@ -162,7 +156,8 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
                 .subject(hook.notification_type.as_deref())
                 .build()?
         }
-        _ => cx.vendor(fallback).build()?,
+        // A plain prompt and the stop are the family's.
+        _ => hooks::shared(cx, &hook, VENDOR)?,
     };
     Ok(vec![event])
 }

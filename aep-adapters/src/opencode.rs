@@ -24,8 +24,7 @@ use aep::{
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::normal_end;
-use crate::hooks;
+use crate::hooks::{self, normal_end};
 use crate::json;
 use crate::names;
 use crate::posture::Mode;

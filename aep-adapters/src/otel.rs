@@ -22,14 +22,65 @@ use crate::posture::Mode;
 
 /// Maps one Codex record.
 pub fn codex(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
+    record(input, cx, "codex", codex_members, codex_core)
+}
+
+/// Maps one VS Code agent record (`copilot_chat.*` and the GenAI
+/// inference-details record).
+pub fn vscode(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
+    record(input, cx, "vscode", vscode_members, vscode_core)
+}
+
+/// A known record's `x.{vendor}.otel.*` leaf, its structural attributes
+/// (at metadata) and its content attributes (from `redacted` up).
+type Members = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// The core events a record means in primary mode: `None` where the
+/// record is not in the core subset (it keeps its channel event), an
+/// empty list where it deliberately means nothing.
+type CoreEvents = Result<Option<Vec<MappedEvent>>, MapError>;
+
+/// One record of a channel: an unknown one as `x.{vendor}.otel.unknown`;
+/// a known one as its core events in primary mode where it has them, else
+/// as the channel's own `x.{vendor}.otel.{leaf}`.
+fn record(
+    input: &Value,
+    cx: &Cx<'_>,
+    vendor: &str,
+    members_of: fn(&str) -> Option<Members>,
+    core: fn(&str, &Map<String, Value>, &Cx<'_>) -> CoreEvents,
+) -> Result<Vec<MappedEvent>, MapError> {
     let attributes = attributes(input)?;
     let name = attributes
         .get("event.name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let primary = cx.posture.mode == Mode::Primary;
-    let text = |key: &str| attributes.get(key).and_then(Value::as_str);
-    let (leaf, meta, content): (&str, &[&str], &[&str]) = match name {
+    let Some((leaf, meta, content)) = members_of(name) else {
+        let unknown = cx
+            .vendor(format!("x.{vendor}.otel.unknown"))
+            .meta("event.name", Some(name).filter(|n| !n.is_empty()));
+        return Ok(vec![unknown.build()?]);
+    };
+    if cx.posture.mode == Mode::Primary {
+        if let Some(events) = core(name, attributes, cx)? {
+            return Ok(events);
+        }
+    }
+    let builder = members(
+        cx.vendor(format!("x.{vendor}.otel.{leaf}")),
+        attributes,
+        meta,
+        content,
+    );
+    Ok(vec![builder.build()?])
+}
+
+fn codex_members(name: &str) -> Option<Members> {
+    Some(match name {
         "codex.conversation_starts" => (
             "conversation_starts",
             &[
@@ -83,78 +134,56 @@ pub fn codex(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             &["kind", "success", "duration_ms"],
             &["error"],
         ),
-        _ => return Ok(vec![unknown(cx, "x.codex.otel.unknown", name)?]),
-    };
-    if primary {
-        match name {
-            "codex.conversation_starts" => {
-                let mut started = SessionStarted::new();
-                started.client = Some(aep::session_started::Client::new("codex"));
-                started.gen_ai_request_model = text("model").map(str::to_owned);
-                return Ok(vec![cx.core(Payload::SessionStarted(started)).build()?]);
-            }
-            "codex.tool_decision" => {
-                let denied = matches!(
-                    text("decision"),
-                    Some("deny" | "denied" | "abort" | "rejected")
-                );
-                // A user's deny is a human decision, not a policy block.
-                let by = match text("source") {
-                    Some("config") => aep::tool_denied::By::Policy,
-                    Some("automation" | "auto") => aep::tool_denied::By::Runtime,
-                    _ => return Ok(Vec::new()),
-                };
-                if !denied {
-                    return Ok(Vec::new());
-                }
-                let tool_name = text("tool_name").unwrap_or("unknown");
-                let tool = hooks::tool_ref(tool_name, text("call_id"));
-                let payload = Payload::ToolDenied(ToolDenied::new(tool, by));
-                return Ok(vec![cx.core(payload).subject(Some(tool_name)).build()?]);
-            }
-            "codex.tool_result" => {
-                let tool_name = text("tool_name").unwrap_or("unknown");
-                let tool = hooks::tool_ref(tool_name, text("call_id"));
-                let success = flag(attributes.get("success"));
-                let event = if success == Some(false) {
-                    hooks::tool_failed(cx, tool, "tool_error", text("error")).build()?
-                } else {
-                    let duration = json::count(attributes.get("duration_ms"));
-                    hooks::tool_completed(cx, tool, None)
-                        .map_payload(|p| match p {
-                            Payload::ToolCompleted(mut c) => {
-                                c.duration_ms = duration;
-                                Payload::ToolCompleted(c)
-                            }
-                            other => other,
-                        })
-                        .build()?
-                };
-                return Ok(vec![event]);
-            }
-            _ => {}
-        }
-    }
-    let builder = members(
-        cx.vendor(format!("x.codex.otel.{leaf}")),
-        attributes,
-        meta,
-        content,
-    );
-    Ok(vec![builder.build()?])
+        _ => return None,
+    })
 }
 
-/// Maps one VS Code agent record (`copilot_chat.*` and the GenAI
-/// inference-details record).
-pub fn vscode(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
-    let attributes = attributes(input)?;
-    let name = attributes
-        .get("event.name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let primary = cx.posture.mode == Mode::Primary;
+/// Codex's core subset: the session start, a denied tool decision (not
+/// an approval, nor a user's deny) and the tool result.
+fn codex_core(name: &str, attributes: &Map<String, Value>, cx: &Cx<'_>) -> CoreEvents {
     let text = |key: &str| attributes.get(key).and_then(Value::as_str);
-    let (leaf, meta, content): (&str, &[&str], &[&str]) = match name {
+    match name {
+        "codex.conversation_starts" => session_started(cx, "codex", text("model")),
+        "codex.tool_decision" => {
+            let denied = matches!(
+                text("decision"),
+                Some("deny" | "denied" | "abort" | "rejected")
+            );
+            // A user's deny is a human decision, not a policy block.
+            let by = match text("source") {
+                Some("config") => aep::tool_denied::By::Policy,
+                Some("automation" | "auto") => aep::tool_denied::By::Runtime,
+                _ => return Ok(Some(Vec::new())),
+            };
+            if !denied {
+                return Ok(Some(Vec::new()));
+            }
+            let tool_name = text("tool_name").unwrap_or("unknown");
+            let tool = hooks::tool_ref(tool_name, text("call_id"));
+            let payload = Payload::ToolDenied(ToolDenied::new(tool, by));
+            let event = cx.core(payload).subject(Some(tool_name)).build()?;
+            Ok(Some(vec![event]))
+        }
+        "codex.tool_result" => {
+            let tool_name = text("tool_name").unwrap_or("unknown");
+            let tool = hooks::tool_ref(tool_name, text("call_id"));
+            let success = flag(attributes.get("success"));
+            let event = if success == Some(false) {
+                hooks::tool_failed(cx, tool, "tool_error", text("error")).build()?
+            } else {
+                let duration = json::count(attributes.get("duration_ms"));
+                hooks::tool_completed(cx, tool, None)
+                    .map_payload(|p| hooks::with_duration(p, duration))
+                    .build()?
+            };
+            Ok(Some(vec![event]))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn vscode_members(name: &str) -> Option<Members> {
+    Some(match name {
         "copilot_chat.session.start" => (
             "session.start",
             &["gen_ai.request.model", "gen_ai.agent.name"],
@@ -209,53 +238,45 @@ pub fn vscode(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> 
             ],
             &[],
         ),
-        _ => return Ok(vec![unknown(cx, "x.vscode.otel.unknown", name)?]),
-    };
-    if primary {
-        match name {
-            "copilot_chat.session.start" => {
-                let mut started = SessionStarted::new();
-                started.client = Some(aep::session_started::Client::new("vscode"));
-                started.gen_ai_request_model = text("gen_ai.request.model").map(str::to_owned);
-                return Ok(vec![cx.core(Payload::SessionStarted(started)).build()?]);
-            }
-            "copilot_chat.tool.call" => {
-                let tool_name = text("gen_ai.tool.name").unwrap_or("unknown");
-                let tool = hooks::tool_ref(tool_name, text("gen_ai.tool.call.id"));
-                let duration = json::count(attributes.get("duration_ms"));
-                let core = if flag(attributes.get("success")) == Some(false) {
-                    let kind = text("error.type")
-                        .filter(|t| !t.is_empty())
-                        .unwrap_or("tool_error");
-                    hooks::tool_failed(cx, tool, kind, text("error.message"))
-                } else {
-                    hooks::tool_completed(cx, tool, None)
-                };
-                let event = core
-                    .map_payload(|p| match p {
-                        Payload::ToolCompleted(mut c) => {
-                            c.duration_ms = duration;
-                            Payload::ToolCompleted(c)
-                        }
-                        Payload::ToolFailed(mut f) => {
-                            f.duration_ms = duration;
-                            Payload::ToolFailed(f)
-                        }
-                        other => other,
-                    })
-                    .build()?;
-                return Ok(vec![event]);
-            }
-            _ => {}
+        _ => return None,
+    })
+}
+
+/// VS Code's core subset: the session start and the tool call.
+fn vscode_core(name: &str, attributes: &Map<String, Value>, cx: &Cx<'_>) -> CoreEvents {
+    let text = |key: &str| attributes.get(key).and_then(Value::as_str);
+    match name {
+        "copilot_chat.session.start" => session_started(cx, "vscode", text("gen_ai.request.model")),
+        "copilot_chat.tool.call" => {
+            let tool_name = text("gen_ai.tool.name").unwrap_or("unknown");
+            let tool = hooks::tool_ref(tool_name, text("gen_ai.tool.call.id"));
+            let duration = json::count(attributes.get("duration_ms"));
+            let core = if flag(attributes.get("success")) == Some(false) {
+                let kind = text("error.type")
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or("tool_error");
+                hooks::tool_failed(cx, tool, kind, text("error.message"))
+            } else {
+                hooks::tool_completed(cx, tool, None)
+            };
+            let event = core
+                .map_payload(|p| hooks::with_duration(p, duration))
+                .build()?;
+            Ok(Some(vec![event]))
         }
+        _ => Ok(None),
     }
-    let builder = members(
-        cx.vendor(format!("x.vscode.otel.{leaf}")),
-        attributes,
-        meta,
-        content,
-    );
-    Ok(vec![builder.build()?])
+}
+
+/// A channel's session start as `session.started`: the client and the
+/// requested model.
+fn session_started(cx: &Cx<'_>, client: &str, model: Option<&str>) -> CoreEvents {
+    let mut started = SessionStarted::new();
+    started.client = Some(aep::session_started::Client::new(client));
+    started.gen_ai_request_model = model.map(str::to_owned);
+    Ok(Some(vec![cx
+        .core(Payload::SessionStarted(started))
+        .build()?]))
 }
 
 fn attributes(input: &Value) -> Result<&Map<String, Value>, MapError> {
@@ -293,10 +314,4 @@ fn members<'a>(
         builder = builder.content(key, attributes.get(*key));
     }
     builder
-}
-
-fn unknown(cx: &Cx<'_>, type_: &str, name: &str) -> Result<MappedEvent, MapError> {
-    cx.vendor(type_)
-        .meta("event.name", Some(name).filter(|n| !n.is_empty()))
-        .build()
 }

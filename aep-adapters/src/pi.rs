@@ -15,8 +15,7 @@ use aep::{
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::normal_end;
-use crate::hooks::{self, extras};
+use crate::hooks::{self, extras, normal_end};
 use crate::json;
 use crate::names;
 

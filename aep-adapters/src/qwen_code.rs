@@ -7,18 +7,15 @@
 use serde_json::Value;
 
 use aep::{
-    DelegationSubagentStarted, DelegationSubagentStopped, ErrorInfo, Payload, ProgressStatus,
-    ProgressTaskCompleted, ProgressTaskPlanned, RunFailed, RunFinished, RunStarted,
-    SessionCompacted, SessionStarted, TaskRef,
+    ErrorInfo, Payload, ProgressTaskCompleted, ProgressTaskPlanned, RunFailed, RunFinished,
+    SessionStarted, TaskRef,
 };
 
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
-use crate::gemini_cli::normal_end;
-use crate::hooks::{self, Hook};
+use crate::hooks::{self, normal_end, Hook};
 use crate::json;
-use crate::names;
 
 const VENDOR: &str = "qwen-code";
 
@@ -40,12 +37,7 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             cx.core(Payload::SessionStarted(started)).build()?
         }
         "SessionEnd" => cx.core(Payload::SessionEnded(normal_end())).build()?,
-        "UserPromptSubmit" => {
-            let mut started = RunStarted::new();
-            started.trigger = Some(aep::run_started::Trigger::User);
-            started.prompt = hooks::prompt_text(hook.prompt.as_ref());
-            cx.core(Payload::RunStarted(started)).build()?
-        }
+        // Qwen's stop carries the turn's token usage.
         "Stop" => {
             let mut finished = RunFinished::new();
             finished.gen_ai_usage_input_tokens = json::count(input.get("input_tokens"));
@@ -70,14 +62,6 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             }
             cx.core(Payload::RunFailed(failed)).build()?
         }
-        "PreToolUse" => {
-            let tool = hooks::tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
-            hooks::tool_requested(cx, tool, hook.tool_input.as_ref()).build()?
-        }
-        "PostToolUse" => {
-            let tool = hooks::tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
-            hooks::tool_completed(cx, tool, hook.tool_response.as_ref()).build()?
-        }
         "PostToolUseFailure" => {
             let tool = hooks::tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
             let interrupted = input.get("is_interrupt").and_then(Value::as_bool) == Some(true);
@@ -89,44 +73,12 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             let message = hook.error.as_ref().and_then(Value::as_str);
             hooks::tool_failed(cx, tool, kind, message).build()?
         }
-        "PermissionRequest" => {
-            let tool = hook.tool()?;
-            let prompt = hooks::permission_prompt(tool, hook.tool_input.as_ref());
-            let request = hooks::permission_over_control(prompt);
-            cx.core(Payload::AttentionRequested(request))
-                .subject(Some(tool))
-                .build()?
-        }
-        "SubagentStart" => {
-            let mut started = DelegationSubagentStarted::new();
-            started.agent_type = hook.agent_type.clone();
-            cx.core(Payload::DelegationSubagentStarted(started))
-                .subject(hook.agent_id.as_deref())
-                .build()?
-        }
-        "SubagentStop" => {
-            let mut stopped = DelegationSubagentStopped::new();
-            stopped.agent_type = hook.agent_type.clone();
-            cx.core(Payload::DelegationSubagentStopped(stopped))
-                .subject(hook.agent_id.as_deref())
-                .build()?
-        }
+        // Compaction is one fact, emitted at its post moment.
         "PreCompact" => return Ok(Vec::new()),
-        "PostCompact" => {
-            let mut compacted = SessionCompacted::new();
-            compacted.trigger = hook.trigger.clone();
-            cx.core(Payload::SessionCompacted(compacted)).build()?
-        }
         "Notification" if hook.notification_type.as_deref() == Some("permission_prompt") => {
             return Ok(Vec::new())
         }
-        "Notification" => {
-            let mut status = ProgressStatus::new();
-            status.message = hook.message.clone();
-            cx.core(Payload::ProgressStatus(status))
-                .subject(hook.notification_type.as_deref())
-                .build()?
-        }
+        "Notification" => hooks::notified(cx, &hook)?,
         "TodoCreated" | "TodoCompleted" => {
             // The validation firing precedes persistence: silent. An absent
             // or unknown phase emits.
@@ -146,7 +98,9 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             };
             cx.core(payload).subject(id).build()?
         }
-        other => cx.vendor(names::session_fallback(VENDOR, other)).build()?,
+        // The prompt, tool, permission, subagent and post-compaction hooks
+        // are the family's.
+        _ => hooks::shared(cx, &hook, VENDOR)?,
     };
     Ok(vec![event])
 }

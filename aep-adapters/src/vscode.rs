@@ -5,10 +5,7 @@
 
 use serde_json::Value;
 
-use aep::{
-    DelegationSubagentStarted, DelegationSubagentStopped, Payload, RunFinished, RunStarted,
-    SessionCompacted, SessionStarted,
-};
+use aep::{Payload, SessionStarted};
 
 use crate::build::Cx;
 use crate::error::MapError;
@@ -32,41 +29,16 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             ]);
             cx.core(Payload::SessionStarted(started)).build()?
         }
-        "UserPromptSubmit" => {
-            let mut started = RunStarted::new();
-            started.trigger = Some(aep::run_started::Trigger::User);
-            started.prompt = hooks::prompt_text(hook.prompt.as_ref());
-            cx.core(Payload::RunStarted(started)).build()?
+        // Compaction rides the only (pre) moment.
+        "PreCompact" => hooks::compacted(cx, &hook)?,
+        // Not hooks of the Preview surface: a payload so named stays
+        // vendor-scoped, as any unknown hook (a post moment would compact
+        // a second time).
+        name @ ("PermissionRequest" | "PostCompact") => {
+            cx.vendor(names::session_fallback(VENDOR, name)).build()?
         }
-        "PreToolUse" => {
-            let tool = hooks::tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
-            hooks::tool_requested(cx, tool, hook.tool_input.as_ref()).build()?
-        }
-        "PostToolUse" => {
-            let tool = hooks::tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
-            hooks::tool_completed(cx, tool, hook.tool_response.as_ref()).build()?
-        }
-        "PreCompact" => {
-            let mut compacted = SessionCompacted::new();
-            compacted.trigger = hook.trigger.clone();
-            cx.core(Payload::SessionCompacted(compacted)).build()?
-        }
-        "SubagentStart" => {
-            let mut started = DelegationSubagentStarted::new();
-            started.agent_type = hook.agent_type.clone();
-            cx.core(Payload::DelegationSubagentStarted(started))
-                .subject(hook.agent_id.as_deref())
-                .build()?
-        }
-        "SubagentStop" => {
-            let mut stopped = DelegationSubagentStopped::new();
-            stopped.agent_type = hook.agent_type.clone();
-            cx.core(Payload::DelegationSubagentStopped(stopped))
-                .subject(hook.agent_id.as_deref())
-                .build()?
-        }
-        "Stop" => cx.core(Payload::RunFinished(RunFinished::new())).build()?,
-        other => cx.vendor(names::session_fallback(VENDOR, other)).build()?,
+        // The prompt, tool, subagent and stop hooks are the family's.
+        _ => hooks::shared(cx, &hook, VENDOR)?,
     };
     Ok(vec![event])
 }
