@@ -71,7 +71,10 @@ fn every_command_in_the_readme_and_the_docs_prints_what_they_show() {
     // page have examples; a parser that found none would check nothing.
     for name in ["README.md", "docs/cli.md", "docs/cli-live.md"] {
         let (_, page) = pages.iter().find(|(n, _)| n == name).expect(name);
-        assert!(!commands(page).is_empty(), "no `$ aep` example found in {name}");
+        assert!(
+            !commands(page).is_empty(),
+            "no `$ aep` example found in {name}"
+        );
     }
     assert!(checked >= 10, "only {checked} examples found");
 }

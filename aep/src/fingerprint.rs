@@ -426,7 +426,10 @@ mod tests {
         let figure = "29 to 57 bytes";
         for (name, text) in [
             ("docs/cli.md", include_str!("../../docs/cli.md")),
-            ("docs/performance.md", include_str!("../../docs/performance.md")),
+            (
+                "docs/performance.md",
+                include_str!("../../docs/performance.md"),
+            ),
             ("aep/README.md", include_str!("../README.md")),
             ("aep/src/stream.rs", include_str!("stream.rs")),
             ("aep/src/fingerprint.rs", include_str!("fingerprint.rs")),
