@@ -236,11 +236,14 @@ fn envelope(agent: &str, event_type: &str) -> Event {
     )
 }
 
-/// Checks the event (with a session and a sequence number, as a runtime
-/// sends it) and keeps the part a mapping decides.
+/// Checks the event (with a session and a sequence number where its
+/// category is session-scoped, as a runtime sends it) and keeps the part
+/// a mapping decides.
 fn finish(mut event: Event) -> Result<MappedEvent, MapError> {
-    event.session = Some("session".to_owned());
-    event.seq = Some(0);
+    if !agent_scoped(&event.type_) {
+        event.session = Some("session".to_owned());
+        event.seq = Some(0);
+    }
     if let Err(violations) = event.validate() {
         return Err(MapError::new(format!(
             "the mapped `{}` event is not valid: {violations}",
@@ -258,5 +261,16 @@ fn finish(mut event: Event) -> Result<MappedEvent, MapError> {
         data,
         subject: event.subject,
         step: event.step,
+        capture: event.capture.unwrap_or(Capture::Metadata),
     })
+}
+
+/// Whether events of `event_type` are agent-scoped (no `session`, no
+/// `seq`), from the registry's category scopes.
+pub fn agent_scoped(event_type: &str) -> bool {
+    event_type
+        .split('.')
+        .next()
+        .and_then(|c| c.parse::<aep::Category>().ok())
+        .is_some_and(|c| c.scope() == aep::CategoryScope::Agent)
 }

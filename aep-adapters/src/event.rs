@@ -3,12 +3,15 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use aep::Object;
+use aep::{Capture, Object};
 
 /// One mapped event: its `type`, `data` and, where the mapping sets them,
 /// `subject` and `step`. The rest of the envelope (ids, time, session,
 /// run, sequence) is the runtime's: it comes from state no single input
 /// carries.
+///
+/// `capture` is the level the data was gated to, the envelope's
+/// `capture`; it is not serialized (a mapping's pins state the rest).
 ///
 /// It serializes as `{"type", "data", "subject"?, "step"?}`: members the
 /// mapping does not set are absent, never `null`, and `data` is always an
@@ -23,6 +26,8 @@ pub struct MappedEvent {
     pub subject: Option<String>,
     /// The envelope `step`.
     pub step: Option<String>,
+    /// The capture level `data` honours.
+    pub capture: Capture,
 }
 
 impl Serialize for MappedEvent {
@@ -52,6 +57,7 @@ mod tests {
             data: Object::new(),
             subject: None,
             step: None,
+            capture: Capture::Metadata,
         };
         assert_eq!(
             serde_json::to_string(&event).unwrap(),

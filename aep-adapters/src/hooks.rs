@@ -9,8 +9,9 @@ use serde_json::Value;
 use aep::attention_requested::{Kind, RespondVia};
 use aep::{
     AttentionRequested, Choice, DelegationSubagentStarted, DelegationSubagentStopped, ErrorInfo,
-    Object, Payload, ProgressStatus, RunFinished, RunStarted, SessionCompacted, SessionEnded,
-    ToolCompleted, ToolFailed, ToolRef, ToolRequested,
+    Object, Payload, ProgressStatus, ProgressTaskCompleted, ProgressTaskPlanned, RunFailed,
+    RunFinished, RunStarted, SessionCompacted, SessionEnded, TaskRef, ToolCompleted, ToolFailed,
+    ToolRef, ToolRequested,
 };
 
 use crate::build::{Core, Cx};
@@ -153,6 +154,72 @@ pub fn notified(cx: &Cx<'_>, hook: &Hook) -> Result<MappedEvent, MapError> {
     cx.core(Payload::ProgressStatus(status))
         .subject(hook.notification_type.as_deref())
         .build()
+}
+
+/// `run.failed` for a turn that ended on an API error (`StopFailure`):
+/// the error's kind at metadata, its details (free text) only where
+/// content may ride.
+pub fn stop_failure(cx: &Cx<'_>, hook: &Hook, input: &Value) -> Result<MappedEvent, MapError> {
+    let kind = hook
+        .error
+        .as_ref()
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("error");
+    let mut failed = RunFailed::new(kind);
+    let details = json::opt_str(input, "error_details", &hook.hook_event_name)?;
+    if let Some(details) = details.filter(|_| cx.carries_content("run.failed")) {
+        let mut error = ErrorInfo::new();
+        error.message = Some(details.to_owned());
+        failed.error = Some(error);
+    }
+    cx.core(Payload::RunFailed(failed)).build()
+}
+
+/// `tool.failed` for `PostToolUseFailure`: `interrupt` when the user
+/// interrupted the call, `tool_error` otherwise, the error text gated by
+/// the schema.
+pub fn tool_use_failure(cx: &Cx<'_>, hook: &Hook, input: &Value) -> Result<MappedEvent, MapError> {
+    let tool = tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
+    let interrupted = input.get("is_interrupt").and_then(Value::as_bool) == Some(true);
+    let kind = if interrupted {
+        "interrupt"
+    } else {
+        "tool_error"
+    };
+    let message = hook.error.as_ref().and_then(Value::as_str);
+    tool_failed(cx, tool, kind, message).build()
+}
+
+/// `progress.task.planned` (`created`) or `progress.task.completed` for
+/// a task or todo hook: the task id is the subject, its title rides where
+/// content may.
+pub fn task(
+    cx: &Cx<'_>,
+    created: bool,
+    id: Option<&str>,
+    title: Option<&str>,
+) -> Result<MappedEvent, MapError> {
+    let task = todo_task(cx, title);
+    let payload = if created {
+        let mut planned = ProgressTaskPlanned::new();
+        planned.task = task;
+        Payload::ProgressTaskPlanned(planned)
+    } else {
+        let mut completed = ProgressTaskCompleted::new();
+        completed.task = task;
+        Payload::ProgressTaskCompleted(completed)
+    };
+    cx.core(payload).subject(id).build()
+}
+
+/// The task of a todo event: its title where content may ride (the id is
+/// the event's subject), nothing below.
+pub fn todo_task(cx: &Cx<'_>, title: Option<&str>) -> Option<TaskRef> {
+    let title = title.filter(|_| cx.carries_content("progress.task.planned"))?;
+    let mut task = TaskRef::new();
+    task.title = Some(title.to_owned());
+    Some(task)
 }
 
 /// A tool reference with its call id, when there is one.

@@ -24,11 +24,11 @@ use aep::{
 use crate::build::Cx;
 use crate::error::MapError;
 use crate::event::MappedEvent;
+use crate::hooks::todo_task;
 use crate::hooks::{self, normal_end};
 use crate::json;
 use crate::names;
 use crate::posture::Mode;
-use crate::qwen_code::todo_task;
 
 /// Which member of the family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

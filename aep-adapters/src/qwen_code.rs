@@ -6,10 +6,7 @@
 
 use serde_json::Value;
 
-use aep::{
-    ErrorInfo, Payload, ProgressTaskCompleted, ProgressTaskPlanned, RunFailed, RunFinished,
-    SessionStarted, TaskRef,
-};
+use aep::{Payload, RunFinished, SessionStarted};
 
 use crate::build::Cx;
 use crate::error::MapError;
@@ -44,35 +41,8 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             finished.gen_ai_usage_output_tokens = json::count(input.get("output_tokens"));
             cx.core(Payload::RunFinished(finished)).build()?
         }
-        "StopFailure" => {
-            let kind = hook
-                .error
-                .as_ref()
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .unwrap_or("error");
-            let mut failed = RunFailed::new(kind);
-            // The details are free text: an error object only where they may ride.
-            if let Some(details) =
-                text("error_details")?.filter(|_| cx.carries_content("run.failed"))
-            {
-                let mut error = ErrorInfo::new();
-                error.message = Some(details.to_owned());
-                failed.error = Some(error);
-            }
-            cx.core(Payload::RunFailed(failed)).build()?
-        }
-        "PostToolUseFailure" => {
-            let tool = hooks::tool_ref(hook.tool()?, hook.tool_use_id.as_deref());
-            let interrupted = input.get("is_interrupt").and_then(Value::as_bool) == Some(true);
-            let kind = if interrupted {
-                "interrupt"
-            } else {
-                "tool_error"
-            };
-            let message = hook.error.as_ref().and_then(Value::as_str);
-            hooks::tool_failed(cx, tool, kind, message).build()?
-        }
+        "StopFailure" => hooks::stop_failure(cx, &hook, input)?,
+        "PostToolUseFailure" => hooks::tool_use_failure(cx, &hook, input)?,
         // Compaction is one fact, emitted at its post moment.
         "PreCompact" => return Ok(Vec::new()),
         "Notification" if hook.notification_type.as_deref() == Some("permission_prompt") => {
@@ -85,31 +55,12 @@ pub fn map(input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, MapError> {
             if text("phase")? == Some("validation") {
                 return Ok(Vec::new());
             }
-            let id = text("todo_id")?;
-            let task = todo_task(cx, text("todo_content")?);
-            let payload = if name == "TodoCreated" {
-                let mut planned = ProgressTaskPlanned::new();
-                planned.task = task;
-                Payload::ProgressTaskPlanned(planned)
-            } else {
-                let mut completed = ProgressTaskCompleted::new();
-                completed.task = task;
-                Payload::ProgressTaskCompleted(completed)
-            };
-            cx.core(payload).subject(id).build()?
+            let created = name == "TodoCreated";
+            hooks::task(cx, created, text("todo_id")?, text("todo_content")?)?
         }
         // The prompt, tool, permission, subagent and post-compaction hooks
         // are the family's.
         _ => hooks::shared(cx, &hook, VENDOR)?,
     };
     Ok(vec![event])
-}
-
-/// The task of a todo event: its title where content may ride (the id is
-/// the event's subject), nothing below.
-pub fn todo_task(cx: &Cx<'_>, title: Option<&str>) -> Option<TaskRef> {
-    let title = title.filter(|_| cx.carries_content("progress.task.planned"))?;
-    let mut task = TaskRef::new();
-    task.title = Some(title.to_owned());
-    Some(task)
 }

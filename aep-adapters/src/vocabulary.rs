@@ -16,7 +16,7 @@ use crate::posture::Posture;
 /// fixture file is (`claude-code`, `codex`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Vocabulary {
-    /// Claude Code (the AskUserQuestion and MCP-elicitation forms).
+    /// Claude Code hooks, and its AskUserQuestion and MCP-elicitation forms.
     ClaudeCode,
     /// Codex hooks.
     Codex,
@@ -111,7 +111,7 @@ impl Vocabulary {
     /// (no `--surface`) exists.
     pub fn surfaces(self) -> (&'static [Surface], bool) {
         match self {
-            Vocabulary::ClaudeCode => (&[Surface::AskUserQuestion, Surface::Elicitation], false),
+            Vocabulary::ClaudeCode => (&[Surface::AskUserQuestion, Surface::Elicitation], true),
             Vocabulary::Opencode | Vocabulary::Kilocode => (&[Surface::Todos, Surface::Sse], true),
             Vocabulary::KimiCode => (&[Surface::Ws], true),
             Vocabulary::Openhands => (&[Surface::Status], true),
@@ -317,6 +317,7 @@ impl Mapper {
             (Vocabulary::ClaudeCode, Some(Surface::Elicitation)) => {
                 claude_code::elicitation(text, cx).map(|e| vec![e])
             }
+            (Vocabulary::ClaudeCode, None) => claude_code::map(text, value, cx),
             (Vocabulary::Codex, None) => codex::map(value, cx),
             (Vocabulary::GeminiCli, None) => gemini_cli::map(value, cx),
             (Vocabulary::QwenCode, None) => qwen_code::map(value, cx),

@@ -120,7 +120,7 @@ fn usage_errors_exit_2() {
     for args in [
         &["adapter", "map", "nope"][..],
         &["adapter", "map", "codex", "--surface", "todos"],
-        &["adapter", "map", "claude-code"],
+        &["adapter", "map", "claude-code", "--surface", "todos"],
         &["adapter", "map", "codex", "--mode", "sideways"],
         &["adapter", "map", "codex", "--ceiling", "most"],
         &["adapter", "map", "codex", "--what"],

@@ -30,7 +30,7 @@ attention.* at redacted. --ceiling sets one ceiling for every type.";
 
 const AFTER_HELP: &str = "\
 Vocabularies and their surfaces:
-  claude-code  --surface ask_user_question | elicitation
+  claude-code  (hooks), --surface ask_user_question | elicitation
   opencode, kilocode  (plugin moments), --surface todos | sse
   kimi-code    (hooks), --surface ws
   openhands    (events), --surface status
