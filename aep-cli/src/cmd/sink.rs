@@ -13,7 +13,7 @@ use super::Status;
 use crate::diag;
 use crate::live::RelayArgs;
 
-mod names;
+pub mod names;
 mod recover;
 mod store;
 

@@ -63,7 +63,7 @@ pub struct Demo {
 
 impl Demo {
     pub fn new(settings: Settings) -> Result<Demo, String> {
-        let host = hostname();
+        let host = crate::live::hostname();
         let source = source_uri(&host, &settings.agent, Some(&settings.session));
         let session = SessionEmitter::new(
             source.clone(),
@@ -474,14 +474,4 @@ impl Demo {
         self.socket.close(Duration::from_secs(3)).await;
         diag!("aep demo: session {session} ended");
     }
-}
-
-/// This machine's name, for the `source` URI and the `instance`.
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".to_owned())
 }
