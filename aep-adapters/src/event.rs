@@ -30,6 +30,14 @@ pub struct MappedEvent {
     pub capture: Capture,
 }
 
+impl MappedEvent {
+    /// Whether the event is agent-scoped (`agent.*`: no `session`, no
+    /// `seq`, AEP-0001 §5.2), so a runtime stamps it without a position.
+    pub fn agent_scoped(&self) -> bool {
+        crate::build::agent_scoped(&self.type_)
+    }
+}
+
 impl Serialize for MappedEvent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let len = 2 + usize::from(self.subject.is_some()) + usize::from(self.step.is_some());

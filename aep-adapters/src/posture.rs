@@ -101,6 +101,49 @@ impl Posture {
         self
     }
 
+    /// A posture written as `AEP_CAPTURE` takes it: comma-separated items,
+    /// each a bare level (`none`, `metadata`, `redacted`, `full`), which
+    /// sets the ceiling of every type and drops the default overrides, or
+    /// `CATEGORY=LEVEL`, which overrides one category. Items apply left to
+    /// right over [`Posture::default`]; the empty string is the default.
+    ///
+    /// ```
+    /// use aep::Capture;
+    /// use aep_adapters::Posture;
+    ///
+    /// let posture = Posture::parse_spec("full")?;
+    /// assert_eq!(posture.ceiling_for("attention.requested"), Capture::Full);
+    /// let posture = Posture::parse_spec("tool=redacted")?;
+    /// assert_eq!(posture.ceiling_for("tool.requested"), Capture::Redacted);
+    /// assert_eq!(posture.ceiling_for("attention.requested"), Capture::Redacted);
+    /// assert_eq!(posture.ceiling_for("run.started"), Capture::Metadata);
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn parse_spec(spec: &str) -> Result<Posture, String> {
+        let mut posture = Posture::default();
+        for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let level = |s: &str| {
+                s.trim().parse::<Capture>().map_err(|_| {
+                    format!("`{s}` is not a capture level (none, metadata, redacted or full)")
+                })
+            };
+            match item.split_once('=') {
+                None => {
+                    posture.ceiling = level(item)?;
+                    posture.overrides.clear();
+                }
+                Some((category, value)) => {
+                    let category = category
+                        .trim()
+                        .parse::<Category>()
+                        .map_err(|_| format!("`{}` is not an event category", category.trim()))?;
+                    posture.overrides.push((category, level(value)?));
+                }
+            }
+        }
+        Ok(posture)
+    }
+
     /// The ceiling of events of type `event_type`: the override of its
     /// category, else [`Posture::ceiling`].
     pub fn ceiling_for(&self, event_type: &str) -> Capture {
@@ -162,6 +205,25 @@ mod tests {
             posture.ceiling_for("attention.requested"),
             Capture::Metadata
         );
+    }
+
+    #[test]
+    fn a_spec_reads_left_to_right_over_the_default() {
+        assert_eq!(Posture::parse_spec("").unwrap(), Posture::default());
+        let posture = Posture::parse_spec("none, attention=metadata").unwrap();
+        assert_eq!(posture.ceiling_for("tool.requested"), Capture::None);
+        assert_eq!(
+            posture.ceiling_for("attention.requested"),
+            Capture::Metadata
+        );
+        let posture = Posture::parse_spec("attention=full,metadata").unwrap();
+        assert_eq!(
+            posture.ceiling_for("attention.requested"),
+            Capture::Metadata
+        );
+        for bad in ["loud", "tool=loud", "tools=full", "=full"] {
+            assert!(Posture::parse_spec(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -131,6 +131,16 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// This machine's name, for `source` URIs and `instance`s.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,14 +174,4 @@ mod tests {
         assert_eq!(names, ["state.json"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
-}
-
-/// This machine's name, for `source` URIs and `instance`s.
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".to_owned())
 }

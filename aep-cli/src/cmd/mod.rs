@@ -8,6 +8,7 @@ pub mod demo;
 pub mod doctor;
 pub mod emit;
 pub mod filter;
+pub mod hook;
 pub mod post;
 pub mod project;
 pub mod redact;

@@ -1,0 +1,212 @@
+//! One hook call recorded: the payload mapped (AEP-0002 Annex A), each
+//! event stamped with the session's identity and next position, and the
+//! lines appended to the session's log in one write, all under the
+//! session's lock, so concurrent hook processes never share or reorder a
+//! `seq`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use aep::control::{rfc3339, Ids};
+use aep::{Category, Event};
+use aep_adapters::{MappedEvent, Mapper};
+use aep_client::session::{now_ms, source_uri, Attrs, SessionEmitter};
+use serde_json::Value;
+
+use super::agent::Agent;
+use super::attention;
+use super::state::{Held, LOCK_WAIT};
+use crate::cmd::sink::names;
+
+/// Where the hook keeps its files: `$AEP_HOME`, else `~/.aep`.
+#[derive(Debug, Clone)]
+pub struct Home(pub PathBuf);
+
+impl Home {
+    /// The home the environment names.
+    pub fn from_env() -> Result<Home, String> {
+        if let Some(home) = std::env::var_os("AEP_HOME").filter(|h| !h.is_empty()) {
+            return Ok(Home(PathBuf::from(home)));
+        }
+        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            Some(home) => Ok(Home(PathBuf::from(home).join(".aep"))),
+            None => Err("neither AEP_HOME nor HOME is set".into()),
+        }
+    }
+
+    /// The agent's session logs.
+    pub fn logs(&self, agent: Agent) -> PathBuf {
+        self.0.join("logs").join(agent.name())
+    }
+
+    /// The agent's session states.
+    pub fn state(&self, agent: Agent) -> PathBuf {
+        self.0.join("state").join(agent.name())
+    }
+}
+
+/// What recording one call did.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The event lines, in `seq` order.
+    pub lines: Vec<String>,
+    /// The log they were appended to.
+    pub log: PathBuf,
+    /// Why the session started a new epoch, when it did.
+    pub fresh: Option<String>,
+}
+
+/// Records one hook call of `agent`: `text` is the payload as read.
+pub fn record(
+    agent: Agent,
+    mapper: &Mapper,
+    home: &Home,
+    host: &str,
+    text: &str,
+) -> Result<Recorded, String> {
+    let payload: Value =
+        serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
+    let session = payload
+        .get("session_id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or("the hook's input names no `session_id`")?;
+    let hook = payload
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mapped = mapper.map(text).map_err(|e| e.message().to_owned())?;
+
+    let source = source_uri(host, agent.name(), Some(session));
+    let name = names::encode(&source, session);
+    let log = home.logs(agent).join(format!("{name}.jsonl"));
+    let mut held = Held::acquire(&home.state(agent), &name, LOCK_WAIT)
+        .map_err(|e| format!("cannot take the session's state: {e}"))?;
+
+    let run = agent.run_for(hook, &payload, &mut held.state.run);
+    let opened = attention::opens(hook, &payload);
+    let opening = mapped
+        .iter()
+        .filter(|e| e.type_ == "attention.requested")
+        .count();
+    let mut events = attention::close(
+        &mut held.state.pending,
+        &attention::closes(hook, &payload),
+        opening,
+        now_ms(),
+    );
+    events.extend(mapped);
+    let mut emitter = SessionEmitter::new(&source, agent.name(), session, held.state.epoch)
+        .starting_at(held.state.next_seq);
+    let agent_source = source_uri(host, agent.name(), None);
+    let mut ids = Ids::new();
+    let mut lines = Vec::with_capacity(events.len());
+    for mut event in events {
+        let request = event.type_ == "attention.requested";
+        attention::out_of_band(&mut event);
+        let event = if event.agent_scoped() {
+            agent_event(&mut ids, &agent_source, agent, event)
+        } else {
+            session_event(&mut emitter, run.as_deref(), event)
+        }
+        .map_err(|e| format!("an event did not validate: {e}"))?;
+        if request {
+            held.state.pending.push(attention::Pending {
+                id: event.id.clone(),
+                at_ms: now_ms(),
+                key: opened
+                    .clone()
+                    .unwrap_or_else(|| format!("event:{}", event.id)),
+            });
+        }
+        lines.push(serde_json::to_string(&event).map_err(|e| e.to_string())?);
+    }
+    held.state.next_seq = emitter.next_seq();
+    // The counter moves before the lines land: a crash between the two
+    // leaves a gap in `seq`, never a position used twice.
+    held.save()
+        .map_err(|e| format!("cannot save the session's state: {e}"))?;
+    if !lines.is_empty() {
+        append(&log, &lines).map_err(|e| format!("cannot append to {}: {e}", log.display()))?;
+    }
+    Ok(Recorded {
+        lines,
+        log,
+        fresh: held.fresh.take(),
+    })
+}
+
+/// A session-scoped event at the session's next position; `session.*`
+/// events stand outside runs.
+fn session_event(
+    emitter: &mut SessionEmitter,
+    run: Option<&str>,
+    event: MappedEvent,
+) -> Result<Event, aep::Violations> {
+    let in_run = Category::of(&event.type_) != Some(Category::Session);
+    let attrs = Attrs {
+        run: run.filter(|_| in_run).map(str::to_owned),
+        subject: event.subject,
+        step: event.step,
+        capture: Some(event.capture),
+        ..Attrs::default()
+    };
+    emitter.raw(
+        &event.type_,
+        Some(aep::Data::from_object(&event.data)),
+        attrs,
+    )
+}
+
+/// An agent-scoped event (`agent.*`): no session, no position.
+fn agent_event(
+    ids: &mut Ids,
+    source: &str,
+    agent: Agent,
+    event: MappedEvent,
+) -> Result<Event, aep::Violations> {
+    let now = now_ms();
+    let mut built = Event::new(
+        ids.next(now),
+        event.type_,
+        rfc3339(now),
+        source,
+        agent.name(),
+    );
+    built.data = Some(aep::Data::from_object(&event.data));
+    built.subject = event.subject;
+    built.capture = Some(event.capture);
+    built.validate()?;
+    Ok(built)
+}
+
+/// Appends `lines` to `path` in one write (the file opened for append,
+/// its directory created private to the user).
+fn append(path: &Path, lines: &[String]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        private_dir(dir)?;
+    }
+    let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(&bytes)
+}
+
+/// Creates `dir` and its parents, readable by the user only where this
+/// creates them (the logs hold prompts and question labels).
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
