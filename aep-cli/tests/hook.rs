@@ -1,8 +1,9 @@
-//! `aep hook`: scripted vendor sessions (payloads as the vendors' hook
-//! references document them) recorded into logs that validate and reach an
-//! in-process relay; concurrent hook processes of one session; fail-open
-//! against a missing, dead or silent relay and bad input; `--install` and
-//! `--uninstall` on configurations with other hooks present.
+//! `aep hook` without a live relay (`hook_live.rs` has the relay side):
+//! scripted vendor sessions (payloads as the vendors' hook references
+//! document them) recorded into logs that validate; concurrent hook
+//! processes of one session; fail-open against a dead or silent relay and
+//! bad input; `--install` and `--uninstall` on configurations with other
+//! hooks present.
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::live::{run_bounded, TestRelay};
+use common::live::run_bounded;
 use serde_json::{json, Value};
 
 /// `aep hook AGENT` with its files under `home` and no relay.
@@ -21,7 +22,8 @@ fn hook(home: &Path, agent: &str) -> Command {
         .env("AEP_HOME", home)
         .env_remove("AEP_RELAY")
         .env_remove("AEP_TOKEN")
-        .env_remove("AEP_CAPTURE");
+        .env_remove("AEP_CAPTURE")
+        .env("AEP_ADAPTER_IDLE", "2s");
     command
 }
 
@@ -133,15 +135,10 @@ fn claude_code_session(session: &str) -> Vec<Value> {
 }
 
 #[test]
-fn a_claude_code_session_is_logged_in_order_valid_and_on_the_relay() {
-    let relay = TestRelay::start(Some("hook-token"), aep_relay::Config::default());
+fn a_claude_code_session_is_logged_in_order_and_valid() {
     let home = tempfile::tempdir().unwrap();
     for payload in claude_code_session("cc-1") {
-        let mut command = hook(home.path(), "claude-code");
-        command
-            .env("AEP_RELAY", &relay.base)
-            .env("AEP_TOKEN", "hook-token");
-        let run = call(command, &payload);
+        let run = call(hook(home.path(), "claude-code"), &payload);
         assert_eq!(run.stderr, "", "nothing went wrong");
     }
     let (path, events) = log(home.path(), "claude-code");
@@ -186,13 +183,6 @@ fn a_claude_code_session_is_logged_in_order_valid_and_on_the_relay() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("ghp_") && !text.contains("failing test"));
     validate_clean(&path);
-
-    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    assert_eq!(
-        relay.history("cc-1"),
-        lines,
-        "the relay holds what the log holds"
-    );
 }
 
 #[test]
@@ -357,26 +347,26 @@ fn a_missing_or_silent_relay_and_bad_input_never_hold_the_agent() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let mute = format!("http://{}", silent.local_addr().unwrap());
 
-    let payload = json!({"hook_event_name": "Stop", "session_id": "open"});
+    // A permission prompt is held only over a live relay connection:
+    // with none, it is recorded at once for the vendor's own dialog.
+    let payload = json!({"hook_event_name": "PermissionRequest", "session_id": "open",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}});
     for relay in [&dead, &mute] {
+        let home = tempfile::tempdir().unwrap();
         let mut command = hook(home.path(), "claude-code");
         command.env("AEP_RELAY", relay);
         let started = Instant::now();
-        let run = call(command, &payload);
+        call(command, &payload);
         assert!(
             started.elapsed() < Duration::from_secs(15),
             "bounded: {:?}",
             started.elapsed()
         );
-        assert!(
-            run.stderr.contains("did not take 1 event"),
-            "{}",
-            run.stderr
-        );
+        let (_, events) = log(home.path(), "claude-code");
+        assert_eq!(types(&events), ["attention.requested"]);
+        assert_eq!(events[0]["data"]["respond_via"], json!(["oob"]));
     }
     drop(silent);
-    let (_, events) = log(home.path(), "claude-code");
-    assert_eq!(events.len(), 2, "what was not sent is in the log");
 
     for input in ["not json", "{}", "{\"session_id\": 7}", "[]", ""] {
         let mut command = hook(home.path(), "claude-code");

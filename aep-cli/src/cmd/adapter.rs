@@ -51,7 +51,9 @@ Examples:
 
 /// The arguments of `aep adapter`.
 #[derive(Debug, clap::Args)]
-#[command(about = "Map vendor payloads to AEP events (AEP-0002 Annex A)")]
+#[command(
+    about = "Map vendor payloads to AEP events (AEP-0002 Annex A), and serve the hooks' live side"
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Command,
@@ -61,6 +63,8 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     Map(MapArgs),
+    #[cfg(unix)]
+    Serve(super::hook::daemon::ServeArgs),
 }
 
 /// The arguments of `aep adapter map`.
@@ -114,6 +118,8 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 pub fn run(args: &Args) -> Status {
     match &args.command {
         Command::Map(args) => map(args),
+        #[cfg(unix)]
+        Command::Serve(args) => super::hook::daemon::serve(args),
     }
 }
 

@@ -19,9 +19,15 @@ use crate::diag;
 
 mod agent;
 mod attention;
+#[cfg(unix)]
+mod client;
+#[cfg(unix)]
+pub mod daemon;
+mod decision;
 mod record;
 mod settings;
 mod state;
+mod wire;
 
 pub use agent::Agent;
 use record::Home;
@@ -145,16 +151,49 @@ fn hook(args: &Args) -> Result<(), String> {
         }),
         Err(_) => Posture::default(),
     };
-    let mapper = Mapper::new(agent.vocabulary(), None, posture).map_err(|e| e.to_string())?;
     let home = Home::from_env()?;
+    let relay = args.relay.as_deref().filter(|r| !r.trim().is_empty());
+    #[cfg(unix)]
+    if relay.is_some() {
+        let wait = attention_timeout() + Duration::from_secs(5);
+        match client::call(&home, agent, &text, wait) {
+            client::Outcome::Done(stdout) => {
+                if !stdout.is_empty() {
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(stdout.as_bytes())
+                        .and_then(|()| out.write_all(b"\n"))
+                        .and_then(|()| out.flush())
+                        .map_err(|e| format!("cannot write the decision: {e}"))?;
+                }
+                return Ok(());
+            }
+            client::Outcome::NoDecision(why) => {
+                return Err(format!(
+                    "no decision from the daemon ({why}); the agent decides"
+                ))
+            }
+            client::Outcome::Failed(why) => return Err(why),
+            client::Outcome::Unreachable(why) => {
+                report(agent, &format!("{why}; recording the call here"));
+            }
+        }
+    }
+    let mapper = Mapper::new(agent.vocabulary(), None, posture).map_err(|e| e.to_string())?;
     let host = crate::live::hostname();
-    let recorded = record::record(agent, &mapper, &home, &host, &text)?;
+    let recorded = record::record(
+        agent,
+        &mapper,
+        &home,
+        &host,
+        &text,
+        record::Requests::OutOfBand,
+    )?;
     if let Some(why) = &recorded.fresh {
         if why != "no state yet" {
             report(agent, &format!("{why}: a new epoch starts"));
         }
     }
-    if let Some(relay) = args.relay.as_deref().filter(|r| !r.trim().is_empty()) {
+    if let Some(relay) = relay {
         if !recorded.lines.is_empty() {
             post(relay, crate::live::token(args.token.as_deref()), &recorded)?;
         }
@@ -299,9 +338,15 @@ fn program() -> String {
 /// The vendor's timeout for our hook: past the attention timeout, so the
 /// vendor never kills a hook that holds a request open first.
 fn hook_timeout_s() -> u64 {
-    let attention_ms = std::env::var("AEP_ATTENTION_TIMEOUT_MS")
+    (attention_timeout().as_millis() as u64).div_ceil(1000) + 10
+}
+
+/// How long a held request waits for a person: `AEP_ATTENTION_TIMEOUT_MS`
+/// (default 55 000).
+fn attention_timeout() -> Duration {
+    let ms = std::env::var("AEP_ATTENTION_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .unwrap_or(ATTENTION_TIMEOUT_MS);
-    attention_ms.div_ceil(1000) + 10
+    Duration::from_millis(ms)
 }

@@ -103,19 +103,21 @@ impl Agent {
     /// The run of a `hook` call, given the session's open run (updated):
     /// the payload's turn id when it names one, else the run a prompt
     /// opened (a new ULID when the prompt names none). A turn's end
-    /// (`Stop`, `StopFailure`) and the session's end close the open run.
-    pub fn run_for(self, hook: &str, payload: &Value, open: &mut Option<String>) -> Option<String> {
+    /// (`Stop`, `StopFailure`) and the session's end close the open run; a
+    /// prompt that finds another run still open reports it interrupted.
+    pub fn run_for(self, hook: &str, payload: &Value, open: &mut Option<String>) -> Turn {
         let named = payload
             .get(self.turn_member())
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_owned);
+        let mut interrupted = None;
         let run = match hook {
             "UserPromptSubmit" => {
                 let run = named.unwrap_or_else(|| {
                     aep::control::Ids::new().next(aep_client::session::now_ms())
                 });
-                *open = Some(run.clone());
+                interrupted = open.replace(run.clone()).filter(|stale| *stale != run);
                 Some(run)
             }
             _ => named.or_else(|| open.clone()),
@@ -123,8 +125,17 @@ impl Agent {
         if matches!(hook, "Stop" | "StopFailure" | "SessionEnd") {
             *open = None;
         }
-        run
+        Turn { run, interrupted }
     }
+}
+
+/// The run of one hook call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// The run its events belong to.
+    pub run: Option<String>,
+    /// A run left open by an interrupted turn, to close first.
+    pub interrupted: Option<String>,
 }
 
 #[cfg(test)]
@@ -136,25 +147,45 @@ mod tests {
     fn a_prompt_opens_the_run_its_turn_end_closes() {
         let mut open = None;
         let agent = Agent::ClaudeCode;
-        let run = agent.run_for("UserPromptSubmit", &json!({}), &mut open);
-        assert!(run.is_some());
+        let turn = agent.run_for("UserPromptSubmit", &json!({}), &mut open);
+        let run = turn.run;
+        assert!(run.is_some() && turn.interrupted.is_none());
         assert_eq!(open, run);
         let tool = agent.run_for("PreToolUse", &json!({}), &mut open);
-        assert_eq!(tool, run);
+        assert_eq!(tool.run, run);
         let stop = agent.run_for("Stop", &json!({}), &mut open);
-        assert_eq!(stop, run);
+        assert_eq!(stop.run, run);
         assert_eq!(open, None);
-        assert_eq!(agent.run_for("Notification", &json!({}), &mut open), None);
+        assert_eq!(
+            agent.run_for("Notification", &json!({}), &mut open).run,
+            None
+        );
+    }
+
+    #[test]
+    fn a_prompt_over_an_open_run_reports_it_interrupted() {
+        let mut open = None;
+        let agent = Agent::Codex;
+        agent.run_for("UserPromptSubmit", &json!({"turn_id": "t1"}), &mut open);
+        let again = agent.run_for("UserPromptSubmit", &json!({"turn_id": "t1"}), &mut open);
+        assert_eq!(
+            again.interrupted, None,
+            "the same turn again is no interruption"
+        );
+        let next = agent.run_for("UserPromptSubmit", &json!({"turn_id": "t2"}), &mut open);
+        assert_eq!(next.interrupted.as_deref(), Some("t1"));
+        assert_eq!(next.run.as_deref(), Some("t2"));
     }
 
     #[test]
     fn a_named_turn_is_the_run() {
         let mut open = Some("stale".to_owned());
         let run = Agent::Codex.run_for("PreToolUse", &json!({"turn_id": "t7"}), &mut open);
-        assert_eq!(run.as_deref(), Some("t7"));
+        assert_eq!(run.run.as_deref(), Some("t7"));
         let prompt =
             Agent::ClaudeCode.run_for("UserPromptSubmit", &json!({"prompt_id": "p1"}), &mut open);
-        assert_eq!(prompt.as_deref(), Some("p1"));
+        assert_eq!(prompt.run.as_deref(), Some("p1"));
+        assert_eq!(prompt.interrupted.as_deref(), Some("stale"));
         assert_eq!(open.as_deref(), Some("p1"));
     }
 

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use aep::control::{rfc3339, Ids};
+use aep::control::{rfc3339, Ids, Stamp};
 use aep::{Category, Event};
 use aep_adapters::{MappedEvent, Mapper};
 use aep_client::session::{now_ms, source_uri, Attrs, SessionEmitter};
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::agent::Agent;
 use super::attention;
-use super::state::{Held, LOCK_WAIT};
+use super::state::{Held, SessionState, LOCK_WAIT};
 use crate::cmd::sink::names;
 
 /// Where the hook keeps its files: `$AEP_HOME`, else `~/.aep`.
@@ -45,15 +45,93 @@ impl Home {
     }
 }
 
+/// How a recorded `attention.requested` can be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requests {
+    /// In the vendor's own dialog only: `respond_via: ["oob"]`.
+    OutOfBand,
+    /// Also by a `control.attention.respond`, for a request the caller
+    /// holds open over a relay connection (the mapping's `["control"]`).
+    Control,
+}
+
 /// What recording one call did.
 #[derive(Debug)]
 pub struct Recorded {
-    /// The event lines, in `seq` order.
+    /// The events, in `seq` order.
+    pub events: Vec<Event>,
+    /// The same events as lines.
     pub lines: Vec<String>,
     /// The log they were appended to.
     pub log: PathBuf,
     /// Why the session started a new epoch, when it did.
     pub fresh: Option<String>,
+    /// The session id.
+    pub session: String,
+    /// The ids of the requests the call opened.
+    pub opened: Vec<String>,
+    /// The ids of the requests the call closed (dismissed).
+    pub closed: Vec<String>,
+}
+
+/// A session's files, held under its lock: the state, and the log the
+/// lines go to on [`commit`](Files::commit).
+#[derive(Debug)]
+pub struct Files {
+    held: Held,
+    log: PathBuf,
+    ids: Ids,
+    /// The session's `source`.
+    pub source: String,
+    /// The session id.
+    pub session: String,
+}
+
+impl Files {
+    /// Takes the lock of `agent`'s `session` and reads its state.
+    pub fn open(home: &Home, agent: Agent, host: &str, session: &str) -> Result<Files, String> {
+        let source = source_uri(host, agent.name(), Some(session));
+        let name = names::encode(&source, session);
+        let log = home.logs(agent).join(format!("{name}.jsonl"));
+        let held = Held::acquire(&home.state(agent), &name, LOCK_WAIT)
+            .map_err(|e| format!("cannot take the session's state: {e}"))?;
+        Ok(Files {
+            held,
+            log,
+            ids: Ids::new(),
+            source,
+            session: session.to_owned(),
+        })
+    }
+
+    /// The session's state.
+    pub fn state(&mut self) -> &mut SessionState {
+        &mut self.held.state
+    }
+
+    /// The next position of the session, taken.
+    pub fn stamp(&mut self) -> Stamp {
+        let now = now_ms();
+        let state = &mut self.held.state;
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        Stamp::new(self.ids.next(now), rfc3339(now), seq, state.epoch)
+    }
+
+    /// Saves the state, then appends `lines` to the log in one write, and
+    /// lets go of the lock. The counter moves before the lines land: a
+    /// crash between the two leaves a gap in `seq`, never a position used
+    /// twice.
+    pub fn commit(mut self, lines: &[String]) -> Result<(PathBuf, Option<String>), String> {
+        self.held
+            .save()
+            .map_err(|e| format!("cannot save the session's state: {e}"))?;
+        if !lines.is_empty() {
+            append(&self.log, lines)
+                .map_err(|e| format!("cannot append to {}: {e}", self.log.display()))?;
+        }
+        Ok((self.log, self.held.fresh.take()))
+    }
 }
 
 /// Records one hook call of `agent`: `text` is the payload as read.
@@ -63,6 +141,7 @@ pub fn record(
     home: &Home,
     host: &str,
     text: &str,
+    requests: Requests,
 ) -> Result<Recorded, String> {
     let payload: Value =
         serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
@@ -77,33 +156,41 @@ pub fn record(
         .unwrap_or_default();
     let mapped = mapper.map(text).map_err(|e| e.message().to_owned())?;
 
-    let source = source_uri(host, agent.name(), Some(session));
-    let name = names::encode(&source, session);
-    let log = home.logs(agent).join(format!("{name}.jsonl"));
-    let mut held = Held::acquire(&home.state(agent), &name, LOCK_WAIT)
-        .map_err(|e| format!("cannot take the session's state: {e}"))?;
-
-    let run = agent.run_for(hook, &payload, &mut held.state.run);
-    let opened = attention::opens(hook, &payload);
+    let mut files = Files::open(home, agent, host, session)?;
+    let state = files.state();
+    let turn = agent.run_for(hook, &payload, &mut state.run);
+    let opened_key = attention::opens(hook, &payload);
     let opening = mapped
         .iter()
         .filter(|e| e.type_ == "attention.requested")
         .count();
-    let mut events = attention::close(
-        &mut held.state.pending,
+    let closing = attention::close(
+        &mut state.pending,
         &attention::closes(hook, &payload),
         opening,
         now_ms(),
     );
-    events.extend(mapped);
-    let mut emitter = SessionEmitter::new(&source, agent.name(), session, held.state.epoch)
-        .starting_at(held.state.next_seq);
+    let closed: Vec<String> = closing.iter().filter_map(|e| e.subject.clone()).collect();
+    // Closing events first, each in the run it belongs to.
+    let mut planned: Vec<(MappedEvent, Option<String>)> = Vec::new();
+    if let Some(stale) = turn.interrupted {
+        planned.push((interrupted(), Some(stale)));
+    }
+    planned.extend(closing.into_iter().map(|e| (e, turn.run.clone())));
+    planned.extend(mapped.into_iter().map(|e| (e, turn.run.clone())));
+
+    let (epoch, next_seq) = (state.epoch, state.next_seq);
+    let mut emitter =
+        SessionEmitter::new(&files.source, agent.name(), session, epoch).starting_at(next_seq);
     let agent_source = source_uri(host, agent.name(), None);
     let mut ids = Ids::new();
-    let mut lines = Vec::with_capacity(events.len());
-    for mut event in events {
+    let mut events = Vec::with_capacity(planned.len());
+    let mut opened = Vec::new();
+    for (mut event, run) in planned {
         let request = event.type_ == "attention.requested";
-        attention::out_of_band(&mut event);
+        if requests == Requests::OutOfBand {
+            attention::out_of_band(&mut event);
+        }
         let event = if event.agent_scoped() {
             agent_event(&mut ids, &agent_source, agent, event)
         } else {
@@ -111,29 +198,48 @@ pub fn record(
         }
         .map_err(|e| format!("an event did not validate: {e}"))?;
         if request {
-            held.state.pending.push(attention::Pending {
+            files.state().pending.push(attention::Pending {
                 id: event.id.clone(),
                 at_ms: now_ms(),
-                key: opened
+                key: opened_key
                     .clone()
                     .unwrap_or_else(|| format!("event:{}", event.id)),
             });
+            opened.push(event.id.clone());
         }
-        lines.push(serde_json::to_string(&event).map_err(|e| e.to_string())?);
+        events.push(event);
     }
-    held.state.next_seq = emitter.next_seq();
-    // The counter moves before the lines land: a crash between the two
-    // leaves a gap in `seq`, never a position used twice.
-    held.save()
-        .map_err(|e| format!("cannot save the session's state: {e}"))?;
-    if !lines.is_empty() {
-        append(&log, &lines).map_err(|e| format!("cannot append to {}: {e}", log.display()))?;
-    }
+    files.state().next_seq = emitter.next_seq();
+    let lines = events
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let session = files.session.clone();
+    let (log, fresh) = files.commit(&lines)?;
     Ok(Recorded {
+        events,
         lines,
         log,
-        fresh: held.fresh.take(),
+        fresh,
+        session,
+        opened,
+        closed,
     })
+}
+
+/// `run.cancelled` by the user, for a turn a new prompt found still open
+/// (the turn was interrupted: its vendor sends no end for it).
+fn interrupted() -> MappedEvent {
+    let mut data = aep::Object::new();
+    data.insert("by".into(), Value::from("user"));
+    MappedEvent {
+        type_: "run.cancelled".into(),
+        data,
+        subject: None,
+        step: None,
+        capture: aep::Capture::Metadata,
+    }
 }
 
 /// A session-scoped event at the session's next position; `session.*`

@@ -1,0 +1,632 @@
+//! `aep adapter serve`: the one process per agent machine that owns the
+//! live side of the hooks. It takes the hook calls `aep hook` hands it
+//! over a local socket, records them exactly as a hook process would
+//! (the same session files under the same locks, so a hook that falls
+//! back to recording itself interleaves safely), sends the events on one
+//! WebSocket to the relay that declares `control.accepts` (so a session's
+//! commands have exactly one owner connection, AEP-0004 §4.5), and holds
+//! a `PermissionRequest` hook open until a person answers it with a
+//! `control.attention.respond`, the request times out, or the session
+//! shows the tool went ahead without it.
+//!
+//! It idles out when no hook has called for `--idle` and nothing is held.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aep::control::{Identity, Outgoing, Received, Target};
+use aep::{Capture, NackReason, Payload, Severity};
+use aep_adapters::{Mapper, Posture};
+use aep_client::session::{Attrs, SessionEmitter};
+use aep_client::socket::{hello, Inbound, Socket, SocketConfig};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::agent::Agent;
+use super::decision;
+use super::record::{self, private_dir, Files, Home, Requests};
+use super::wire::{self, Reply, Request};
+use crate::cmd::Status;
+use crate::diag;
+
+/// The commands the daemon's connection declares.
+const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
+/// The most hook calls waiting for the daemon at once.
+const CALL_QUEUE: usize = 256;
+/// The most hooks held open at once; past it a request is not held.
+const MAX_HOLDS: usize = 64;
+/// The most sessions kept live; past it the longest unused is dropped.
+const MAX_SESSIONS: usize = 1024;
+/// How often holds and idleness are checked.
+const TICK: Duration = Duration::from_millis(100);
+
+/// The arguments of `aep adapter serve`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Own the live side of `aep hook`: one relay connection, held permission requests",
+    long_about = "Started on demand by `aep hook` when AEP_RELAY is set; runs until no \
+hook has called for --idle and no request is held. One per AEP_HOME (a second \
+exits at once). Its socket is AEP_HOME/run/adapter.sock; what it says goes to \
+AEP_HOME/logs/adapter.log when `aep hook` started it."
+)]
+pub struct ServeArgs {
+    /// The relay to connect to (none: record only, hold nothing).
+    #[arg(long, env = "AEP_RELAY", value_name = "URL")]
+    pub relay: Option<String>,
+
+    /// The relay's bearer token.
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// Exit after this long with no hook call and nothing held.
+    #[arg(long, env = "AEP_ADAPTER_IDLE", value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub idle: Duration,
+}
+
+/// Runs `aep adapter serve`.
+pub fn serve(args: &ServeArgs) -> Status {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AEP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+    let home = match Home::from_env() {
+        Ok(home) => home,
+        Err(e) => {
+            diag!("aep adapter serve: error: {e}");
+            return Status::Failure;
+        }
+    };
+    let run = wire::run_dir(&home);
+    if let Err(e) = private_dir(&run) {
+        diag!(
+            "aep adapter serve: error: cannot create {}: {e}",
+            run.display()
+        );
+        return Status::Failure;
+    }
+    // One daemon per home: the lock is held for the process's life.
+    let lock = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(run.join("adapter.lock"))
+    {
+        Ok(lock) => lock,
+        Err(e) => {
+            diag!("aep adapter serve: error: cannot open the lock: {e}");
+            return Status::Failure;
+        }
+    };
+    if lock.try_lock().is_err() {
+        diag!(
+            "aep adapter serve: another daemon serves {}",
+            home.0.display()
+        );
+        return Status::Clean;
+    }
+    let relay = match args.relay.as_deref().filter(|r| !r.trim().is_empty()) {
+        Some(relay) => match crate::live::check_url(relay) {
+            Ok(relay) => Some(relay),
+            Err(e) => {
+                diag!("aep adapter serve: error: {e}");
+                return Status::Failure;
+            }
+        },
+        None => None,
+    };
+    let posture = std::env::var("AEP_CAPTURE")
+        .ok()
+        .and_then(|spec| Posture::parse_spec(&spec).ok())
+        .unwrap_or_default();
+    let socket = wire::socket_path(&home);
+    let _ = std::fs::remove_file(&socket);
+    let Some(runtime) = crate::live::runtime("adapter serve") else {
+        return Status::Failure;
+    };
+    let status = runtime.block_on(async {
+        let listener = match UnixListener::bind(&socket) {
+            Ok(listener) => listener,
+            Err(e) => {
+                diag!(
+                    "aep adapter serve: error: cannot listen on {}: {e}",
+                    socket.display()
+                );
+                return Status::Failure;
+            }
+        };
+        let token = crate::live::token(args.token.as_deref());
+        let daemon = Daemon::new(home.clone(), posture, relay.map(|r| connect(r, token)));
+        daemon.run(listener, args.idle).await;
+        Status::Clean
+    });
+    let _ = std::fs::remove_file(&socket);
+    drop(lock);
+    status
+}
+
+/// The relay connection: an emitter that declares the commands it takes.
+fn connect(relay: String, token: Option<String>) -> Socket {
+    let instance = format!("{}/{}", crate::live::hostname(), std::process::id());
+    let capabilities = json!({"control": {
+        "accepts": ACCEPTS,
+        "ack_window_ms": aep::control::DEFAULT_ACK_WINDOW_MS,
+    }});
+    let hello = hello("emitter", "aep-adapter", &instance, capabilities);
+    Socket::connect(SocketConfig::new(relay, token, hello))
+}
+
+/// A hook call handed over by a connection.
+struct Call {
+    request: Request,
+    recorded: oneshot::Sender<Result<(), String>>,
+    decision: oneshot::Sender<String>,
+}
+
+/// A session the daemon has recorded for.
+struct Live {
+    agent: Agent,
+    target: Target,
+    used: Instant,
+}
+
+/// A hook held open on a request.
+struct Hold {
+    session: String,
+    agent: Agent,
+    since: Instant,
+    deadline: Instant,
+    decision: oneshot::Sender<String>,
+}
+
+struct Daemon {
+    home: Home,
+    host: String,
+    mappers: HashMap<&'static str, (Agent, Mapper)>,
+    ceiling: Capture,
+    relay: Option<Socket>,
+    linked: bool,
+    sessions: HashMap<String, Live>,
+    holds: HashMap<String, Hold>,
+    attention_timeout: Duration,
+}
+
+impl Daemon {
+    fn new(home: Home, posture: Posture, relay: Option<Socket>) -> Daemon {
+        let mut mappers = HashMap::new();
+        for agent in [Agent::ClaudeCode, Agent::Codex] {
+            if let Ok(mapper) = Mapper::new(agent.vocabulary(), None, posture.clone()) {
+                mappers.insert(agent.name(), (agent, mapper));
+            }
+        }
+        Daemon {
+            home,
+            host: crate::live::hostname(),
+            mappers,
+            ceiling: posture.ceiling_for("attention.answered"),
+            relay,
+            linked: false,
+            sessions: HashMap::new(),
+            holds: HashMap::new(),
+            attention_timeout: super::attention_timeout(),
+        }
+    }
+
+    async fn run(mut self, listener: UnixListener, idle: Duration) {
+        let (calls_tx, mut calls) = mpsc::channel::<Call>(CALL_QUEUE);
+        let mut last_call = Instant::now();
+        let mut tick = tokio::time::interval(TICK);
+        let mut stop = std::pin::pin!(crate::live::stop_signal());
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    if let Ok((stream, _)) = accepted {
+                        tokio::spawn(connection(stream, calls_tx.clone()));
+                    }
+                }
+                Some(call) = calls.recv() => {
+                    last_call = Instant::now();
+                    self.call(call).await;
+                }
+                Some(inbound) = recv(&mut self.relay) => self.inbound(inbound).await,
+                _ = tick.tick() => {
+                    self.expire().await;
+                    if self.holds.is_empty() && last_call.elapsed() >= idle {
+                        break;
+                    }
+                }
+                _ = &mut stop => break,
+            }
+        }
+        // Whatever is still held goes back to the vendor's own dialog.
+        for (_, hold) in self.holds.drain() {
+            let _ = hold.decision.send(String::new());
+        }
+        if let Some(relay) = self.relay.take() {
+            relay.close(Duration::from_secs(2)).await;
+        }
+    }
+
+    /// Records one hook call, and holds it when it asks for permission
+    /// and a person can answer over the relay.
+    async fn call(&mut self, call: Call) {
+        let Some((agent, mapper)) = self.mappers.get(call.request.agent.as_str()) else {
+            let _ = call
+                .recorded
+                .send(Err(format!("unknown agent `{}`", call.request.agent)));
+            return;
+        };
+        let agent = *agent;
+        let text = &call.request.payload;
+        let hook = hook_name(text);
+        let hold = hook.as_deref() == Some("PermissionRequest")
+            && self.linked
+            && self.holds.len() < MAX_HOLDS;
+        let requests = if hold {
+            Requests::Control
+        } else {
+            Requests::OutOfBand
+        };
+        let recorded = record::record(agent, mapper, &self.home, &self.host, text, requests);
+        let recorded = match recorded {
+            Ok(recorded) => recorded,
+            Err(e) => {
+                let _ = call.recorded.send(Err(e));
+                return;
+            }
+        };
+        let _ = call.recorded.send(Ok(()));
+        if let Some(why) = recorded.fresh.as_deref().filter(|w| *w != "no state yet") {
+            tracing::warn!(session = %recorded.session, "{why}: a new epoch starts");
+        }
+        let live = self.live(agent, &recorded.session);
+        for event in &recorded.events {
+            live.target.observe(event);
+        }
+        for id in &recorded.closed {
+            live.target.settle_request(id);
+        }
+        for id in &recorded.closed {
+            if let Some(held) = self.holds.remove(id) {
+                let _ = held.decision.send(String::new());
+            }
+        }
+        self.send(&recorded.lines).await;
+        match (hold, recorded.opened.first()) {
+            (true, Some(id)) => {
+                let now = Instant::now();
+                self.holds.insert(
+                    id.clone(),
+                    Hold {
+                        session: recorded.session.clone(),
+                        agent,
+                        since: now,
+                        deadline: now + self.attention_timeout,
+                        decision: call.decision,
+                    },
+                );
+            }
+            _ => {
+                let _ = call.decision.send(String::new());
+            }
+        }
+    }
+
+    /// The live session, made when new (the longest unused dropped past
+    /// the bound).
+    fn live(&mut self, agent: Agent, session: &str) -> &mut Live {
+        if !self.sessions.contains_key(session) && self.sessions.len() >= MAX_SESSIONS {
+            let oldest = self
+                .sessions
+                .iter()
+                .min_by_key(|(_, live)| live.used)
+                .map(|(id, _)| id.clone());
+            if let Some(oldest) = oldest {
+                self.sessions.remove(&oldest);
+            }
+        }
+        let (host, ceiling) = (self.host.clone(), self.ceiling);
+        let live = self.sessions.entry(session.to_owned()).or_insert_with(|| {
+            let source = aep_client::session::source_uri(&host, agent.name(), Some(session));
+            let target = Target::new(Identity::new(source, agent.name()), ACCEPTS)
+                .expect("the accepted commands are command types")
+                .with_ceiling(ceiling);
+            Live {
+                agent,
+                target,
+                used: Instant::now(),
+            }
+        });
+        live.used = Instant::now();
+        live
+    }
+
+    async fn send(&mut self, lines: &[String]) {
+        let Some(relay) = &self.relay else { return };
+        for line in lines {
+            if relay.send(line.clone(), Severity::Notice).await.is_err() {
+                tracing::warn!("the relay connection is closed; the events are in the log");
+                return;
+            }
+        }
+    }
+
+    async fn inbound(&mut self, inbound: Inbound) {
+        match inbound {
+            Inbound::Connected(_) => {
+                self.linked = true;
+                tracing::info!("connected to the relay");
+            }
+            Inbound::Disconnected(why) => {
+                self.linked = false;
+                tracing::warn!("the relay connection dropped: {why}");
+            }
+            Inbound::Failed(why) => {
+                self.linked = false;
+                self.relay = None;
+                tracing::error!("the relay refused this connection for good: {why}");
+            }
+            Inbound::Event(line) => self.command(&line).await,
+            Inbound::Frame(frame) => {
+                if frame.get("type").and_then(Value::as_str) == Some("error") {
+                    tracing::warn!(%frame, "the relay refused something the daemon sent");
+                }
+            }
+        }
+    }
+
+    /// A command the relay routed here: the session's target gates and
+    /// dedupes it, and a new one is decided.
+    async fn command(&mut self, line: &str) {
+        let session = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|v| v.get("session").and_then(Value::as_str).map(str::to_owned));
+        let Some(session) = session else { return };
+        let Some(agent) = self.sessions.get(&session).map(|l| l.agent) else {
+            tracing::debug!(%session, "a command for a session this daemon does not hold");
+            return;
+        };
+        let mut files = match Files::open(&self.home, agent, &self.host, &session) {
+            Ok(files) => files,
+            Err(e) => {
+                tracing::warn!(%session, "cannot answer a command: {e}");
+                return;
+            }
+        };
+        let live = self.live(agent, &session);
+        let received = live.target.receive_line(line, &mut |_: &str| files.stamp());
+        let mut lines = Vec::new();
+        let mut logged = Vec::new();
+        let mut decided = None;
+        match received {
+            Ok(Received::Nack(out)) => {
+                logged.push(out.into_line());
+            }
+            Ok(Received::Resend(out)) => lines.push(out.into_line()),
+            Ok(Received::InProgress) | Err(_) => {}
+            Ok(Received::Decide(command)) => {
+                let held = command
+                    .event()
+                    .subject
+                    .as_deref()
+                    .and_then(|id| {
+                        self.holds
+                            .get(id)
+                            .map(|h| (id.to_owned(), h.session.clone()))
+                    })
+                    .filter(|(_, s)| *s == session);
+                let live = self.sessions.get_mut(&session).expect("made above");
+                let stamp = &mut |_: &str| files.stamp();
+                let target = &mut live.target;
+                let outcome = match (command.payload(), held) {
+                    (Payload::ControlCancel(_), _) => target
+                        .reject(
+                            command.key(),
+                            NackReason::Refused,
+                            Some("the agent's run is its own: a hook cannot stop it"),
+                            stamp,
+                        )
+                        .map(|out| vec![out]),
+                    (Payload::ControlAttentionRespond(respond), Some((id, _))) => {
+                        match decision::permission(&respond.answer) {
+                            Ok(applied) => {
+                                let answered = answer(target, &command, &applied.answer, stamp);
+                                if answered.is_ok() {
+                                    decided = Some((id, applied.stdout));
+                                }
+                                answered
+                            }
+                            Err(why) => target
+                                .reject(command.key(), NackReason::Invalid, Some(&why), stamp)
+                                .map(|out| vec![out]),
+                        }
+                    }
+                    (Payload::ControlAttentionRespond(_), None) => target
+                        .reject(
+                            command.key(),
+                            NackReason::Invalid,
+                            Some("the request is not pending here"),
+                            stamp,
+                        )
+                        .map(|out| vec![out]),
+                    _ => target
+                        .reject(command.key(), NackReason::Unsupported, None, stamp)
+                        .map(|out| vec![out]),
+                };
+                match outcome {
+                    Ok(out) => logged.extend(out.into_iter().map(Outgoing::into_line)),
+                    Err(e) => tracing::warn!(%session, "cannot answer a command: {e}"),
+                }
+            }
+        }
+        if let Some((id, _)) = &decided {
+            files.state().pending.retain(|p| &p.id != id);
+        }
+        if let Err(e) = files.commit(&logged) {
+            tracing::warn!(%session, "{e}");
+        }
+        lines.extend(logged);
+        self.send(&lines).await;
+        if let Some((id, stdout)) = decided {
+            if let Some(hold) = self.holds.remove(&id) {
+                let _ = hold.decision.send(stdout);
+            }
+        }
+    }
+
+    /// Times out the holds past their deadline (`attention.timeout`, the
+    /// decision back to the vendor's dialog), and lets go of those whose
+    /// hook is gone.
+    async fn expire(&mut self) {
+        let now = Instant::now();
+        let gone: Vec<String> = self
+            .holds
+            .iter()
+            .filter(|(_, h)| h.decision.is_closed())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in gone {
+            self.holds.remove(&id);
+        }
+        let due: Vec<String> = self
+            .holds
+            .iter()
+            .filter(|(_, h)| h.deadline <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            let Some(hold) = self.holds.remove(&id) else {
+                continue;
+            };
+            match self.timeout(&id, &hold) {
+                Ok(line) => self.send(&[line]).await,
+                Err(e) => tracing::warn!(session = %hold.session, "{e}"),
+            }
+            let _ = hold.decision.send(String::new());
+        }
+    }
+
+    /// Records `attention.timeout` for a held request.
+    fn timeout(&mut self, id: &str, hold: &Hold) -> Result<String, String> {
+        let mut files = Files::open(&self.home, hold.agent, &self.host, &hold.session)?;
+        let state = files.state();
+        state.pending.retain(|p| p.id != id);
+        let (run, epoch, next_seq) = (state.run.clone(), state.epoch, state.next_seq);
+        let mut emitter =
+            SessionEmitter::new(&files.source, hold.agent.name(), &hold.session, epoch)
+                .starting_at(next_seq);
+        let mut data = aep::Object::new();
+        let waited = u64::try_from(hold.since.elapsed().as_millis()).unwrap_or(u64::MAX);
+        data.insert("after_ms".into(), json!(waited));
+        let event = emitter
+            .raw(
+                "attention.timeout",
+                Some(aep::Data::from_object(&data)),
+                Attrs {
+                    run,
+                    subject: Some(id.to_owned()),
+                    capture: Some(Capture::Metadata),
+                    ..Attrs::default()
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        files.state().next_seq = emitter.next_seq();
+        if let Some(live) = self.sessions.get_mut(&hold.session) {
+            live.target.observe(&event);
+        }
+        let line = serde_json::to_string(&event).map_err(|e| e.to_string())?;
+        files.commit(std::slice::from_ref(&line))?;
+        Ok(line)
+    }
+}
+
+/// Accepts a respond and records what it applied: the ack, then
+/// `attention.answered` and `attention.resolved`.
+fn answer(
+    target: &mut Target,
+    command: &aep::control::Command,
+    applied: &aep::Answer,
+    stamp: &mut impl aep::control::Stamper,
+) -> Result<Vec<Outgoing>, aep::control::TargetError> {
+    let ack = target.accept(command.key(), stamp)?;
+    let [answered, resolved] = target.answered(command, applied, stamp)?;
+    Ok(vec![ack, answered, resolved])
+}
+
+/// The next thing from the relay, or never when there is none.
+async fn recv(relay: &mut Option<Socket>) -> Option<Inbound> {
+    match relay {
+        Some(socket) => socket.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The hook name a payload gives, if it reads.
+fn hook_name(text: &str) -> Option<String> {
+    serde_json::from_str::<Value>(text)
+        .ok()?
+        .get("hook_event_name")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// One hook's connection: its request in, the two replies out.
+async fn connection(stream: UnixStream, calls: mpsc::Sender<Call>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = tokio::io::AsyncReadExt::take(BufReader::new(read), wire::MAX_LINE as u64);
+    let mut line = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), reader.read_line(&mut line)).await;
+    let request = match read {
+        Ok(Ok(n)) if n > 0 => serde_json::from_str::<Request>(&line),
+        _ => return,
+    };
+    let reply = |reply: Reply| {
+        let mut line = serde_json::to_string(&reply).unwrap_or_default();
+        line.push('\n');
+        line
+    };
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => {
+            let failed = reply(Reply::Failed {
+                error: format!("a request that does not read: {e}"),
+            });
+            let _ = write.write_all(failed.as_bytes()).await;
+            return;
+        }
+    };
+    let (recorded_tx, recorded) = oneshot::channel();
+    let (decision_tx, decision) = oneshot::channel();
+    let call = Call {
+        request,
+        recorded: recorded_tx,
+        decision: decision_tx,
+    };
+    if calls.send(call).await.is_err() {
+        return;
+    }
+    let first = match recorded.await {
+        Ok(Ok(())) => Reply::Recorded,
+        Ok(Err(error)) => Reply::Failed { error },
+        Err(_) => return,
+    };
+    let failed = matches!(first, Reply::Failed { .. });
+    if write.write_all(reply(first).as_bytes()).await.is_err() || failed {
+        return;
+    }
+    // The hook going away closes this end, which frees the hold.
+    let mut probe = [0u8; 1];
+    let mut rest = reader.into_inner();
+    tokio::select! {
+        stdout = decision => {
+            let stdout = stdout.unwrap_or_default();
+            let _ = write.write_all(reply(Reply::Done { stdout }).as_bytes()).await;
+        }
+        _ = tokio::io::AsyncReadExt::read(&mut rest, &mut probe) => {}
+    }
+}

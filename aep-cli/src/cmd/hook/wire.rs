@@ -1,0 +1,72 @@
+//! The local protocol between `aep hook` and the adapter daemon, over a
+//! Unix socket in `$AEP_HOME/run/` (a directory only the user can enter):
+//! one request line from the hook, then two reply lines from the daemon,
+//! `recorded` as soon as the call's events are in the log, and `done`
+//! with the hook's standard output once there is a decision (at once for
+//! a hook that takes none). A hook that never sees `recorded` records the
+//! call itself; one that sees `recorded` and no `done` leaves the
+//! decision to the vendor.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::record::Home;
+
+/// The longest line either side reads.
+pub const MAX_LINE: usize = (16 << 20) + 4096;
+
+/// A hook call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// The agent (`claude-code`, `codex`).
+    pub agent: String,
+    /// The hook's payload as read.
+    pub payload: String,
+}
+
+/// A reply line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "lowercase")]
+pub enum Reply {
+    /// The call's events are in the log.
+    Recorded,
+    /// The hook's standard output (empty: no decision).
+    Done {
+        /// What to print.
+        stdout: String,
+    },
+    /// The call could not be recorded; why.
+    Failed {
+        /// The problem.
+        error: String,
+    },
+}
+
+/// The daemon's directory.
+pub fn run_dir(home: &Home) -> PathBuf {
+    home.0.join("run")
+}
+
+/// The daemon's socket.
+pub fn socket_path(home: &Home) -> PathBuf {
+    run_dir(home).join("adapter.sock")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_tagged_lines() {
+        let done = Reply::Done {
+            stdout: "{}".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&done).unwrap(),
+            r#"{"reply":"done","stdout":"{}"}"#
+        );
+        let back: Reply = serde_json::from_str(r#"{"reply":"recorded"}"#).unwrap();
+        assert_eq!(back, Reply::Recorded);
+    }
+}
