@@ -265,3 +265,79 @@ fn an_unanswered_permission_times_out_to_the_vendor_dialog() {
     );
     validate_clean(&log);
 }
+
+#[test]
+fn a_tool_that_ran_anyway_frees_the_held_hook_and_cancel_is_refused() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-3";
+    let tool = json!({"tool_name": "Edit", "tool_input": {"file_path": "/w/b"}});
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let held = start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "PermissionRequest", tool.clone()),
+    );
+    request_on_relay(&relay, s);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cancel = runtime.block_on(async {
+        let client = ControlClient::connect(
+            &relay.base,
+            Some(TOKEN),
+            Identity::new("urn:aep:test:responder", "responder"),
+        )
+        .await
+        .unwrap();
+        let cancel = aep::Payload::ControlCancel(aep::ControlCancel::new(
+            aep::control_cancel::Scope::Session,
+        ));
+        client
+            .send(&aep::control::Address::session(s), &cancel)
+            .await
+            .unwrap()
+    });
+    assert!(
+        matches!(
+            cancel.outcome,
+            Outcome::Rejected {
+                reason: Some(NackReason::Refused),
+                ..
+            }
+        ),
+        "{cancel:?}"
+    );
+    let mut post = tool.clone();
+    post["tool_response"] = json!({"ok": true});
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "PostToolUse", post),
+    ));
+    assert_eq!(finish(held), "", "dismissed: no decision");
+    let log = the_log(home.path());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let types: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run.started",
+            "attention.requested",
+            "control.rejected",
+            "attention.resolved",
+            "tool.completed",
+        ]
+    );
+    validate_clean(&log);
+}

@@ -35,8 +35,12 @@ use record::Home;
 const LONG_ABOUT: &str = "\
 Run by an agent's hooks: reads one hook payload (JSON) on standard input,
 maps it to AEP events (AEP-0002 Annex A), stamps them with the session's
-source, id, epoch and next seq, appends them to the session's log in one
-write, and posts them to AEP_RELAY when it is set.
+source, id, epoch and next seq, and appends them to the session's log in
+one write. With AEP_RELAY set, the call goes through the adapter daemon
+(`aep adapter serve`, started on demand), which sends the events on its one
+relay connection and holds a PermissionRequest open until a person answers
+it over control, AEP_ATTENTION_TIMEOUT_MS (default 55000) passes, or the
+tool goes ahead; the hook then prints the vendor's decision.
 
 Files live under AEP_HOME (default ~/.aep):
   logs/AGENT/<name>.jsonl   the session's events (name: the session id made
@@ -47,8 +51,9 @@ Hook processes of one session may run at once; each takes its positions
 under the session's lock, so seq strictly increases and no event is lost.
 A missing or corrupt state starts a new epoch.
 
-The hook fails open: with no relay, an unreachable or slow relay (each post
-waits at most 2 s), a bad state file or a payload it cannot map, it still
+The hook fails open: with no relay, an unreachable or slow relay, a daemon
+that cannot start (the hook then records the call itself and posts it,
+waiting at most 2 s), a bad state file or a payload it cannot map, it still
 exits 0 with nothing on standard output, so the agent goes on with its own
 default. What was recorded stays in the log; `aep post` sends a log to a
 relay later (the relay drops ids it already holds).
