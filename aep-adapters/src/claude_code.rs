@@ -12,7 +12,9 @@
 //! (compaction is one fact, at `PostCompact`); a `Notification` that
 //! duplicates a `PermissionRequest` or an `Elicitation` is suppressed;
 //! `ElicitationResult` settles a pending request, which is runtime state,
-//! so the pure mapping emits nothing for it.
+//! so the pure mapping emits nothing for it. AskUserQuestion reaches the
+//! hooks as a `PermissionRequest` for that tool: it is the form, not a
+//! permission card (the tool is the agent asking the person).
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -76,6 +78,12 @@ pub fn map(text: &str, input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, M
             .core(Payload::AgentIdle(AgentIdle::new()))
             .subject(member("teammate_name")?)
             .build()?,
+        "PermissionRequest" if hook.tool_name.as_deref() == Some(ASK_USER_QUESTION) => {
+            match input.get("tool_input").filter(|i| questions(i)) {
+                Some(call) => ask_user_question(call, cx)?,
+                None => hooks::shared(cx, &hook, VENDOR)?,
+            }
+        }
         "Elicitation" => match elicitation_params(text)? {
             Some(params) => elicitation(&params, cx)?,
             // A URL-mode elicitation has no form to state.
@@ -99,10 +107,21 @@ pub fn map(text: &str, input: &Value, cx: &Cx<'_>) -> Result<Vec<MappedEvent>, M
     Ok(vec![event])
 }
 
-/// The `elicitation/create` parameters of an `Elicitation` hook
-/// (`message`, `requested_schema`) as the form mapping reads them, the
-/// schema's text kept as it came; `None` without a schema.
-fn elicitation_params(text: &str) -> Result<Option<String>, MapError> {
+/// The tool that asks the person questions (its permission request is
+/// the question, not a permission gate).
+const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// Whether a tool input reads as AskUserQuestion's.
+fn questions(input: &Value) -> bool {
+    claude_code::AskUserQuestion::deserialize(input).is_ok()
+}
+
+/// The MCP `elicitation/create` parameters (`{message, requestedSchema}`,
+/// as JSON text) of a Claude Code `Elicitation` hook payload (`text`, as
+/// read: its `message` and `requested_schema`), the schema's text kept as
+/// it came so the form's fields follow its order; `None` for an
+/// elicitation without a schema (URL mode).
+pub fn elicitation_params(text: &str) -> Result<Option<String>, MapError> {
     #[derive(Deserialize)]
     struct Params<'a> {
         #[serde(default)]
@@ -288,6 +307,27 @@ mod tests {
             "Permission requested: Bash — ls /home"
         );
         assert_eq!(events[0].data["respond_via"], json!(["control"]));
+    }
+
+    #[test]
+    fn ask_user_question_asks_for_permission_as_a_form() {
+        let questions = json!({"questions": [{"question": "Which db?", "header": "DB",
+            "multiSelect": false, "options": [{"label": "Postgres"}, {"label": "SQLite"}]}]});
+        let events = map(
+            &json!({"hook_event_name": "PermissionRequest", "session_id": "s",
+            "tool_name": "AskUserQuestion", "tool_input": questions}),
+        );
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].type_, "attention.requested");
+        assert_eq!(events[0].data["kind"], "form");
+        assert_eq!(events[0].data["fields"][0]["label"], "DB: Which db?");
+        assert_eq!(events[0].data["fields"][0]["choices"][1]["label"], "SQLite");
+        // An input that is not the tool's stays a permission card.
+        let odd = map(
+            &json!({"hook_event_name": "PermissionRequest", "session_id": "s",
+            "tool_name": "AskUserQuestion", "tool_input": {"questions": "?"}}),
+        );
+        assert_eq!(odd[0].data["kind"], "permission");
     }
 
     #[test]

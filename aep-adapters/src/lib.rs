@@ -50,6 +50,7 @@ mod qwen_code;
 mod vocabulary;
 mod vscode;
 
+pub use claude_code::elicitation_params;
 pub use error::MapError;
 pub use event::MappedEvent;
 pub use posture::{Mode, Posture};

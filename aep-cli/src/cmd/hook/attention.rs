@@ -8,9 +8,14 @@
 //! server), or the turn or session ended. Each then closes with one
 //! `attention.resolved {resolution: "dismissed"}` naming it, before the
 //! events of the call that closed it, so no request is left open
-//! (AEP-0002 §7).
+//! (AEP-0002 §7). An elicitation the person accepted in the vendor's
+//! dialog closes answered instead: `attention.answered {via: "oob"}`
+//! with the content as the form's values (gated by field type), then
+//! `attention.resolved {resolution: "answered"}`. A result no pending
+//! request matches emits nothing.
 
-use aep::Capture;
+use aep::form::gate_values;
+use aep::{Capture, FieldSpec, Object};
 use aep_adapters::MappedEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -19,7 +24,7 @@ use serde_json::{json, Value};
 pub const MAX_PENDING: usize = 64;
 
 /// A request recorded and not yet closed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pending {
     /// The `attention.requested` event's id.
     pub id: String,
@@ -27,13 +32,19 @@ pub struct Pending {
     pub at_ms: u64,
     /// What closes it (see [`closes`]).
     pub key: String,
+    /// A form request's fields, to gate an answer given out of band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<FieldSpec>>,
 }
 
 /// What a hook call closes.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum Closes {
     /// The requests with this key.
     Key(String),
+    /// The requests with this key, answered out of band with these form
+    /// values (none: declined or cancelled, so dismissed).
+    Answered(String, Option<Object>),
     /// Every pending request.
     All,
     /// None.
@@ -53,14 +64,29 @@ pub fn opens(hook: &str, payload: &Value) -> Option<String> {
 pub fn closes(hook: &str, payload: &Value) -> Closes {
     match hook {
         "PostToolUse" | "PostToolUseFailure" | "PermissionDenied" => Closes::Key(tool_key(payload)),
-        "ElicitationResult" => Closes::Key(elicitation_key(payload)),
+        "ElicitationResult" => {
+            let accepted = payload.get("action").and_then(Value::as_str) == Some("accept");
+            let content = payload.get("content").and_then(Value::as_object);
+            let values = content.filter(|_| accepted).cloned();
+            Closes::Answered(elicitation_key(payload), values)
+        }
         "Stop" | "StopFailure" | "SessionEnd" => Closes::All,
         _ => Closes::Nothing,
     }
 }
 
+/// A tool call's key: its name and input. AskUserQuestion's input comes
+/// back after the call with the person's `answers` added, which are not
+/// part of what was asked.
 fn tool_key(payload: &Value) -> String {
-    let tool = json!([payload.get("tool_name"), payload.get("tool_input")]);
+    let name = payload.get("tool_name");
+    let mut input = payload.get("tool_input").cloned();
+    if name.and_then(Value::as_str) == Some("AskUserQuestion") {
+        if let Some(Value::Object(input)) = &mut input {
+            input.remove("answers");
+        }
+    }
+    let tool = json!([name, input]);
     format!("tool:{}", aep::digest::digest(&tool))
 }
 
@@ -73,44 +99,72 @@ fn elicitation_key(payload: &Value) -> String {
 }
 
 /// Takes out of `pending` what `closes` closes (and the oldest past
-/// [`MAX_PENDING`] once `opening` more are added), returning the
-/// `attention.resolved` events that close them, oldest first.
+/// [`MAX_PENDING`] once `opening` more are added), returning the events
+/// that close them, oldest first: `attention.resolved` (dismissed), or
+/// for an out-of-band answer `attention.answered` (its values gated at
+/// `ceiling`) and `attention.resolved` (answered).
 pub fn close(
     pending: &mut Vec<Pending>,
     closes: &Closes,
     opening: usize,
     now_ms: u64,
+    ceiling: Capture,
 ) -> Vec<MappedEvent> {
     let mut closed = Vec::new();
     pending.retain(|p| {
         let hit = match closes {
             Closes::All => true,
-            Closes::Key(key) => &p.key == key,
+            Closes::Key(key) | Closes::Answered(key, _) => &p.key == key,
             Closes::Nothing => false,
         };
         if hit {
-            closed.push(p.clone());
+            closed.push((p.clone(), true));
         }
         !hit
     });
     let over = (pending.len() + opening).saturating_sub(MAX_PENDING);
-    closed.extend(pending.drain(..over.min(pending.len())));
-    closed.sort_by_key(|p| p.at_ms);
-    closed
-        .into_iter()
-        .map(|p| {
-            let mut data = aep::Object::new();
-            data.insert("resolution".into(), json!("dismissed"));
-            data.insert("latency_ms".into(), json!(now_ms.saturating_sub(p.at_ms)));
-            MappedEvent {
-                type_: "attention.resolved".into(),
-                data,
-                subject: Some(p.id),
-                step: None,
-                capture: Capture::Metadata,
+    closed.extend(pending.drain(..over.min(pending.len())).map(|p| (p, false)));
+    closed.sort_by_key(|(p, _)| p.at_ms);
+    let values = match closes {
+        Closes::Answered(_, Some(values)) => Some(values),
+        _ => None,
+    };
+    let mut events = Vec::with_capacity(closed.len());
+    for (p, hit) in closed {
+        let latency = now_ms.saturating_sub(p.at_ms);
+        match values.filter(|_| hit) {
+            Some(values) => {
+                let fields = p.fields.as_deref().unwrap_or_default();
+                let gated = gate_values(fields, values, ceiling);
+                let mut answer = Object::new();
+                answer.insert("values".into(), Value::Object(gated));
+                let mut data = Object::new();
+                data.insert("answer".into(), Value::Object(answer));
+                data.insert("via".into(), json!("oob"));
+                events.push(settled("attention.answered", data, &p.id, ceiling));
+                events.push(resolved(&p.id, "answered", latency));
             }
-        })
-        .collect()
+            None => events.push(resolved(&p.id, "dismissed", latency)),
+        }
+    }
+    events
+}
+
+fn resolved(id: &str, resolution: &str, latency_ms: u64) -> MappedEvent {
+    let mut data = Object::new();
+    data.insert("resolution".into(), json!(resolution));
+    data.insert("latency_ms".into(), json!(latency_ms));
+    settled("attention.resolved", data, id, Capture::Metadata)
+}
+
+fn settled(type_: &str, data: Object, id: &str, capture: Capture) -> MappedEvent {
+    MappedEvent {
+        type_: type_.into(),
+        data,
+        subject: Some(id.to_owned()),
+        step: None,
+        capture,
+    }
 }
 
 /// Marks a recorded request as answered out of band only.
@@ -129,7 +183,17 @@ mod tests {
             id: id.into(),
             at_ms,
             key: key.into(),
+            fields: None,
         }
+    }
+
+    fn close_at(
+        pending: &mut Vec<Pending>,
+        closes: &Closes,
+        opening: usize,
+        now_ms: u64,
+    ) -> Vec<MappedEvent> {
+        close(pending, closes, opening, now_ms, Capture::Metadata)
     }
 
     #[test]
@@ -140,13 +204,13 @@ mod tests {
             pending("a", 10, &opens("PermissionRequest", &ls).unwrap()),
             pending("b", 20, &opens("PermissionRequest", &rm).unwrap()),
         ];
-        let closed = close(&mut open, &closes("PostToolUse", &rm), 0, 25);
+        let closed = close_at(&mut open, &closes("PostToolUse", &rm), 0, 25);
         assert_eq!(closed.len(), 1);
         assert_eq!(closed[0].subject.as_deref(), Some("b"));
         assert_eq!(closed[0].data["resolution"], "dismissed");
         assert_eq!(closed[0].data["latency_ms"], 5);
         assert_eq!(open.len(), 1);
-        let closed = close(&mut open, &closes("Stop", &json!({})), 0, 30);
+        let closed = close_at(&mut open, &closes("Stop", &json!({})), 0, 30);
         assert_eq!(closed[0].subject.as_deref(), Some("a"));
         assert!(open.is_empty());
     }
@@ -156,10 +220,68 @@ mod tests {
         let ask = json!({"mcp_server_name": "db", "elicitation_id": "e1"});
         let mut open = vec![pending("a", 1, &opens("Elicitation", &ask).unwrap())];
         let other = json!({"mcp_server_name": "db", "elicitation_id": "e2"});
-        assert!(close(&mut open, &closes("ElicitationResult", &other), 0, 2).is_empty());
-        assert!(close(&mut open, &closes("PreToolUse", &ask), 0, 2).is_empty());
+        assert!(close_at(&mut open, &closes("ElicitationResult", &other), 0, 2).is_empty());
+        assert!(close_at(&mut open, &closes("PreToolUse", &ask), 0, 2).is_empty());
         assert_eq!(
-            close(&mut open, &closes("ElicitationResult", &ask), 0, 2).len(),
+            close_at(&mut open, &closes("ElicitationResult", &ask), 0, 2).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn an_accepted_elicitation_is_answered_out_of_band_its_text_gated() {
+        let ask = json!({"mcp_server_name": "db", "elicitation_id": "e1"});
+        let fields: Vec<FieldSpec> = serde_json::from_value(json!([
+            {"id": "name", "label": "name", "type": "string"},
+            {"id": "rows", "label": "rows", "type": "number"}
+        ]))
+        .unwrap();
+        let open = || {
+            let mut p = pending("a", 1, &opens("Elicitation", &ask).unwrap());
+            p.fields = Some(fields.clone());
+            vec![p]
+        };
+        let mut result = ask.clone();
+        result["action"] = json!("accept");
+        result["content"] = json!({"name": "my secret table", "rows": 3, "stray": 1});
+        let closes = closes("ElicitationResult", &result);
+        let events = close(&mut open(), &closes, 0, 9, Capture::Metadata);
+        let types: Vec<_> = events.iter().map(|e| e.type_.as_str()).collect();
+        assert_eq!(types, ["attention.answered", "attention.resolved"]);
+        assert_eq!(events[0].data["via"], "oob");
+        assert_eq!(events[0].data["answer"]["values"], json!({"rows": 3}));
+        assert_eq!(events[0].capture, Capture::Metadata);
+        assert_eq!(events[1].data["resolution"], "answered");
+        let events = close(&mut open(), &closes, 0, 9, Capture::Redacted);
+        assert_eq!(
+            events[0].data["answer"]["values"],
+            json!({"name": "my secret table", "rows": 3})
+        );
+        // Declined: nothing was answered.
+        result["action"] = json!("decline");
+        let events = close(
+            &mut open(),
+            &super::closes("ElicitationResult", &result),
+            0,
+            9,
+            Capture::Redacted,
+        );
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data["resolution"], "dismissed");
+    }
+
+    #[test]
+    fn a_question_closes_though_its_input_comes_back_with_answers() {
+        let asked = json!({"tool_name": "AskUserQuestion", "tool_input": {"questions": [1]}});
+        let mut open = vec![pending(
+            "q",
+            1,
+            &opens("PermissionRequest", &asked).unwrap(),
+        )];
+        let mut done = asked.clone();
+        done["tool_input"]["answers"] = json!({"Which?": "A"});
+        assert_eq!(
+            close_at(&mut open, &closes("PostToolUse", &done), 0, 2).len(),
             1
         );
     }
@@ -169,7 +291,7 @@ mod tests {
         let mut open: Vec<Pending> = (0..MAX_PENDING as u64)
             .map(|i| pending(&format!("r{i}"), i, "k"))
             .collect();
-        let closed = close(&mut open, &Closes::Nothing, 2, 100);
+        let closed = close_at(&mut open, &Closes::Nothing, 2, 100);
         let ids: Vec<_> = closed.iter().map(|e| e.subject.clone().unwrap()).collect();
         assert_eq!(ids, ["r0", "r1"]);
         assert_eq!(open.len(), MAX_PENDING - 2);

@@ -5,9 +5,14 @@
 //! back to recording itself interleaves safely), sends the events on one
 //! WebSocket to the relay that declares `control.accepts` (so a session's
 //! commands have exactly one owner connection, AEP-0004 §4.5), and holds
-//! a `PermissionRequest` hook open until a person answers it with a
+//! a hook that asks a person open until they answer it with a
 //! `control.attention.respond`, the request times out, or the session
-//! shows the tool went ahead without it.
+//! shows it was settled without them. Three hooks ask: a
+//! `PermissionRequest` (allow or deny), Claude Code's `PermissionRequest`
+//! for AskUserQuestion (a form, answered as the tool's `answers`) and its
+//! MCP `Elicitation` (a form, answered as the result's content). An
+//! answer that breaks the request is refused `invalid` and the hook
+//! keeps waiting.
 //!
 //! It idles out when no hook has called for `--idle` and nothing is held.
 
@@ -15,6 +20,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aep::control::{Identity, Outgoing, Received, Target};
+use aep::form::{claude_code, mcp};
 use aep::{Capture, NackReason, Payload, Severity};
 use aep_adapters::{Mapper, Posture};
 use aep_client::session::{Attrs, SessionEmitter};
@@ -175,10 +181,70 @@ struct Live {
     used: Instant,
 }
 
+/// What a held hook asks, which decides how an answer applies.
+enum Asking {
+    /// Allow or deny a tool call.
+    Permission,
+    /// AskUserQuestion's questions: its `tool_input` and what it reads as.
+    Questions {
+        input: Value,
+        call: claude_code::AskUserQuestion,
+    },
+    /// An MCP elicitation's form.
+    Elicitation(Box<mcp::Elicitation>),
+}
+
+impl Asking {
+    /// What a hook call asks, when it is one the daemon can hold.
+    fn of(agent: Agent, text: &str) -> Option<Asking> {
+        let payload: Value = serde_json::from_str(text).ok()?;
+        let hook = payload.get("hook_event_name")?.as_str()?;
+        match (agent, hook) {
+            (Agent::ClaudeCode, "PermissionRequest")
+                if payload.get("tool_name").and_then(Value::as_str) == Some("AskUserQuestion") =>
+            {
+                let input = payload.get("tool_input")?.clone();
+                match serde_json::from_value(input.clone()) {
+                    Ok(call) => Some(Asking::Questions { input, call }),
+                    Err(_) => Some(Asking::Permission),
+                }
+            }
+            (_, "PermissionRequest") => Some(Asking::Permission),
+            (Agent::ClaudeCode, "Elicitation") => {
+                let params = aep_adapters::elicitation_params(text).ok()??;
+                let form = mcp::map(&params, agent.name(), Capture::Full).ok()?;
+                Some(Asking::Elicitation(Box::new(form)))
+            }
+            _ => None,
+        }
+    }
+
+    /// What `answer` applies: the hook's output and the answer to record
+    /// (form values gated at `ceiling`), or why it breaks the request.
+    fn apply(&self, answer: &aep::Answer, ceiling: Capture) -> Result<decision::Applied, String> {
+        let (mut applied, fields) = match self {
+            Asking::Permission => return decision::permission(answer),
+            Asking::Questions { input, call } => (
+                decision::questions(input, call, answer)?,
+                claude_code::request(call, "agent", Capture::Full).fields,
+            ),
+            Asking::Elicitation(form) => (
+                decision::elicitation(form, answer)?,
+                form.request.fields.clone(),
+            ),
+        };
+        if let (Some(values), Some(fields)) = (&applied.answer.values, &fields) {
+            applied.answer.values = Some(aep::form::gate_values(fields, values, ceiling));
+        }
+        Ok(applied)
+    }
+}
+
 /// A hook held open on a request.
 struct Hold {
     session: String,
     agent: Agent,
+    asking: Asking,
     since: Instant,
     deadline: Instant,
     decision: oneshot::Sender<String>,
@@ -263,11 +329,9 @@ impl Daemon {
         };
         let agent = *agent;
         let text = &call.request.payload;
-        let hook = hook_name(text);
-        let hold = hook.as_deref() == Some("PermissionRequest")
-            && self.linked
-            && self.holds.len() < MAX_HOLDS;
-        let requests = if hold {
+        let asking =
+            Asking::of(agent, text).filter(|_| self.linked && self.holds.len() < MAX_HOLDS);
+        let requests = if asking.is_some() {
             Requests::Control
         } else {
             Requests::OutOfBand
@@ -297,14 +361,15 @@ impl Daemon {
             }
         }
         self.send(&recorded.lines).await;
-        match (hold, recorded.opened.first()) {
-            (true, Some(id)) => {
+        match (asking, recorded.opened.first()) {
+            (Some(asking), Some(id)) => {
                 let now = Instant::now();
                 self.holds.insert(
                     id.clone(),
                     Hold {
                         session: recorded.session.clone(),
                         agent,
+                        asking,
                         since: now,
                         deadline: now + self.attention_timeout,
                         decision: call.decision,
@@ -433,7 +498,8 @@ impl Daemon {
                         )
                         .map(|out| vec![out]),
                     (Payload::ControlAttentionRespond(respond), Some((id, _))) => {
-                        match decision::permission(&respond.answer) {
+                        let asking = &self.holds[&id].asking;
+                        match asking.apply(&respond.answer, self.ceiling) {
                             Ok(applied) => {
                                 let answered = answer(target, &command, &applied.answer, stamp);
                                 if answered.is_ok() {
@@ -564,15 +630,6 @@ async fn recv(relay: &mut Option<Socket>) -> Option<Inbound> {
         Some(socket) => socket.recv().await,
         None => std::future::pending().await,
     }
-}
-
-/// The hook name a payload gives, if it reads.
-fn hook_name(text: &str) -> Option<String> {
-    serde_json::from_str::<Value>(text)
-        .ok()?
-        .get("hook_event_name")?
-        .as_str()
-        .map(str::to_owned)
 }
 
 /// One hook's connection: its request in, the two replies out.

@@ -169,6 +169,7 @@ pub fn record(
         &attention::closes(hook, &payload),
         opening,
         now_ms(),
+        mapper.posture().ceiling_for("attention.answered"),
     );
     let closed: Vec<String> = closing.iter().filter_map(|e| e.subject.clone()).collect();
     // Closing events first, each in the run it belongs to.
@@ -188,6 +189,10 @@ pub fn record(
     let mut opened = Vec::new();
     for (mut event, run) in planned {
         let request = event.type_ == "attention.requested";
+        let fields = event
+            .data
+            .get("fields")
+            .and_then(|f| serde_json::from_value(f.clone()).ok());
         if requests == Requests::OutOfBand {
             attention::out_of_band(&mut event);
         }
@@ -204,6 +209,7 @@ pub fn record(
                 key: opened_key
                     .clone()
                     .unwrap_or_else(|| format!("event:{}", event.id)),
+                fields,
             });
             opened.push(event.id.clone());
         }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::live::replace_file;
 
 /// What one session's file holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {
     /// The session's `epoch`.
     pub epoch: u64,
