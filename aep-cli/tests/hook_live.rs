@@ -341,3 +341,307 @@ fn a_tool_that_ran_anyway_frees_the_held_hook_and_cancel_is_refused() {
     );
     validate_clean(&log);
 }
+
+/// The types of the events a log holds, in order.
+fn types_of(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The log's events of one type.
+fn events_of(log: &Path, type_: &str) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == type_)
+        .collect()
+}
+
+fn values(values: Value) -> Answer {
+    let mut answer = Answer::new();
+    answer.values = Some(values.as_object().unwrap().clone());
+    answer
+}
+
+/// Sends each answer to `request` in turn, as a person's client would.
+fn respond_all(relay: &TestRelay, request: &aep::Event, answers: Vec<Answer>) -> Vec<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = ControlClient::connect(
+            &relay.base,
+            Some(TOKEN),
+            Identity::new("urn:aep:test:responder", "responder"),
+        )
+        .await
+        .unwrap();
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(client.respond(request, answer).await.unwrap().outcome);
+        }
+        outcomes
+    })
+}
+
+fn is_invalid(outcome: &Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Rejected {
+            reason: Some(NackReason::Invalid),
+            ..
+        }
+    )
+}
+
+#[test]
+fn a_question_is_held_as_a_form_and_the_agent_gets_the_labels_picked() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-question";
+    let questions = json!({"questions": [
+        {"question": "Which database?", "header": "DB", "multiSelect": false,
+         "options": [{"label": "Postgres"}, {"label": "SQLite", "description": "a file"}]},
+        {"question": "Which checks run in CI?", "header": "CI", "multiSelect": true,
+         "options": [{"label": "fmt"}, {"label": "clippy"}, {"label": "test"}]},
+        {"question": "Which runtime?", "header": "Async", "multiSelect": false,
+         "options": [{"label": "tokio"}, {"label": "smol"}]},
+        {"question": "Ship it today?", "header": "Ship", "multiSelect": false,
+         "options": [{"label": "Yes"}, {"label": "No"}]}
+    ]});
+    let tool = json!({"tool_name": "AskUserQuestion", "tool_input": questions});
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(
+            s,
+            "UserPromptSubmit",
+            json!({"prompt": "set the project up"}),
+        ),
+    ));
+    let held = start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "PermissionRequest", tool.clone()),
+    );
+    let request = request_on_relay(&relay, s);
+    let data: Value = serde_json::from_str(request.data.as_ref().unwrap().get()).unwrap();
+    assert_eq!(data["kind"], "form", "{data}");
+    assert_eq!(data["respond_via"], json!(["control"]));
+    assert_eq!(data["fields"].as_array().unwrap().len(), 4);
+    assert_eq!(data["fields"][1]["multi"], true);
+    assert_eq!(data["fields"][2]["other"], true);
+
+    let outcomes = respond_all(
+        &relay,
+        &request,
+        vec![
+            // The fourth question is required and left out.
+            values(json!({"1": "2", "2": ["1", "3"], "3": "async-std"})),
+            values(json!({"1": "2", "2": ["1", "3"], "3": "async-std", "4": "1"})),
+        ],
+    );
+    assert!(is_invalid(&outcomes[0]), "{:?}", outcomes[0]);
+    assert!(
+        matches!(outcomes[1], Outcome::Accepted(_)),
+        "{:?}",
+        outcomes[1]
+    );
+    let stdout = finish(held);
+    let decision: Value = serde_json::from_str(stdout.trim()).expect(&stdout);
+    let mut updated = questions.clone();
+    updated["answers"] = json!({
+        "Which database?": "SQLite",
+        "Which checks run in CI?": "fmt, test",
+        "Which runtime?": "async-std",
+        "Ship it today?": "Yes",
+    });
+    assert_eq!(
+        decision,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedInput": updated}}})
+    );
+
+    // The tool then runs with the answers in its input: nothing more to
+    // settle.
+    let mut post = tool.clone();
+    post["tool_input"]["answers"] = updated["answers"].clone();
+    post["tool_response"] = json!({"answers": updated["answers"]});
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "PostToolUse", post),
+    ));
+    let log = the_log(home.path());
+    assert_eq!(
+        types_of(&log),
+        [
+            "run.started",
+            "attention.requested",
+            "control.rejected",
+            "control.accepted",
+            "attention.answered",
+            "attention.resolved",
+            "tool.completed",
+        ]
+    );
+    // The default posture records attention at `redacted`: the typed
+    // "Other" text stays beside the closed choices.
+    let answered = &events_of(&log, "attention.answered")[0];
+    assert_eq!(
+        answered["data"]["answer"]["values"],
+        json!({"1": "2", "2": ["1", "3"], "3": "async-std", "4": "1"})
+    );
+    assert_eq!(
+        events_of(&log, "attention.resolved")[0]["data"]["resolution"],
+        "answered"
+    );
+    validate_clean(&log);
+}
+
+#[test]
+fn a_one_question_form_takes_a_plain_option_and_times_out_without_a_decision() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-question-2";
+    let one = json!({"tool_name": "AskUserQuestion", "tool_input": {"questions": [
+        {"question": "Which database?", "header": "DB",
+         "options": [{"label": "Postgres"}, {"label": "SQLite"}]}]}});
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let held = start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "PermissionRequest", one.clone()),
+    );
+    let request = request_on_relay(&relay, s);
+    let outcomes = respond_all(&relay, &request, vec![answer(Some("1"), None)]);
+    assert!(matches!(outcomes[0], Outcome::Accepted(_)), "{outcomes:?}");
+    let decision: Value = serde_json::from_str(finish(held).trim()).unwrap();
+    assert_eq!(
+        decision["hookSpecificOutput"]["decision"]["updatedInput"]["answers"],
+        json!({"Which database?": "Postgres"})
+    );
+
+    // Asked again and left unanswered: the hook lets go with no decision,
+    // so the vendor asks in its own dialog.
+    let held = start(
+        hook(home.path(), &relay, 600),
+        &payload(s, "PermissionRequest", one),
+    );
+    assert_eq!(finish(held), "");
+    let log = the_log(home.path());
+    let types = types_of(&log);
+    assert_eq!(types.last().map(String::as_str), Some("attention.timeout"));
+    validate_clean(&log);
+}
+
+fn elicitation(s: &str) -> Value {
+    payload(
+        s,
+        "Elicitation",
+        json!({"mcp_server_name": "db", "elicitation_id": "e-1",
+            "message": "Connect to which database?",
+            "requested_schema": {"type": "object", "properties": {
+                "host": {"type": "string"},
+                "port": {"type": "integer"},
+                "mode": {"type": "string", "enum": ["ro", "rw"]}},
+                "required": ["host", "mode"]}}),
+    )
+}
+
+#[test]
+fn an_elicitation_is_held_as_a_form_and_answered_as_its_content() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-elicit";
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let held = start(hook(home.path(), &relay, 20_000), &elicitation(s));
+    let request = request_on_relay(&relay, s);
+    let data: Value = serde_json::from_str(request.data.as_ref().unwrap().get()).unwrap();
+    assert_eq!(data["kind"], "form", "{data}");
+    assert_eq!(data["respond_via"], json!(["control"]));
+    let outcomes = respond_all(
+        &relay,
+        &request,
+        vec![
+            // A closed select takes no other value.
+            values(json!({"host": "db.internal", "mode": "admin"})),
+            values(json!({"host": "db.internal", "port": 5432, "mode": "ro"})),
+        ],
+    );
+    assert!(is_invalid(&outcomes[0]), "{:?}", outcomes[0]);
+    assert!(
+        matches!(outcomes[1], Outcome::Accepted(_)),
+        "{:?}",
+        outcomes[1]
+    );
+    let decision: Value = serde_json::from_str(finish(held).trim()).unwrap();
+    assert_eq!(
+        decision,
+        json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+            "content": {"host": "db.internal", "port": 5432, "mode": "ro"}}})
+    );
+    let log = the_log(home.path());
+    let answered = &events_of(&log, "attention.answered")[0];
+    assert_eq!(answered["data"]["via"], "control");
+    assert_eq!(
+        answered["data"]["answer"]["values"],
+        json!({"host": "db.internal", "port": 5432, "mode": "ro"})
+    );
+    validate_clean(&log);
+}
+
+#[test]
+fn an_elicitation_answered_in_the_vendor_dialog_settles_out_of_band() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-elicit-2";
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let held = start(hook(home.path(), &relay, 20_000), &elicitation(s));
+    let request = request_on_relay(&relay, s);
+    let result = |id: &str| {
+        payload(
+            s,
+            "ElicitationResult",
+            json!({"mcp_server_name": "db", "elicitation_id": id, "action": "accept",
+                "content": {"host": "db.internal", "mode": "rw"}}),
+        )
+    };
+    // A result for no pending request emits nothing.
+    finish(start(hook(home.path(), &relay, 20_000), &result("e-other")));
+    finish(start(hook(home.path(), &relay, 20_000), &result("e-1")));
+    assert_eq!(finish(held), "", "settled elsewhere: no decision");
+    let log = the_log(home.path());
+    assert_eq!(
+        types_of(&log),
+        [
+            "run.started",
+            "attention.requested",
+            "attention.answered",
+            "attention.resolved",
+        ]
+    );
+    let answered = &events_of(&log, "attention.answered")[0];
+    assert_eq!(answered["subject"], request.id.as_str());
+    assert_eq!(answered["data"]["via"], "oob");
+    assert_eq!(
+        answered["data"]["answer"]["values"],
+        json!({"host": "db.internal", "mode": "rw"})
+    );
+    validate_clean(&log);
+}

@@ -160,8 +160,7 @@ fn hook(args: &Args) -> Result<(), String> {
     let relay = args.relay.as_deref().filter(|r| !r.trim().is_empty());
     #[cfg(unix)]
     if relay.is_some() {
-        let wait = attention_timeout() + Duration::from_secs(5);
-        match client::call(&home, agent, &text, wait) {
+        match client::call(&home, agent, &text, attention_timeout()) {
             client::Outcome::Done(stdout) => {
                 if !stdout.is_empty() {
                     let mut out = std::io::stdout().lock();

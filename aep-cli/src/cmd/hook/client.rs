@@ -15,6 +15,8 @@ use super::wire::{self, Reply, Request};
 
 /// How long a started daemon may take to listen.
 const START_WAIT: Duration = Duration::from_secs(3);
+/// How much longer than a person's time the hook waits for a decision.
+const DECISION_SLACK: Duration = Duration::from_secs(5);
 /// How long the daemon may take to record a call.
 const RECORD_WAIT: Duration = Duration::from_secs(10);
 
@@ -32,14 +34,14 @@ pub enum Outcome {
     Unreachable(String),
 }
 
-/// Hands one call to the daemon, waiting at most `decision_wait` for its
-/// decision.
-pub fn call(home: &Home, agent: Agent, payload: &str, decision_wait: Duration) -> Outcome {
+/// Hands one call to the daemon, which holds it at most `attention` for
+/// a person's answer; the hook waits a little longer for the decision.
+pub fn call(home: &Home, agent: Agent, payload: &str, attention: Duration) -> Outcome {
     let stream = match connect_or_start(home) {
         Ok(stream) => stream,
         Err(why) => return Outcome::Unreachable(why),
     };
-    match exchange(stream, agent, payload, decision_wait) {
+    match exchange(stream, agent, payload, attention) {
         Ok(outcome) => outcome,
         Err(why) => Outcome::Unreachable(why),
     }
@@ -49,12 +51,14 @@ fn exchange(
     mut stream: UnixStream,
     agent: Agent,
     payload: &str,
-    decision_wait: Duration,
+    attention: Duration,
 ) -> Result<Outcome, String> {
     let request = Request {
         agent: agent.name().to_owned(),
         payload: payload.to_owned(),
+        timeout_ms: Some(u64::try_from(attention.as_millis()).unwrap_or(u64::MAX)),
     };
+    let decision_wait = attention + DECISION_SLACK;
     let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
     line.push(b'\n');
     stream

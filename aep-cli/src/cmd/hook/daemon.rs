@@ -44,6 +44,8 @@ const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
 const CALL_QUEUE: usize = 256;
 /// The most hooks held open at once; past it a request is not held.
 const MAX_HOLDS: usize = 64;
+/// The longest a request is held, whatever a hook asks.
+const MAX_HOLD: Duration = Duration::from_secs(24 * 60 * 60);
 /// The most sessions kept live; past it the longest unused is dropped.
 const MAX_SESSIONS: usize = 1024;
 /// How often holds and idleness are checked.
@@ -364,6 +366,11 @@ impl Daemon {
         match (asking, recorded.opened.first()) {
             (Some(asking), Some(id)) => {
                 let now = Instant::now();
+                let timeout = call
+                    .request
+                    .timeout_ms
+                    .map_or(self.attention_timeout, Duration::from_millis)
+                    .min(MAX_HOLD);
                 self.holds.insert(
                     id.clone(),
                     Hold {
@@ -371,7 +378,7 @@ impl Daemon {
                         agent,
                         asking,
                         since: now,
-                        deadline: now + self.attention_timeout,
+                        deadline: now + timeout,
                         decision: call.decision,
                     },
                 );

@@ -23,6 +23,10 @@ pub struct Request {
     pub agent: String,
     /// The hook's payload as read.
     pub payload: String,
+    /// How long a person has to answer, should the call be held: the
+    /// hook's own `AEP_ATTENTION_TIMEOUT_MS` (none: the daemon's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// A reply line.
