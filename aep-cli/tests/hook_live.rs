@@ -23,9 +23,13 @@ use serde_json::{json, Value};
 const TOKEN: &str = "hook-live-token";
 
 fn hook(home: &Path, relay: &TestRelay, timeout_ms: u64) -> Command {
+    hook_as("claude-code", home, relay, timeout_ms)
+}
+
+fn hook_as(agent: &str, home: &Path, relay: &TestRelay, timeout_ms: u64) -> Command {
     let mut command = common::aep();
     command
-        .args(["hook", "claude-code"])
+        .args(["hook", agent])
         .current_dir(common::crate_dir())
         .env("AEP_HOME", home)
         .env("AEP_RELAY", &relay.base)
@@ -643,5 +647,101 @@ fn an_elicitation_answered_in_the_vendor_dialog_settles_out_of_band() {
         answered["data"]["answer"]["values"],
         json!({"host": "db.internal", "mode": "rw"})
     );
+    validate_clean(&log);
+}
+
+#[test]
+fn a_codex_permission_is_held_and_answered_and_cancel_is_refused() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-codex";
+    let codex = |name: &str, extra: Value| {
+        let mut payload = payload(s, name, extra);
+        payload["turn_id"] = json!("turn-1");
+        payload["model"] = json!("gpt-5-codex");
+        payload
+    };
+    let bash = json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf target"}});
+    finish(start(
+        hook_as("codex", home.path(), &relay, 20_000),
+        &codex("UserPromptSubmit", json!({"prompt": "clean up"})),
+    ));
+    let held = start(
+        hook_as("codex", home.path(), &relay, 20_000),
+        &codex("PermissionRequest", bash.clone()),
+    );
+    let request = request_on_relay(&relay, s);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (cancel, allow) = runtime.block_on(async {
+        let client = ControlClient::connect(
+            &relay.base,
+            Some(TOKEN),
+            Identity::new("urn:aep:test:responder", "responder"),
+        )
+        .await
+        .unwrap();
+        let cancel = aep::Payload::ControlCancel(aep::ControlCancel::new(
+            aep::control_cancel::Scope::Session,
+        ));
+        let cancel = client
+            .send(&aep::control::Address::session(s), &cancel)
+            .await
+            .unwrap();
+        let allow = client
+            .respond(&request, answer(Some("allow"), None))
+            .await
+            .unwrap();
+        (cancel.outcome, allow.outcome)
+    });
+    assert!(
+        matches!(
+            cancel,
+            Outcome::Rejected {
+                reason: Some(NackReason::Refused),
+                ..
+            }
+        ),
+        "{cancel:?}"
+    );
+    assert!(matches!(allow, Outcome::Accepted(_)), "{allow:?}");
+    let decision: Value = serde_json::from_str(finish(held).trim()).unwrap();
+    assert_eq!(
+        decision,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"}}})
+    );
+    let mut post = bash.clone();
+    post["tool_response"] = json!("ok");
+    finish(start(
+        hook_as("codex", home.path(), &relay, 20_000),
+        &codex("PostToolUse", post),
+    ));
+    finish(start(
+        hook_as("codex", home.path(), &relay, 20_000),
+        &codex("Stop", json!({})),
+    ));
+    let log = std::fs::read_dir(home.path().join("logs/codex"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a session log");
+    let types = types_of(&log);
+    assert_eq!(
+        types,
+        [
+            "run.started",
+            "attention.requested",
+            "control.rejected",
+            "control.accepted",
+            "attention.answered",
+            "attention.resolved",
+            "tool.completed",
+            "run.finished",
+        ]
+    );
+    assert_eq!(events_of(&log, "run.started")[0]["run"], "turn-1");
     validate_clean(&log);
 }
