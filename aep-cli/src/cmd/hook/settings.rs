@@ -932,7 +932,15 @@ mod tests {
 
     #[test]
     fn a_file_of_another_shape_is_refused_not_rewritten() {
-        for text in ["[1]", "{\"hooks\": []}", "{\"hooks\": {\"Stop\": {}}}", "{"] {
+        for text in [
+            "[1]",
+            "{\"hooks\": []}",
+            "{\"hooks\": {\"Stop\": {}}}",
+            "{",
+            // Which of two `hooks` the vendor reads is not ours to guess.
+            "{\"hooks\": {}, \"hooks\": {}}",
+            "{\"hooks\": {\"Stop\": [], \"Stop\": []}}",
+        ] {
             assert!(
                 install(text, &entry("aep hook claude-code")).is_err(),
                 "{text}"
