@@ -412,7 +412,11 @@ fn install_and_uninstall_leave_other_hooks_alone() {
         "hooks": {"PreToolUse": [{"matcher": "Bash",
             "hooks": [{"type": "command", "command": "./check-bash.sh"}]}]}
     });
-    std::fs::write(&settings, serde_json::to_string_pretty(&theirs).unwrap()).unwrap();
+    // Their own formatting: 4-space and 2-space indentation, keys out of
+    // order, escapes, no trailing newline. Only our entries may change it.
+    let original = "{\n    \"permissions\": {\"deny\": [\"Read(./.env)\"]},\n  \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\",\n            \"hooks\": [{\"type\": \"command\", \"command\": \"./check-bash.sh\"}]}]}\n}";
+    assert_eq!(serde_json::from_str::<Value>(original).unwrap(), theirs);
+    std::fs::write(&settings, original).unwrap();
     let path = settings.to_str().unwrap();
     let install = |extra: &[&str]| {
         let mut command = common::aep();
@@ -438,17 +442,28 @@ fn install_and_uninstall_leave_other_hooks_alone() {
     let hooked: Vec<&String> = installed["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(hooked.len(), 20, "{hooked:?}");
 
+    let installed_text = std::fs::read_to_string(&settings).unwrap();
+    let first_insertion = original.find("}]}]}").unwrap() + "}]}".len();
+    assert!(
+        installed_text.starts_with(&original[..first_insertion]),
+        "{installed_text}"
+    );
+
     let again = install(&["--install"]);
     assert!(
         again.stdout.contains("already installed"),
         "{}",
         again.stdout
     );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), installed_text);
 
     let run = install(&["--uninstall"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-    assert_eq!(back, theirs);
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        original,
+        "uninstall gives back the exact bytes"
+    );
 
     std::fs::write(&settings, "{\"hooks\": [").unwrap();
     let broken = install(&["--install"]);

@@ -68,8 +68,9 @@ configuration (Claude Code: .claude/settings.json, or ~/.claude/settings.json
 with --user; Codex: .codex/hooks.json or ~/.codex/hooks.json, with
 `codex_hooks = true` under [features] in its config.toml), its timeout
 above AEP_ATTENTION_TIMEOUT_MS (default 55000). It is idempotent, replaces
-an older entry of ours, and leaves every other member, event and hook as
-it was. --uninstall removes our entries only.";
+an older entry of ours, and leaves every other byte of the file as it was
+(order, indentation, other members, events and hooks). --uninstall removes
+our entries only, giving back the file as it was before --install.";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 for every hook call; for --install and --uninstall, 0 when

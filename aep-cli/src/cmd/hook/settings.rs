@@ -8,70 +8,18 @@
 //! ```
 //!
 //! Only what is ours changes: a hook whose command runs `aep hook AGENT`.
-//! Every other member, event and hook keeps its place and its bytes (the
-//! members are kept as raw JSON in their order), so a settings file with
-//! other hooks, permissions or comments-free formatting of its own comes
-//! back as it was but for our entries.
+//! The file is parsed (with `serde_json`) to decide what changes, then
+//! edited as text: a small scanner ([`Scanner`]) finds the byte spans of the
+//! root object, of `hooks`, of each event's array and of its matcher groups,
+//! and only our entries are spliced in or cut out, indented like their
+//! siblings. Every other byte (member order, indentation, spacing, escapes,
+//! other hooks, the trailing newline) stays as it was, and `--install` then
+//! `--uninstall` gives the original bytes back: a `hooks` member or an event
+//! array that we added goes again with our last entry.
 
-use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::value::RawValue;
-use serde_json::{json, Value};
-
-/// An object's members in their order, each value as its raw text.
-#[derive(Debug, Default)]
-struct Members(Vec<(String, Box<RawValue>)>);
-
-impl<'de> Deserialize<'de> for Members {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
-        struct MembersVisitor;
-        impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = Members;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
-                let mut members = Vec::new();
-                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
-                    members.push(member);
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(MembersVisitor)
-    }
-}
-
-impl Serialize for Members {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in &self.0 {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
-}
-
-impl Members {
-    fn get(&self, key: &str) -> Option<&RawValue> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| &**v)
-    }
-
-    /// Sets `key` (in its place when present, last otherwise), or removes
-    /// it for `None`.
-    fn set(&mut self, key: &str, value: Option<Box<RawValue>>) {
-        let place = self.0.iter().position(|(k, _)| k == key);
-        match (place, value) {
-            (Some(i), Some(value)) => self.0[i].1 = value,
-            (Some(i), None) => {
-                self.0.remove(i);
-            }
-            (None, Some(value)) => self.0.push((key.to_owned(), value)),
-            (None, None) => {}
-        }
-    }
-}
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// What to install: the command and its timeout, for these hooks.
 #[derive(Debug, Clone)]
@@ -97,68 +45,647 @@ pub fn uninstall(text: &str, agent: &str) -> Result<Option<String>, String> {
     edit(text, agent, None)
 }
 
+/// Installs (`entry` given) or uninstalls our hooks: the edited text, or
+/// `None` when nothing changes.
 fn edit(text: &str, agent: &str, entry: Option<&Entry<'_>>) -> Result<Option<String>, String> {
-    let blank = text.trim().is_empty();
-    let mut root: Members = if blank {
-        Members::default()
-    } else {
-        serde_json::from_str(text).map_err(|e| format!("not a JSON object: {e}"))?
-    };
-    let mut hooks: Members = match root.get("hooks") {
-        Some(raw) => serde_json::from_str(raw.get())
-            .map_err(|e| format!("`hooks` is not an object of hook events: {e}"))?,
-        None => Members::default(),
-    };
-    let mut names: Vec<&str> = hooks.0.iter().map(|(k, _)| k.as_str()).collect();
-    for name in entry.map_or(&[][..], |e| e.hooks) {
-        if !names.contains(name) {
-            names.push(name);
-        }
-    }
-    let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
-    let mut changed = false;
-    for name in &names {
-        let old: Vec<Value> = match hooks.get(name) {
-            Some(raw) => serde_json::from_str(raw.get())
-                .map_err(|e| format!("`hooks.{name}` is not an array of matcher groups: {e}"))?,
-            None => Vec::new(),
+    if text.trim().is_empty() {
+        // Nothing of anyone else's to keep: the whole file is ours to write.
+        let Some(entry) = entry else {
+            return Ok(None);
         };
-        let mut groups = without_ours(&old, agent);
-        if let Some(entry) = entry.filter(|e| e.hooks.contains(&name.as_str())) {
-            groups.push(json!({"hooks": [{
-                "type": "command",
-                "command": entry.command,
-                "timeout": entry.timeout_s,
-            }]}));
-        }
-        if groups == old {
-            continue;
-        }
-        changed = true;
-        let value = if groups.is_empty() {
-            None
-        } else {
-            Some(to_raw(&groups)?)
-        };
-        hooks.set(name, value);
+        let root = NewObject(vec![("hooks", NewHooks::of(entry, entry.hooks))]);
+        let mut out = pretty(&root, "  ")?;
+        out.push('\n');
+        return Ok(Some(out));
     }
-    if !changed {
+    serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON ({e}); fix it by hand"))?;
+    let root = Scanner::document(text)?;
+    let Kind::Object(members) = &root.kind else {
+        return Err("not a JSON object; make it one (`{}` for none) and run again".into());
+    };
+    let hooks = unique(members, "hooks", "the settings")?;
+    let events: &[Member] = match hooks.map(|m| &m.value.kind) {
+        None => &[],
+        Some(Kind::Object(events)) => events,
+        Some(_) => {
+            return Err(
+                "`hooks` is not an object of hook events; fix or remove it and run again".into(),
+            )
+        }
+    };
+    let mut actions = Vec::with_capacity(events.len());
+    for event in events {
+        unique(events, &event.key, "`hooks`")?;
+        let wanted = entry.filter(|e| e.hooks.contains(&event.key.as_str()));
+        actions.push(event_action(text, event, agent, wanted)?);
+    }
+    let new_events: Vec<&str> = entry.map_or_else(Vec::new, |entry| {
+        let present = |name: &&str| events.iter().any(|m| m.key == *name);
+        entry
+            .hooks
+            .iter()
+            .copied()
+            .filter(|n| !present(n))
+            .collect()
+    });
+    if new_events.is_empty() && actions.iter().all(|a| matches!(a, Action::Keep)) {
         return Ok(None);
     }
-    let hooks = if hooks.0.is_empty() {
-        None
-    } else {
-        Some(to_raw(&hooks)?)
-    };
-    root.set("hooks", hooks);
-    let mut out = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())?;
-    out.push('\n');
-    Ok(Some(out))
+    let root_actions: Vec<Action>;
+    let mut appended = Vec::new();
+    match (hooks, entry) {
+        (Some(hooks), _) => {
+            let emptied =
+                new_events.is_empty() && actions.iter().all(|a| matches!(a, Action::Drop));
+            let action = if emptied {
+                Action::Drop
+            } else {
+                let layout = Layout::of(text, &hooks.value);
+                let mut added = Vec::with_capacity(new_events.len());
+                if let Some(entry) = entry {
+                    for name in &new_events {
+                        added.push(layout.member(name, &[group(entry)])?);
+                    }
+                }
+                let value = render(text, &hooks.value, &layout, &actions, &added);
+                Action::Replace(format!("{}{value}", &text[hooks.start..hooks.value.start]))
+            };
+            root_actions = members
+                .iter()
+                .map(|m| {
+                    if m.key == "hooks" {
+                        action.clone()
+                    } else {
+                        Action::Keep
+                    }
+                })
+                .collect();
+        }
+        (None, Some(entry)) => {
+            root_actions = vec![Action::Keep; members.len()];
+            let layout = Layout::of(text, &root);
+            appended.push(layout.member("hooks", &NewHooks::of(entry, &new_events))?);
+        }
+        // Without `hooks` there is nothing of ours to remove.
+        (None, None) => return Ok(None),
+    }
+    let layout = Layout::of(text, &root);
+    let body = render(text, &root, &layout, &root_actions, &appended);
+    Ok(Some(format!(
+        "{}{body}{}",
+        &text[..root.start],
+        &text[root.end..]
+    )))
 }
 
-fn to_raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, String> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    RawValue::from_string(text).map_err(|e| e.to_string())
+/// What becomes of one element of an array or member of an object.
+#[derive(Debug, Clone)]
+enum Action {
+    /// Its bytes stay.
+    Keep,
+    /// It goes, with the separator before it (or after it, for the first).
+    Drop,
+    /// Its bytes become these (for a member, key and value).
+    Replace(String),
+}
+
+/// What becomes of one event's member in `hooks`: ours taken out of its
+/// matcher groups and, when `wanted`, our group appended last; `Keep` when
+/// that is what it already says.
+fn event_action(
+    text: &str,
+    event: &Member,
+    agent: &str,
+    wanted: Option<&Entry<'_>>,
+) -> Result<Action, String> {
+    let name = &event.key;
+    let Kind::Array(groups) = &event.value.kind else {
+        return Err(format!(
+            "`hooks.{name}` is not an array of matcher groups; fix or remove it and run again"
+        ));
+    };
+    let old = groups
+        .iter()
+        .map(|g| serde_json::from_str(&text[g.start..g.end]))
+        .collect::<Result<Vec<Value>, _>>()
+        .map_err(|e| format!("`hooks.{name}`: {e}"))?;
+    let mut expected = without_ours(&old, agent);
+    if let Some(entry) = wanted {
+        expected.push(serde_json::to_value(group(entry)).map_err(|e| e.to_string())?);
+    }
+    if expected == old {
+        return Ok(Action::Keep);
+    }
+    let actions = groups
+        .iter()
+        .zip(&old)
+        .map(|(node, value)| group_action(text, node, value, agent, name))
+        .collect::<Result<Vec<Action>, String>>()?;
+    let layout = Layout::of(text, &event.value);
+    let added = match wanted {
+        Some(entry) => vec![layout.render(&group(entry))?],
+        None => Vec::new(),
+    };
+    if added.is_empty() && actions.iter().all(|a| matches!(a, Action::Drop)) {
+        return Ok(Action::Drop);
+    }
+    let value = render(text, &event.value, &layout, &actions, &added);
+    Ok(Action::Replace(format!(
+        "{}{value}",
+        &text[event.start..event.value.start]
+    )))
+}
+
+/// What becomes of one matcher group: kept when no hook in it is ours,
+/// dropped when every one is, else ours cut out of its `hooks` array.
+fn group_action(
+    text: &str,
+    node: &Node,
+    value: &Value,
+    agent: &str,
+    event: &str,
+) -> Result<Action, String> {
+    let Some(list) = value.get("hooks").and_then(Value::as_array) else {
+        return Ok(Action::Keep);
+    };
+    let ours: Vec<bool> = list.iter().map(|hook| is_ours(hook, agent)).collect();
+    if !ours.contains(&true) {
+        return Ok(Action::Keep);
+    }
+    if !ours.contains(&false) {
+        return Ok(Action::Drop);
+    }
+    let where_ = format!("a matcher group of `hooks.{event}`");
+    let Kind::Object(members) = &node.kind else {
+        return Ok(Action::Keep);
+    };
+    let Some(hooks) = unique(members, "hooks", &where_)? else {
+        return Ok(Action::Keep);
+    };
+    let Kind::Array(items) = &hooks.value.kind else {
+        return Ok(Action::Keep);
+    };
+    if items.len() != ours.len() {
+        return Err(format!(
+            "{where_} could not be edited safely; remove `aep hook {agent}` from it by hand"
+        ));
+    }
+    let inner: Vec<Action> = ours
+        .iter()
+        .map(|&o| if o { Action::Drop } else { Action::Keep })
+        .collect();
+    let list = render(
+        text,
+        &hooks.value,
+        &Layout::of(text, &hooks.value),
+        &inner,
+        &[],
+    );
+    let member = format!("{}{list}", &text[hooks.start..hooks.value.start]);
+    let outer: Vec<Action> = members
+        .iter()
+        .map(|m| {
+            if std::ptr::eq(m, hooks) {
+                Action::Replace(member.clone())
+            } else {
+                Action::Keep
+            }
+        })
+        .collect();
+    let layout = Layout::of(text, node);
+    Ok(Action::Replace(render(text, node, &layout, &outer, &[])))
+}
+
+/// The member named `key`, if any; an error naming `container` when there
+/// are two (which one the vendor reads is not ours to guess).
+fn unique<'m>(
+    members: &'m [Member],
+    key: &str,
+    container: &str,
+) -> Result<Option<&'m Member>, String> {
+    let mut found = members.iter().filter(|m| m.key == key);
+    let first = found.next();
+    if found.next().is_some() {
+        return Err(format!(
+            "{container} has `{key}` twice; merge them into one and run again"
+        ));
+    }
+    Ok(first)
+}
+
+/// The text of an array or object (`node`) with `actions` applied to its
+/// elements in order and `added` (already rendered) appended after them.
+/// Separators come from the text: a kept element keeps the one before it,
+/// the first kept element the text after the opening bracket, and an
+/// appended element gets `layout.sep`, so appending then dropping the last
+/// element gives the original bytes back.
+fn render(
+    text: &str,
+    node: &Node,
+    layout: &Layout,
+    actions: &[Action],
+    added: &[String],
+) -> String {
+    let items = node.items();
+    let (open, close) = (
+        &text[node.start..node.start + 1],
+        &text[node.end - 1..node.end],
+    );
+    let (lead, trail) = match (items.first(), items.last()) {
+        (Some(first), Some(last)) => (&text[node.start + 1..first.0], &text[last.1..node.end - 1]),
+        _ => (layout.lead.as_str(), layout.trail.as_str()),
+    };
+    let mut body = String::new();
+    let mut empty = true;
+    for (i, (&(start, end), action)) in items.iter().zip(actions).enumerate() {
+        let piece = match action {
+            Action::Keep => &text[start..end],
+            Action::Drop => continue,
+            Action::Replace(piece) => piece.as_str(),
+        };
+        if !empty {
+            body.push_str(&text[items[i - 1].1..start]);
+        }
+        body.push_str(piece);
+        empty = false;
+    }
+    for piece in added {
+        if !empty {
+            body.push_str(&layout.sep);
+        }
+        body.push_str(piece);
+        empty = false;
+    }
+    if empty {
+        if items.is_empty() {
+            return text[node.start..node.end].to_owned();
+        }
+        return format!("{open}{close}");
+    }
+    format!("{open}{lead}{body}{trail}{close}")
+}
+
+/// How an element appended to a container is laid out, learnt from its
+/// siblings (or, for an empty container, from the file).
+#[derive(Debug)]
+struct Layout {
+    /// Between the last element and an appended one.
+    sep: String,
+    /// The indentation of a new element's lines; `None` for one line.
+    indent: Option<String>,
+    /// One level of indentation inside a new element.
+    unit: String,
+    /// After the opening bracket of an empty container, before the first.
+    lead: String,
+    /// After the last element of an empty container, before its closing.
+    trail: String,
+}
+
+impl Layout {
+    /// The layout of `node`, an array or object in `text`.
+    fn of(text: &str, node: &Node) -> Layout {
+        let items = node.items();
+        let base = line_indent(text, node.start);
+        let (sep, lead, trail) = match items.as_slice() {
+            [] if text.contains('\n') => {
+                let indent = format!("{base}{}", file_unit(text));
+                (
+                    format!(",\n{indent}"),
+                    format!("\n{indent}"),
+                    format!("\n{base}"),
+                )
+            }
+            [] => (", ".to_owned(), String::new(), String::new()),
+            [first] => {
+                let lead = &text[node.start + 1..first.0];
+                let sep = if lead.is_empty() {
+                    ", ".to_owned()
+                } else {
+                    format!(",{lead}")
+                };
+                (sep, String::new(), String::new())
+            }
+            [.., before, last] => (
+                text[before.1..last.0].to_owned(),
+                String::new(),
+                String::new(),
+            ),
+        };
+        let indent = sep.rfind('\n').map(|i| {
+            let line = &sep[i + 1..];
+            let width = line.len() - line.trim_start_matches([' ', '\t']).len();
+            line[..width].to_owned()
+        });
+        let unit = match &indent {
+            Some(indent) if indent.len() > base.len() && indent.starts_with(base) => {
+                indent[base.len()..].to_owned()
+            }
+            _ => file_unit(text).to_owned(),
+        };
+        Layout {
+            sep,
+            indent,
+            unit,
+            lead,
+            trail,
+        }
+    }
+
+    /// `value` as the text of a new element: pretty, one `unit` a level and
+    /// every line after the first at `indent`; on one line when the
+    /// siblings are.
+    fn render<T: Serialize>(&self, value: &T) -> Result<String, String> {
+        match &self.indent {
+            None => serde_json::to_string(value).map_err(|e| e.to_string()),
+            Some(indent) => Ok(pretty(value, &self.unit)?.replace('\n', &format!("\n{indent}"))),
+        }
+    }
+
+    /// `"key": value` as the text of a new member.
+    fn member<T: Serialize>(&self, key: &str, value: &T) -> Result<String, String> {
+        let key = serde_json::to_string(key).map_err(|e| e.to_string())?;
+        Ok(format!("{key}: {}", self.render(value)?))
+    }
+}
+
+/// `value` pretty-printed with `unit` a level.
+fn pretty<T: Serialize>(value: &T, unit: &str) -> Result<String, String> {
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut serializer)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// The spaces and tabs that start the line holding byte `at`.
+fn line_indent(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..at];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// The file's first indentation (of its first indented line), for a level
+/// inside a container that has no element to learn it from; two spaces in
+/// a file with none.
+fn file_unit(text: &str) -> &str {
+    text.split('\n')
+        .skip(1)
+        .map(|line| &line[..line.len() - line.trim_start_matches([' ', '\t']).len()])
+        .find(|indent| !indent.is_empty())
+        .unwrap_or("  ")
+}
+
+/// One command hook of ours, in the vendor's member order.
+#[derive(Debug, Serialize)]
+struct Command<'a> {
+    /// Always `command`.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The command line.
+    command: &'a str,
+    /// The vendor's timeout, in seconds.
+    timeout: u64,
+}
+
+/// Our matcher group: no matcher (every tool), our one hook.
+#[derive(Debug, Serialize)]
+struct Group<'a> {
+    /// The group's hooks.
+    hooks: [Command<'a>; 1],
+}
+
+/// Our matcher group for `entry`.
+fn group<'a>(entry: &'a Entry<'_>) -> Group<'a> {
+    Group {
+        hooks: [Command {
+            kind: "command",
+            command: &entry.command,
+            timeout: entry.timeout_s,
+        }],
+    }
+}
+
+/// A new object's members, written in this order.
+struct NewObject<'k, T>(Vec<(&'k str, T)>);
+
+impl<T: Serialize> Serialize for NewObject<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// A new `hooks` object: each event's array holding our group.
+type NewHooks<'k, 'a> = NewObject<'k, [Group<'a>; 1]>;
+
+impl<'k, 'a> NewHooks<'k, 'a> {
+    /// Our group under each of `events`.
+    fn of(entry: &'a Entry<'_>, events: &[&'k str]) -> NewHooks<'k, 'a> {
+        NewObject(events.iter().map(|e| (*e, [group(entry)])).collect())
+    }
+}
+
+/// Nesting deeper than this is refused (`serde_json` refuses it first).
+const MAX_DEPTH: usize = 256;
+
+/// A JSON value's place in the text: `start..end`, and its parts.
+#[derive(Debug)]
+struct Node {
+    /// The byte of its first character.
+    start: usize,
+    /// The byte after its last character.
+    end: usize,
+    /// What it is.
+    kind: Kind,
+}
+
+/// The parts of a [`Node`].
+#[derive(Debug)]
+enum Kind {
+    /// An object's members, in order.
+    Object(Vec<Member>),
+    /// An array's elements, in order.
+    Array(Vec<Node>),
+    /// A string, number, `true`, `false` or `null`.
+    Scalar,
+}
+
+/// An object member: its key (unescaped) and where it starts.
+#[derive(Debug)]
+struct Member {
+    /// The key, unescaped.
+    key: String,
+    /// The byte of the key's opening quote.
+    start: usize,
+    /// The value.
+    value: Node,
+}
+
+impl Node {
+    /// The byte spans of its elements (of a member: key to end of value).
+    fn items(&self) -> Vec<(usize, usize)> {
+        match &self.kind {
+            Kind::Object(members) => members.iter().map(|m| (m.start, m.value.end)).collect(),
+            Kind::Array(items) => items.iter().map(|n| (n.start, n.end)).collect(),
+            Kind::Scalar => Vec::new(),
+        }
+    }
+}
+
+/// A span-aware reader of JSON text (already checked by `serde_json`).
+/// Every position it records is that of an ASCII byte (a bracket, a quote,
+/// the first byte of a scalar) or the end of the text, so slicing the text
+/// at them is always at a character boundary.
+struct Scanner<'a> {
+    /// The text.
+    text: &'a str,
+    /// The next byte to read.
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// The one value that `text` holds, with its parts.
+    fn document(text: &'a str) -> Result<Node, String> {
+        let mut scanner = Scanner { text, pos: 0 };
+        let node = scanner.value(0)?;
+        scanner.skip_space();
+        if scanner.pos != text.len() {
+            return Err(scanner.unexpected());
+        }
+        Ok(node)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn unexpected(&self) -> String {
+        format!("unexpected text at byte {}; fix it by hand", self.pos)
+    }
+
+    /// Reads `byte` (after any white space) or fails.
+    fn expect(&mut self, byte: u8) -> Result<(), String> {
+        self.skip_space();
+        if self.peek() != Some(byte) {
+            return Err(self.unexpected());
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// Reads one value after any white space.
+    fn value(&mut self, depth: usize) -> Result<Node, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deeply to edit; edit it by hand".into());
+        }
+        self.skip_space();
+        let start = self.pos;
+        let kind = match self.peek() {
+            Some(b'{') => Kind::Object(self.members(depth)?),
+            Some(b'[') => Kind::Array(self.elements(depth)?),
+            Some(b'"') => {
+                self.string()?;
+                Kind::Scalar
+            }
+            _ => {
+                while matches!(self.peek(), Some(b) if !b" \t\n\r,:[]{}\"".contains(&b)) {
+                    self.pos += 1;
+                }
+                if self.pos == start {
+                    return Err(self.unexpected());
+                }
+                Kind::Scalar
+            }
+        };
+        Ok(Node {
+            start,
+            end: self.pos,
+            kind,
+        })
+    }
+
+    /// Reads an object from its `{`.
+    fn members(&mut self, depth: usize) -> Result<Vec<Member>, String> {
+        self.pos += 1;
+        let mut members = Vec::new();
+        self.skip_space();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(members);
+        }
+        loop {
+            self.skip_space();
+            let start = self.pos;
+            self.string()?;
+            let key = serde_json::from_str(&self.text[start..self.pos])
+                .map_err(|e| format!("a key at byte {start}: {e}"))?;
+            self.expect(b':')?;
+            let value = self.value(depth + 1)?;
+            members.push(Member { key, start, value });
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(members);
+                }
+                _ => return Err(self.unexpected()),
+            }
+        }
+    }
+
+    /// Reads an array from its `[`.
+    fn elements(&mut self, depth: usize) -> Result<Vec<Node>, String> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_space();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            items.push(self.value(depth + 1)?);
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                _ => return Err(self.unexpected()),
+            }
+        }
+    }
+
+    /// Reads a string from its `"` to its closing `"`, over escapes.
+    fn string(&mut self) -> Result<(), String> {
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected());
+        }
+        self.pos += 1;
+        loop {
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => self.pos += 2,
+                Some(_) => self.pos += 1,
+                None => return Err("a string runs to the end of the file; fix it by hand".into()),
+            }
+        }
+    }
 }
 
 /// The matcher groups with our hooks taken out, a group left empty by
@@ -215,6 +742,7 @@ pub fn command_line(program: &str, args: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const HOOKS: &[&str] = &["PreToolUse", "Stop"];
 
@@ -237,6 +765,70 @@ mod tests {
   },
   "model": "opus"
 }"#;
+
+    /// Unusual but valid: mixed indentation, keys out of order, `$schema`
+    /// first, another hook with a matcher on an event of ours, escapes and
+    /// non-ASCII text, an inline event, no trailing newline.
+    const ODD: &str = "{\n    \"$schema\": \"https://json.schemastore.org/claude-code-settings.json\",\n  \"model\":\"opus\",\n    \"env\": {\"GREETING\": \"h\\u00e9llo \\\"w\u{f6}rld\\\" \\\\ \u{2713}\"},\n  \"hooks\" : {\n      \"Stop\": [ { \"hooks\": [ {\"type\":\"command\",\"command\":\"say '\u{e9}t\u{e9}' \\\"done\\\"\"} ] } ],\n    \"PreToolUse\": [\n        {\n          \"matcher\": \"Bash|Write\",\n          \"hooks\": [{ \"type\": \"command\", \"command\": \"./guard.sh\" }]\n        }\n    ]\n  },\n  \"permissions\":{\"allow\":[\"Bash(ls:*)\"]}\n}";
+
+    /// Hooks for two events the file has and one it has not.
+    const ODD_HOOKS: &[&str] = &["PreToolUse", "Stop", "SessionStart"];
+
+    #[test]
+    fn an_oddly_formatted_file_keeps_every_byte_but_ours_and_comes_back_exactly() {
+        let entry = Entry {
+            hooks: ODD_HOOKS,
+            ..entry("/usr/bin/aep hook claude-code")
+        };
+        let out = install(ODD, &entry).unwrap().unwrap();
+        // Our three entries, each indented like its siblings, and nothing
+        // else: the file minus them is the original.
+        let ours = r#"{"type":"command","command":"/usr/bin/aep hook claude-code","timeout":65}"#;
+        let inline = format!(r#", {{"hooks":[{ours}]}}"#);
+        let pre = "
+        {
+            \"hooks\": [
+                {
+                    \"type\": \"command\",
+                    \"command\": \"/usr/bin/aep hook claude-code\",
+                    \"timeout\": 65
+                }
+            ]
+        }";
+        let session = "
+    \"SessionStart\": [
+      {
+        \"hooks\": [
+          {
+            \"type\": \"command\",
+            \"command\": \"/usr/bin/aep hook claude-code\",
+            \"timeout\": 65
+          }
+        ]
+      }
+    ]";
+        let at = |anchor: &str| ODD.find(anchor).unwrap() + anchor.len();
+        let (stop, pre_at, session_at) = (
+            at("\\\"done\\\"\"} ] }"),
+            at("./guard.sh\" }]\n        }"),
+            at("        }\n    ]"),
+        );
+        let expected = [
+            &ODD[..stop],
+            &inline,
+            &ODD[stop..pre_at],
+            ",",
+            pre,
+            &ODD[pre_at..session_at],
+            ",",
+            session,
+            &ODD[session_at..],
+        ]
+        .concat();
+        assert_eq!(out, expected);
+        assert_eq!(install(&out, &entry).unwrap(), None, "idempotent");
+        assert_eq!(uninstall(&out, "claude-code").unwrap().unwrap(), ODD);
+    }
 
     #[test]
     fn install_adds_ours_and_keeps_every_other_member_in_its_place() {
@@ -313,6 +905,11 @@ mod tests {
             {"type": "command", "command": "aep hook claude-code"},
             {"type": "command", "command": "say done"}]}]}}"#;
         let out = uninstall(text, "claude-code").unwrap().unwrap();
+        assert_eq!(
+            out,
+            r#"{"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "say done"}]}]}}"#
+        );
         let value: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
             value["hooks"]["Stop"][0]["hooks"],
@@ -335,7 +932,15 @@ mod tests {
 
     #[test]
     fn a_file_of_another_shape_is_refused_not_rewritten() {
-        for text in ["[1]", "{\"hooks\": []}", "{\"hooks\": {\"Stop\": {}}}", "{"] {
+        for text in [
+            "[1]",
+            "{\"hooks\": []}",
+            "{\"hooks\": {\"Stop\": {}}}",
+            "{",
+            // Which of two `hooks` the vendor reads is not ours to guess.
+            "{\"hooks\": {}, \"hooks\": {}}",
+            "{\"hooks\": {\"Stop\": [], \"Stop\": []}}",
+        ] {
             assert!(
                 install(text, &entry("aep hook claude-code")).is_err(),
                 "{text}"
