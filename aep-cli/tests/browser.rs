@@ -963,3 +963,171 @@ fn a_page_left_open_resumes_across_a_relay_restart_without_duplicates() {
         },
     );
 }
+
+/// One `aep hook claude-code` call against `base`, its payload written to
+/// standard input; the process, to be waited on.
+fn hook_call(home: &std::path::Path, base: &str, payload: &Value) -> std::process::Child {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aep"))
+        .args(["hook", "claude-code"])
+        .env("AEP_HOME", home)
+        .env("AEP_RELAY", base)
+        .env("AEP_TOKEN", TOKEN)
+        .env("AEP_ATTENTION_TIMEOUT_MS", "60000")
+        .env("AEP_ADAPTER_IDLE", "3s")
+        .env_remove("AEP_CAPTURE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the aep binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload.to_string().as_bytes()).unwrap();
+    child
+}
+
+/// Waits (bounded) for a hook process to exit 0; its standard output.
+async fn hook_output(child: std::process::Child) -> String {
+    let output = tokio::time::timeout(
+        WAIT,
+        tokio::task::spawn_blocking(move || child.wait_with_output()),
+    )
+    .await
+    .expect("the hook exited in time")
+    .unwrap()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_claude_code_question_is_answered_in_the_page_and_the_agent_gets_the_labels() {
+    run(
+        "a_claude_code_question_is_answered_in_the_page_and_the_agent_gets_the_labels",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let home = tempfile::tempdir().unwrap();
+            let session = "cc-question";
+            let payload = |hook: &str, extra: Value| {
+                let mut payload =
+                    json!({"session_id": session, "hook_event_name": hook, "cwd": "/w"});
+                for (k, v) in extra.as_object().unwrap() {
+                    payload[k] = v.clone();
+                }
+                payload
+            };
+            let questions = json!({"questions": [
+                {"question": "Which database?", "header": "DB", "multiSelect": false,
+                 "options": [{"label": "Postgres"}, {"label": "SQLite"}]},
+                {"question": "Which checks run in CI?", "header": "CI", "multiSelect": true,
+                 "options": [{"label": "fmt"}, {"label": "clippy"}, {"label": "test"}]},
+                {"question": "Which runtime?", "header": "Async", "multiSelect": false,
+                 "options": [{"label": "tokio"}, {"label": "smol"}]}
+            ]});
+            hook_output(hook_call(
+                home.path(),
+                &served.base,
+                &payload("UserPromptSubmit", json!({"prompt": "set the project up"})),
+            ))
+            .await;
+            let held = hook_call(
+                home.path(),
+                &served.base,
+                &payload(
+                    "PermissionRequest",
+                    json!({"tool_name": "AskUserQuestion", "tool_input": questions}),
+                ),
+            );
+
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            b.wait_for(
+                "#inbox article[data-request] h3",
+                "the question in the inbox",
+                |t| t == "claude-code asks 3 questions",
+            )
+            .await;
+            b.client
+                .find(Locator::Css(&format!("tr[data-session='{session}'] a")))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            let request_id = b
+                .wait_attr(
+                    ".session-view article[data-request]",
+                    "data-request",
+                    "the form on the session page",
+                    |t| t.contains("DB: Which database?") && t.contains("Send answer"),
+                )
+                .await;
+            let form = format!("article[data-request='{request_id}'] form.form-answer");
+            for input in [
+                "[data-field='1'] input[value='2']",
+                "[data-field='2'] input[value='1']",
+                "[data-field='2'] input[value='3']",
+            ] {
+                b.client
+                    .find(Locator::Css(&format!("{form} {input}")))
+                    .await
+                    .unwrap()
+                    .click()
+                    .await
+                    .unwrap();
+            }
+            b.client
+                .find(Locator::Css(&format!(
+                    "{form} [data-field='3'] input.other-text"
+                )))
+                .await
+                .unwrap()
+                .send_keys("async-std")
+                .await
+                .unwrap();
+            b.client
+                .find(Locator::Css(&format!("{form} button[type=submit]")))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                &format!("article[data-request='{request_id}'] li.command-accepted"),
+                "the agent's ack",
+                |t| t.contains("accepted by the agent"),
+            )
+            .await;
+
+            let stdout = hook_output(held).await;
+            let decision: Value = serde_json::from_str(stdout.trim()).expect(&stdout);
+            let mut updated = questions.clone();
+            updated["answers"] = json!({
+                "Which database?": "SQLite",
+                "Which checks run in CI?": "fmt, test",
+                "Which runtime?": "async-std",
+            });
+            assert_eq!(
+                decision,
+                json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                    "decision": {"behavior": "allow", "updatedInput": updated}}})
+            );
+            let events = history(&served.base, Some(TOKEN), session).await;
+            let answered = one(&events, "answered", |e| e["type"] == "attention.answered");
+            assert_eq!(
+                answered["data"]["answer"]["values"],
+                json!({"1": "2", "2": ["1", "3"], "3": "async-std"})
+            );
+
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
