@@ -157,7 +157,7 @@ fn hook(args: &Args) -> Result<(), String> {
         Err(_) => Posture::default(),
     };
     let home = Home::from_env()?;
-    let relay = args.relay.as_deref().filter(|r| !r.trim().is_empty());
+    let relay = relay_url(agent, args.relay.as_deref());
     #[cfg(unix)]
     if relay.is_some() {
         let wait = attention_timeout() + Duration::from_secs(5);
@@ -200,10 +200,32 @@ fn hook(args: &Args) -> Result<(), String> {
     }
     if let Some(relay) = relay {
         if !recorded.lines.is_empty() {
-            post(relay, crate::live::token(args.token.as_deref()), &recorded)?;
+            post(&relay, crate::live::token(args.token.as_deref()), &recorded)?;
         }
     }
     Ok(())
+}
+
+/// The relay URL to use (`AEP_RELAY` or `--relay`), checked before any
+/// daemon is started for it: one that does not read (no scheme, no host)
+/// is said once, and the call is recorded here and not sent, as with no
+/// relay.
+fn relay_url(agent: Agent, given: Option<&str>) -> Option<String> {
+    let given = given.filter(|r| !r.trim().is_empty())?;
+    match crate::live::check_url(given) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            report(
+                agent,
+                &format!(
+                    "AEP_RELAY (or --relay) {given:?} is not a relay URL; set it to one with \
+                     its scheme, such as http://127.0.0.1:8787, or unset it to record only. \
+                     The call is recorded here and not sent"
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// Posts the recorded lines once, within [`POST_WAIT`].
