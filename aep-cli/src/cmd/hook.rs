@@ -53,7 +53,9 @@ A missing or corrupt state starts a new epoch.
 
 The hook fails open: with no relay, an unreachable or slow relay, a daemon
 that cannot start (the hook then records the call itself and posts it,
-waiting at most 2 s), a bad state file or a payload it cannot map, it still
+waiting at most 2 s, and for 60 s after the failure hooks do not start it
+again: AEP_HOME/run/adapter.failed), a relay URL that does not read (said
+once; the call is recorded, not sent), a bad state file or a payload it cannot map, it still
 exits 0 with nothing on standard output, so the agent goes on with its own
 default. What was recorded stays in the log; `aep post` sends a log to a
 relay later (the relay drops ids it already holds).

@@ -55,8 +55,9 @@ const TICK: Duration = Duration::from_millis(100);
     about = "Own the live side of `aep hook`: one relay connection, held permission requests",
     long_about = "Started on demand by `aep hook` when AEP_RELAY is set; runs until no \
 hook has called for --idle and no request is held. One per AEP_HOME (a second \
-exits at once). Its socket is AEP_HOME/run/adapter.sock; what it says goes to \
-AEP_HOME/logs/adapter.log when `aep hook` started it."
+exits at once). Its socket is AEP_HOME/run/adapter.sock (mode 0600; only the \
+user's own processes are served), its pid is in AEP_HOME/run/adapter.pid while it \
+runs; what it says goes to AEP_HOME/logs/adapter.log when `aep hook` started it."
 )]
 pub struct ServeArgs {
     /// The relay to connect to (none: record only, hold nothing).
