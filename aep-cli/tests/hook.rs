@@ -404,6 +404,34 @@ fn a_missing_or_silent_relay_and_bad_input_never_hold_the_agent() {
 }
 
 #[test]
+fn a_relay_url_without_a_scheme_starts_no_daemon_and_says_so_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut command = hook(home.path(), "claude-code");
+    command.env("AEP_RELAY", "127.0.0.1:8787");
+    let run = call(
+        command,
+        &json!({"hook_event_name": "UserPromptSubmit", "session_id": "noscheme", "prompt": "x"}),
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("AEP_RELAY"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("http://127.0.0.1:8787"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !home.path().join("run").exists(),
+        "no daemon was started: {:?}",
+        std::fs::read_dir(home.path().join("run"))
+            .map(|d| d.map(|e| e.unwrap().file_name()).collect::<Vec<_>>())
+    );
+    assert!(!home.path().join("logs/adapter.log").exists());
+    let (path, events) = log(home.path(), "claude-code");
+    assert_eq!(types(&events), ["run.started"]);
+    validate_clean(&path);
+}
+
+#[test]
 fn install_and_uninstall_leave_other_hooks_alone() {
     let dir = tempfile::tempdir().unwrap();
     let settings = dir.path().join("settings.json");

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use aep::control::{Identity, Outcome};
 use aep::{Answer, NackReason};
 use aep_client::control::ControlClient;
-use common::live::{TestRelay, WAIT};
+use common::live::{run_bounded, until, TestRelay, WAIT};
 use serde_json::{json, Value};
 
 const TOKEN: &str = "hook-live-token";
@@ -28,8 +28,27 @@ fn hook(home: &Path, relay: &TestRelay, timeout_ms: u64) -> Command {
 
 fn hook_as(agent: &str, home: &Path, relay: &TestRelay, timeout_ms: u64) -> Command {
     let mut command = common::aep();
+    command.args(["hook", agent]);
+    with_env(&mut command, home, relay, timeout_ms);
     command
-        .args(["hook", agent])
+}
+
+/// `aep hook claude-code` run by `sh -c`, after `script` (which may set
+/// the umask or open descriptors the hook inherits).
+fn hook_in_sh(script: &str, home: &Path, relay: &TestRelay) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("{script}; exec \"$0\" hook claude-code"))
+        .arg(env!("CARGO_BIN_EXE_aep"));
+    with_env(&mut command, home, relay, 20_000);
+    // Long enough that a daemon holding the test's pipe shows.
+    command.env("AEP_ADAPTER_IDLE", "5m");
+    command
+}
+
+fn with_env(command: &mut Command, home: &Path, relay: &TestRelay, timeout_ms: u64) {
+    command
         .current_dir(common::crate_dir())
         .env("AEP_HOME", home)
         .env("AEP_RELAY", &relay.base)
@@ -37,7 +56,42 @@ fn hook_as(agent: &str, home: &Path, relay: &TestRelay, timeout_ms: u64) -> Comm
         .env("AEP_ATTENTION_TIMEOUT_MS", timeout_ms.to_string())
         .env("AEP_ADAPTER_IDLE", "3s")
         .env_remove("AEP_CAPTURE");
-    command
+}
+
+/// The pid the daemon of `home` wrote, once it is there.
+fn daemon_pid(home: &Path) -> libc::pid_t {
+    let file = home.join("run/adapter.pid");
+    let mut pid = None;
+    until("the daemon writes its pid", || {
+        pid = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        pid.is_some()
+    });
+    pid.unwrap()
+}
+
+/// Whether `pid` runs (a zombie does not).
+fn alive(pid: libc::pid_t) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_owned();
+            Some(state != "Z")
+        })
+        .unwrap_or(false)
+}
+
+/// Ends the daemon `pid` and waits, within the bound, until it is gone.
+fn end_daemon(pid: libc::pid_t) {
+    // SAFETY: a signal to a process this test started (by way of a hook).
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    until("the daemon ends", || !alive(pid));
 }
 
 fn start(mut command: Command, payload: &Value) -> Child {
@@ -744,4 +798,118 @@ fn a_codex_permission_is_held_and_answered_and_cancel_is_refused() {
     );
     assert_eq!(events_of(&log, "run.started")[0]["run"], "turn-1");
     validate_clean(&log);
+}
+
+#[test]
+fn the_started_daemon_keeps_none_of_the_hooks_descriptors_and_has_its_own_session() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    // Descriptor 3 is the hook's standard output pipe again, as a
+    // vendor's extra pipe would be: it must reach its end when the hook
+    // exits, whatever the daemon it started does.
+    let mut child = start(
+        hook_in_sh("exec 3>&1", home.path(), &relay),
+        &payload("spawn-1", "UserPromptSubmit", json!({"prompt": "x"})),
+    );
+    let mut out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let read = std::io::Read::read_to_string(&mut out, &mut text);
+        let _ = tx.send(read.map(|_| text));
+    });
+    let read = rx.recv_timeout(WAIT);
+    let pid = daemon_pid(home.path());
+    let pipe_ended = matches!(read, Ok(Ok(ref text)) if text.is_empty());
+    let alive_after = alive(pid);
+    // SAFETY: getsid reads a session id; 0 is this process.
+    let (theirs, ours) = unsafe { (libc::getsid(pid), libc::getsid(0)) };
+    end_daemon(pid);
+    assert!(pipe_ended, "the pipe did not end: {read:?}");
+    assert!(alive_after, "the daemon outlives the hook");
+    assert_ne!(theirs, -1, "the daemon's session reads");
+    assert_ne!(theirs, ours, "the daemon is a session of its own");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let stderr = common::live::stderr_of(&mut child);
+    assert_eq!(stderr, "", "the call went through the daemon");
+}
+
+#[test]
+fn the_daemon_socket_is_the_users_alone_under_any_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let out = finish(start(
+        hook_in_sh("umask 000", home.path(), &relay),
+        &payload("spawn-2", "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let pid = daemon_pid(home.path());
+    let mode = std::fs::metadata(home.path().join("run/adapter.sock"))
+        .map(|m| m.permissions().mode() & 0o777);
+    end_daemon(pid);
+    assert_eq!(out, "");
+    assert_eq!(mode.unwrap(), 0o600, "the socket's mode");
+}
+
+#[test]
+fn a_daemon_that_failed_to_start_is_not_started_again_for_a_while() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    // A socket path past the length a Unix socket takes: the daemon
+    // cannot listen, every time.
+    let home = dir.path().join("h".repeat(120));
+    let s = "spawn-3";
+    let first = run_bounded(
+        hook(&home, &relay, 20_000),
+        Some(
+            payload(s, "UserPromptSubmit", json!({"prompt": "x"}))
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(
+        (first.code, first.stdout.as_str()),
+        (0, ""),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first.stderr.contains("the next start is tried after"),
+        "{}",
+        first.stderr
+    );
+    assert!(home.join("run/adapter.failed").exists());
+    let adapter_log = home.join("logs/adapter.log");
+    let starts = || {
+        std::fs::read_to_string(&adapter_log)
+            .unwrap_or_default()
+            .matches("cannot listen on")
+            .count()
+    };
+    until("the failed daemon says why and exits", || {
+        starts() == 1 && !home.join("run/adapter.pid").exists()
+    });
+    let second = run_bounded(
+        hook(&home, &relay, 20_000),
+        Some(payload(s, "Stop", json!({})).to_string().as_bytes()),
+    );
+    assert_eq!(
+        (second.code, second.stdout.as_str()),
+        (0, ""),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second
+            .stderr
+            .contains("the daemon start is skipped and retried after"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(starts(), 1, "no second start");
+    // Both calls were recorded and sent by the hooks themselves.
+    let text = std::fs::read_to_string(the_log(&home)).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert_eq!(relay.history(s).len(), 2);
 }

@@ -53,7 +53,9 @@ A missing or corrupt state starts a new epoch.
 
 The hook fails open: with no relay, an unreachable or slow relay, a daemon
 that cannot start (the hook then records the call itself and posts it,
-waiting at most 2 s), a bad state file or a payload it cannot map, it still
+waiting at most 2 s, and for 60 s after the failure hooks do not start it
+again: AEP_HOME/run/adapter.failed), a relay URL that does not read (said
+once; the call is recorded, not sent), a bad state file or a payload it cannot map, it still
 exits 0 with nothing on standard output, so the agent goes on with its own
 default. What was recorded stays in the log; `aep post` sends a log to a
 relay later (the relay drops ids it already holds).
@@ -158,7 +160,7 @@ fn hook(args: &Args) -> Result<(), String> {
         Err(_) => Posture::default(),
     };
     let home = Home::from_env()?;
-    let relay = args.relay.as_deref().filter(|r| !r.trim().is_empty());
+    let relay = relay_url(agent, args.relay.as_deref());
     #[cfg(unix)]
     if relay.is_some() {
         match client::call(&home, agent, &text, attention_timeout()) {
@@ -200,10 +202,32 @@ fn hook(args: &Args) -> Result<(), String> {
     }
     if let Some(relay) = relay {
         if !recorded.lines.is_empty() {
-            post(relay, crate::live::token(args.token.as_deref()), &recorded)?;
+            post(&relay, crate::live::token(args.token.as_deref()), &recorded)?;
         }
     }
     Ok(())
+}
+
+/// The relay URL to use (`AEP_RELAY` or `--relay`), checked before any
+/// daemon is started for it: one that does not read (no scheme, no host)
+/// is said once, and the call is recorded here and not sent, as with no
+/// relay.
+fn relay_url(agent: Agent, given: Option<&str>) -> Option<String> {
+    let given = given.filter(|r| !r.trim().is_empty())?;
+    match crate::live::check_url(given) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            report(
+                agent,
+                &format!(
+                    "AEP_RELAY (or --relay) {given:?} is not a relay URL; set it to one with \
+                     its scheme, such as http://127.0.0.1:8787, or unset it to record only. \
+                     The call is recorded here and not sent"
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// Posts the recorded lines once, within [`POST_WAIT`].

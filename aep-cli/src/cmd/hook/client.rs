@@ -17,6 +17,9 @@ use super::wire::{self, Reply, Request};
 const START_WAIT: Duration = Duration::from_secs(3);
 /// How much longer than a person's time the hook waits for a decision.
 const DECISION_SLACK: Duration = Duration::from_secs(5);
+/// How long after a failed start the hooks record their calls themselves
+/// rather than start the daemon again.
+const RETRY_AFTER: Duration = Duration::from_secs(60);
 /// How long the daemon may take to record a call.
 const RECORD_WAIT: Duration = Duration::from_secs(10);
 
@@ -101,46 +104,174 @@ fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Repl
     serde_json::from_str(&line).map_err(|e| format!("a reply that does not read: {e}"))
 }
 
-/// Connects to the daemon, starting it first when nobody listens.
+/// Connects to the daemon, starting it first when nobody listens, unless
+/// a start failed less than [`RETRY_AFTER`] ago (see
+/// [`wire::failed_path`]).
 fn connect_or_start(home: &Home) -> Result<UnixStream, String> {
     let socket = wire::socket_path(home);
     if let Ok(stream) = UnixStream::connect(&socket) {
         return Ok(stream);
     }
+    let marker = wire::failed_path(home);
+    let log = home.0.join("logs").join("adapter.log");
+    let now = aep_client::session::now_ms();
+    if let Some(until) = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|text| retry_at(&text, now))
+    {
+        return Err(format!(
+            "the adapter daemon failed to start lately (why: {}); the daemon start is skipped \
+             and retried after {} (remove {} to retry sooner)",
+            log.display(),
+            aep::control::rfc3339(until),
+            marker.display()
+        ));
+    }
     start(home)?;
     let deadline = Instant::now() + START_WAIT;
     loop {
         match UnixStream::connect(&socket) {
-            Ok(stream) => return Ok(stream),
+            Ok(stream) => {
+                let _ = std::fs::remove_file(&marker);
+                return Ok(stream);
+            }
             Err(e) if Instant::now() >= deadline => {
+                let failed = aep_client::session::now_ms();
+                let written = private_dir(&wire::run_dir(home))
+                    .and_then(|()| std::fs::write(&marker, format!("{failed}\n")));
+                let remembered = match written {
+                    Ok(()) => format!(
+                        "; the next start is tried after {}",
+                        aep::control::rfc3339(failed.saturating_add(retry_after_ms()))
+                    ),
+                    Err(why) => format!("; cannot write {}: {why}", marker.display()),
+                };
                 return Err(format!(
-                    "the daemon did not listen on {} within {START_WAIT:?}: {e}",
-                    socket.display()
-                ))
+                    "the daemon did not listen on {} within {START_WAIT:?}: {e} (why: {}){remembered}",
+                    socket.display(),
+                    log.display()
+                ));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     }
 }
 
-/// Starts `aep adapter serve` in its own process group (so the vendor's
-/// end of the hook does not end it), its standard error appended to
-/// `logs/adapter.log`.
+/// [`RETRY_AFTER`] in milliseconds.
+fn retry_after_ms() -> u64 {
+    u64::try_from(RETRY_AFTER.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// When the daemon may be started again, given the failure marker's
+/// text (the failed start's Unix time in milliseconds) and the time now;
+/// `None` when it may be started now. A marker that does not read, or
+/// that lies in the future (a clock set back), is ignored rather than
+/// trusted to hold the start off.
+fn retry_at(marker: &str, now_ms: u64) -> Option<u64> {
+    let failed: u64 = marker.trim().parse().ok()?;
+    let until = failed.saturating_add(retry_after_ms());
+    (failed <= now_ms && now_ms < until).then_some(until)
+}
+
+/// Starts `aep adapter serve` in a session of its own (so neither the
+/// vendor's end of the hook nor a signal to the hook's process group or
+/// terminal ends it), with no descriptor of the hook's past standard
+/// error (a pipe the vendor reads to its end stays the hook's alone), its
+/// standard error appended to `logs/adapter.log`.
 fn start(home: &Home) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     let program = std::env::current_exe().map_err(|e| format!("cannot find aep: {e}"))?;
     let logs = home.0.join("logs");
     private_dir(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
     let log = open_log(&logs.join("adapter.log"))?;
-    Command::new(program)
+    let inherited = open_descriptors();
+    let mut command = Command::new(program);
+    command
         .args(["adapter", "serve"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(log)
-        .process_group(0)
+        .stderr(log);
+    // SAFETY: the closure runs in the child between fork and exec; it
+    // calls only async-signal-safe functions (setsid, syscall, fcntl) and
+    // allocates nothing (the descriptors were listed before the fork).
+    unsafe {
+        command.pre_exec(move || detach(&inherited));
+    }
+    command
         .spawn()
         .map(drop)
         .map_err(|e| format!("cannot start the daemon: {e}"))
+}
+
+/// The most descriptors tried one by one when they cannot be listed.
+const FD_BOUND: libc::c_int = 1 << 16;
+
+/// This process's open descriptors past standard error, listed before a
+/// fork (from `/proc/self/fd`, or `/dev/fd`); when neither lists, every
+/// number below the open-files limit (at most [`FD_BOUND`]).
+fn open_descriptors() -> Vec<libc::c_int> {
+    for dir in ["/proc/self/fd", "/dev/fd"] {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            return entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .filter(|fd: &libc::c_int| *fd > 2)
+                .collect();
+        }
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the limit into the struct it is given.
+    let bound = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        libc::c_int::try_from(limit.rlim_cur)
+            .unwrap_or(FD_BOUND)
+            .min(FD_BOUND)
+    } else {
+        FD_BOUND
+    };
+    (3..bound).collect()
+}
+
+/// In the started daemon, between fork and exec: a new session (which
+/// also leaves the hook's process group and terminal), and every
+/// descriptor past standard error marked close-on-exec, so the exec
+/// closes them all. Marking rather than closing keeps the pipe by which
+/// the standard library reports a failed exec open until the exec.
+fn detach(listed: &[libc::c_int]) -> std::io::Result<()> {
+    // SAFETY: setsid takes no arguments; the child of a fork is never a
+    // process group leader, so it succeeds unless the system refuses.
+    if unsafe { libc::setsid() } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: close_range only sets flags on this process's
+        // descriptors; a kernel without it (before 5.11) says ENOSYS or
+        // EINVAL, and the list below does the same one by one.
+        let all = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+            )
+        };
+        if all == 0 {
+            return Ok(());
+        }
+    }
+    for &fd in listed {
+        // SAFETY: fcntl on a number that is not an open descriptor fails
+        // with EBADF and changes nothing.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn open_log(path: &Path) -> Result<std::fs::File, String> {
@@ -149,4 +280,32 @@ fn open_log(path: &Path) -> Result<std::fs::File, String> {
         .append(true)
         .open(path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_start_holds_the_next_off_for_a_while() {
+        let failed = 1_000_000;
+        let until = failed + retry_after_ms();
+        assert_eq!(retry_at("1000000\n", failed), Some(until));
+        assert_eq!(retry_at("1000000", until - 1), Some(until));
+        assert_eq!(retry_at("1000000", until), None, "retried after the pause");
+        assert_eq!(
+            retry_at("1000000", failed - 1),
+            None,
+            "a marker from the future"
+        );
+        assert_eq!(retry_at("", failed), None);
+        assert_eq!(retry_at("yesterday", failed), None);
+        assert_eq!(retry_at("-5", failed), None);
+    }
+
+    #[test]
+    fn the_listed_descriptors_are_past_standard_error() {
+        let listed = open_descriptors();
+        assert!(listed.iter().all(|fd| *fd > 2), "{listed:?}");
+    }
 }

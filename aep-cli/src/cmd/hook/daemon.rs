@@ -57,8 +57,9 @@ const TICK: Duration = Duration::from_millis(100);
     about = "Own the live side of `aep hook`: one relay connection, held permission requests",
     long_about = "Started on demand by `aep hook` when AEP_RELAY is set; runs until no \
 hook has called for --idle and no request is held. One per AEP_HOME (a second \
-exits at once). Its socket is AEP_HOME/run/adapter.sock; what it says goes to \
-AEP_HOME/logs/adapter.log when `aep hook` started it."
+exits at once). Its socket is AEP_HOME/run/adapter.sock (mode 0600; only the \
+user's own processes are served), its pid is in AEP_HOME/run/adapter.pid while it \
+runs; what it says goes to AEP_HOME/logs/adapter.log when `aep hook` started it."
 )]
 pub struct ServeArgs {
     /// The relay to connect to (none: record only, hold nothing).
@@ -132,30 +133,83 @@ pub fn serve(args: &ServeArgs) -> Status {
         .ok()
         .and_then(|spec| Posture::parse_spec(&spec).ok())
         .unwrap_or_default();
+    let pid = wire::pid_path(&home);
+    if let Err(e) = std::fs::write(&pid, format!("{}\n", std::process::id())) {
+        diag!(
+            "aep adapter serve: warning: cannot write {}: {e}",
+            pid.display()
+        );
+    }
     let socket = wire::socket_path(&home);
-    let _ = std::fs::remove_file(&socket);
-    let Some(runtime) = crate::live::runtime("adapter serve") else {
-        return Status::Failure;
-    };
-    let status = runtime.block_on(async {
-        let listener = match UnixListener::bind(&socket) {
-            Ok(listener) => listener,
-            Err(e) => {
-                diag!(
-                    "aep adapter serve: error: cannot listen on {}: {e}",
-                    socket.display()
-                );
-                return Status::Failure;
-            }
+    let status = listen(&socket).map_or(Status::Failure, |listener| {
+        let _ = std::fs::remove_file(wire::failed_path(&home));
+        let Some(runtime) = crate::live::runtime("adapter serve") else {
+            return Status::Failure;
         };
-        let token = crate::live::token(args.token.as_deref());
-        let daemon = Daemon::new(home.clone(), posture, relay.map(|r| connect(r, token)));
-        daemon.run(listener, args.idle).await;
-        Status::Clean
+        runtime.block_on(async {
+            let listener = match UnixListener::from_std(listener) {
+                Ok(listener) => listener,
+                Err(e) => {
+                    diag!(
+                        "aep adapter serve: error: cannot listen on {}: {e}",
+                        socket.display()
+                    );
+                    return Status::Failure;
+                }
+            };
+            let token = crate::live::token(args.token.as_deref());
+            let daemon = Daemon::new(home.clone(), posture, relay.map(|r| connect(r, token)));
+            daemon.run(listener, args.idle).await;
+            Status::Clean
+        })
     });
     let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(&pid);
     drop(lock);
     status
+}
+
+/// Binds the daemon's socket, replacing a stale one, and makes it mode
+/// 0600 whatever the umask before anything is accepted. It is bound in
+/// the run directory, which is 0700, so nobody else can reach it in
+/// between; the process's umask is left alone (other threads may be
+/// creating files). `None` (said on standard error) when it cannot.
+fn listen(socket: &std::path::Path) -> Option<std::os::unix::net::UnixListener> {
+    let _ = std::fs::remove_file(socket);
+    std::os::unix::net::UnixListener::bind(socket)
+        .and_then(|listener| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
+            listener.set_nonblocking(true)?;
+            Ok(listener)
+        })
+        .map_err(|e| {
+            diag!(
+                "aep adapter serve: error: cannot listen on {}: {e}; AEP_HOME must be a short \
+                 enough path the user owns",
+                socket.display()
+            );
+        })
+        .ok()
+}
+
+/// Whether the peer of `stream` runs as this daemon's user; anyone else
+/// is refused (the run directory keeps them out, and this holds even if
+/// its mode was changed).
+fn own_user(stream: &UnixStream) -> Result<(), String> {
+    let peer = stream
+        .peer_cred()
+        .map_err(|e| format!("cannot read a connection's credentials: {e}"))?;
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let own = unsafe { libc::geteuid() };
+    if peer.uid() == own {
+        Ok(())
+    } else {
+        Err(format!(
+            "a connection from uid {} refused: only uid {own} may call this daemon",
+            peer.uid()
+        ))
+    }
 }
 
 /// The relay connection: an emitter that declares the commands it takes.
@@ -294,7 +348,12 @@ impl Daemon {
             tokio::select! {
                 accepted = listener.accept() => {
                     if let Ok((stream, _)) = accepted {
-                        tokio::spawn(connection(stream, calls_tx.clone()));
+                        match own_user(&stream) {
+                            Ok(()) => {
+                                tokio::spawn(connection(stream, calls_tx.clone()));
+                            }
+                            Err(why) => tracing::warn!("{why}"),
+                        }
                     }
                 }
                 Some(call) = calls.recv() => {
@@ -692,5 +751,30 @@ async fn connection(stream: UnixStream, calls: mpsc::Sender<Call>) {
             let _ = write.write_all(reply(Reply::Done { stdout }).as_bytes()).await;
         }
         _ = tokio::io::AsyncReadExt::read(&mut rest, &mut probe) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_connection_from_this_user_is_taken() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        assert_eq!(own_user(&ours), Ok(()));
+    }
+
+    #[test]
+    fn the_socket_is_the_users_alone_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("adapter.sock");
+        std::fs::write(&socket, "stale").unwrap();
+        let listener = listen(&socket).expect("binds");
+        let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        drop(listener);
+        let long = dir.path().join("x".repeat(200));
+        assert!(listen(&long).is_none(), "a path past the socket limit");
     }
 }

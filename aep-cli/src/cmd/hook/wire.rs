@@ -57,6 +57,20 @@ pub fn socket_path(home: &Home) -> PathBuf {
     run_dir(home).join("adapter.sock")
 }
 
+/// The daemon's process id while it runs (for `kill` and for tests that
+/// end it).
+pub fn pid_path(home: &Home) -> PathBuf {
+    run_dir(home).join("adapter.pid")
+}
+
+/// The mark of a daemon start that failed: the failure's Unix time in
+/// milliseconds. While it is recent, hooks record their calls themselves
+/// rather than start the daemon again; a daemon that starts listening
+/// removes it.
+pub fn failed_path(home: &Home) -> PathBuf {
+    run_dir(home).join("adapter.failed")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
