@@ -587,3 +587,121 @@ fn the_first_permission_after_the_start_waits_for_a_slow_hello() {
     end_daemon(daemon, home.path());
     validate_clean(&log);
 }
+
+/// A TCP proxy on 127.0.0.1 to a relay that can be cut (every connection
+/// closed, new ones refused) and opened again.
+struct GateProxy {
+    /// `http://127.0.0.1:PORT`.
+    base: String,
+    up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl GateProxy {
+    fn start(to: &str) -> GateProxy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let to = to.trim_start_matches("http://").to_owned();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let up = Arc::new(AtomicBool::new(true));
+        let open: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let (gate, streams) = (up.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                if !gate.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(&to) else {
+                    continue;
+                };
+                for stream in [&client, &server] {
+                    if let Ok(clone) = stream.try_clone() {
+                        streams.lock().unwrap().push(clone);
+                    }
+                }
+                pipe(client, server);
+            }
+        });
+        GateProxy { base, up, open }
+    }
+
+    /// Closes every connection and refuses new ones.
+    fn cut(&self) {
+        self.up.store(false, std::sync::atomic::Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Lets connections through again.
+    fn open(&self) {
+        self.up.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Copies both ways between two connections, on threads.
+fn pipe(client: std::net::TcpStream, server: std::net::TcpStream) {
+    let (Ok(mut client_r), Ok(mut server_w)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut client_r, &mut server_w);
+        let _ = server_w.shutdown(std::net::Shutdown::Write);
+    });
+    let (mut server_r, mut client_w) = (server, client);
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut server_r, &mut client_w);
+        let _ = client_w.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+#[test]
+fn lines_recorded_while_the_relay_was_away_reach_it_once_it_is_back() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let proxy = GateProxy::start(&relay.base);
+    let home = tempfile::tempdir().unwrap();
+    let daemon = serve(home.path(), &proxy.base, &[]);
+    let s = "back-1";
+    for (name, extra) in [
+        ("SessionStart", json!({"source": "startup"})),
+        ("UserPromptSubmit", json!({"prompt": "go"})),
+    ] {
+        finish(start(
+            hook_at(home.path(), &proxy.base, 20_000),
+            &payload(s, name, extra),
+        ));
+    }
+    until("the relay has the first lines", || {
+        relay.history(s).len() == 2
+    });
+    proxy.cut();
+    // The calls below find the link down: their lines wait in the log.
+    until("the daemon sees the link drop", || {
+        std::fs::read_to_string(home.path().join("serve.log"))
+            .unwrap_or_default()
+            .contains("the relay connection dropped")
+    });
+    for i in 0..6 {
+        let extra = json!({"tool_name": "Bash", "tool_input": {"command": format!("echo {i}")}});
+        finish(start(
+            hook_at(home.path(), &proxy.base, 20_000),
+            &payload(s, "PreToolUse", extra),
+        ));
+    }
+    proxy.open();
+    let log = the_log(home.path());
+    let logged = || -> Vec<String> {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(logged().len(), 8);
+    until("the relay caught up", || relay.history(s).len() >= 8);
+    end_daemon(daemon, home.path());
+    assert_eq!(relay.history(s), logged(), "each line once, in order");
+}
