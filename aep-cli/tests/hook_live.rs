@@ -29,7 +29,15 @@ fn hook(home: &Path, relay: &TestRelay, timeout_ms: u64) -> Command {
 fn hook_as(agent: &str, home: &Path, relay: &TestRelay, timeout_ms: u64) -> Command {
     let mut command = common::aep();
     command.args(["hook", agent]);
-    with_env(&mut command, home, relay, timeout_ms);
+    with_env(&mut command, home, &relay.base, timeout_ms);
+    command
+}
+
+/// `aep hook claude-code` for the relay at `base`.
+fn hook_at(home: &Path, base: &str, timeout_ms: u64) -> Command {
+    let mut command = common::aep();
+    command.args(["hook", "claude-code"]);
+    with_env(&mut command, home, base, timeout_ms);
     command
 }
 
@@ -41,17 +49,17 @@ fn hook_in_sh(script: &str, home: &Path, relay: &TestRelay) -> Command {
         .arg("-c")
         .arg(format!("{script}; exec \"$0\" hook claude-code"))
         .arg(env!("CARGO_BIN_EXE_aep"));
-    with_env(&mut command, home, relay, 20_000);
+    with_env(&mut command, home, &relay.base, 20_000);
     // Long enough that a daemon holding the test's pipe shows.
     command.env("AEP_ADAPTER_IDLE", "5m");
     command
 }
 
-fn with_env(command: &mut Command, home: &Path, relay: &TestRelay, timeout_ms: u64) {
+fn with_env(command: &mut Command, home: &Path, base: &str, timeout_ms: u64) {
     command
         .current_dir(common::crate_dir())
         .env("AEP_HOME", home)
-        .env("AEP_RELAY", &relay.base)
+        .env("AEP_RELAY", base)
         .env("AEP_TOKEN", TOKEN)
         .env("AEP_ATTENTION_TIMEOUT_MS", timeout_ms.to_string())
         .env("AEP_ADAPTER_IDLE", "3s")
@@ -912,4 +920,349 @@ fn a_daemon_that_failed_to_start_is_not_started_again_for_a_while() {
     let text = std::fs::read_to_string(the_log(&home)).unwrap();
     assert_eq!(text.lines().count(), 2, "{text}");
     assert_eq!(relay.history(s).len(), 2);
+}
+
+/// `aep adapter serve` for `home` and the relay at `base`, started by the
+/// test (so that the test ends it by its pid), once it listens; its
+/// standard error goes to `home/serve.log`.
+fn serve(home: &Path, base: &str, extra: &[(&str, &str)]) -> Child {
+    let log = std::fs::File::create(home.join("serve.log")).unwrap();
+    let mut command = common::aep();
+    command
+        .args(["adapter", "serve"])
+        .current_dir(common::crate_dir())
+        .env("AEP_HOME", home)
+        .env("AEP_RELAY", base)
+        .env("AEP_TOKEN", TOKEN)
+        .env("AEP_ATTENTION_TIMEOUT_MS", "20000")
+        .env("AEP_ADAPTER_IDLE", "10m")
+        .env_remove("AEP_CAPTURE")
+        .envs(extra.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    let mut child = command.spawn().unwrap();
+    let socket = home.join("run/adapter.sock");
+    until("the daemon listens", || {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the daemon exited: {}",
+            std::fs::read_to_string(home.join("serve.log")).unwrap_or_default()
+        );
+        std::os::unix::net::UnixStream::connect(&socket).is_ok()
+    });
+    child
+}
+
+/// Ends a daemon the test started: SIGTERM by its pid, then a bounded
+/// wait for it to be gone, with exit 0.
+fn stop_serve(mut daemon: Child, home: &Path) {
+    let code = common::live::stop(&mut daemon, "TERM");
+    let log = std::fs::read_to_string(home.join("serve.log")).unwrap_or_default();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn a_relay_that_never_answers_never_holds_up_a_hook_and_the_daemon_still_stops() {
+    // Takes connections into its backlog and never answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", silent.local_addr().unwrap());
+    let home = tempfile::tempdir().unwrap();
+    let daemon = serve(home.path(), &base, &[("AEP_ADAPTER_QUEUE", "4")]);
+    let s = "down-1";
+    let calls = 24;
+    for i in 0..calls {
+        let extra = json!({"tool_name": "Bash", "tool_input": {"command": format!("echo {i}")}});
+        let child = start(
+            hook_at(home.path(), &base, 20_000),
+            &payload(s, "PreToolUse", extra),
+        );
+        let output = finish_with_stderr(child);
+        assert_eq!(output.0, "");
+        assert_eq!(output.1, "", "the daemon recorded the call itself");
+    }
+    // A permission prompt is not held: nobody could see it.
+    let tool = json!({"tool_name": "Write", "tool_input": {"file_path": "/w/a"}});
+    let (stdout, stderr) = finish_with_stderr(start(
+        hook_at(home.path(), &base, 20_000),
+        &payload(s, "PermissionRequest", tool),
+    ));
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("", ""));
+    let log = the_log(home.path());
+    let types = types_of(&log);
+    assert_eq!(types.len(), calls + 1, "{types:?}");
+    assert_eq!(
+        types.last().map(String::as_str),
+        Some("attention.requested")
+    );
+    stop_serve(daemon, home.path());
+    drop(silent);
+    validate_clean(&log);
+}
+
+/// Waits for a hook process: exit 0, its standard output and error.
+fn finish_with_stderr(child: Child) -> (String, String) {
+    let deadline = Instant::now() + WAIT;
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    (String::from_utf8(output.stdout).unwrap(), stderr)
+}
+
+#[test]
+fn a_held_hook_that_died_is_settled_dismissed() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let daemon = serve(home.path(), &relay.base, &[]);
+    let s = "gone-1";
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let tool = json!({"tool_name": "Edit", "tool_input": {"file_path": "/w/b"}});
+    let mut held = start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "PermissionRequest", tool),
+    );
+    let request = request_on_relay(&relay, s);
+    held.kill().unwrap();
+    held.wait().unwrap();
+    let log = the_log(home.path());
+    until("the request is settled dismissed", || {
+        std::fs::read_to_string(&log).unwrap().lines().any(|l| {
+            let event: Value = serde_json::from_str(l).unwrap();
+            event["type"] == "attention.resolved"
+                && event["subject"] == request.id.as_str()
+                && event["data"]["resolution"] == "dismissed"
+        })
+    });
+    assert_eq!(
+        types_of(&log),
+        ["run.started", "attention.requested", "attention.resolved"]
+    );
+    until("the relay has the settlement", || {
+        relay
+            .history(s)
+            .iter()
+            .any(|l| l.contains("\"type\":\"attention.resolved\""))
+    });
+    stop_serve(daemon, home.path());
+    validate_clean(&log);
+    let state: Value = std::fs::read_dir(home.path().join("state/claude-code"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .next()
+        .expect("the session's state");
+    assert!(state.get("pending").is_none(), "{state}");
+}
+
+/// A TCP proxy on 127.0.0.1 that waits `delay` before it connects each
+/// accepted connection through to `to`; its `http://` address.
+fn slow_proxy(to: &str, delay: Duration) -> String {
+    let to = to.trim_start_matches("http://").to_owned();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let to = to.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                let Ok(server) = std::net::TcpStream::connect(&to) else {
+                    return;
+                };
+                let (Ok(mut client_r), Ok(mut server_w)) = (client.try_clone(), server.try_clone())
+                else {
+                    return;
+                };
+                let up = std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut client_r, &mut server_w);
+                    let _ = server_w.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut server_r, mut client_w) = (server, client);
+                let _ = std::io::copy(&mut server_r, &mut client_w);
+                let _ = client_w.shutdown(std::net::Shutdown::Write);
+                let _ = up.join();
+            });
+        }
+    });
+    base
+}
+
+#[test]
+fn the_first_permission_after_the_start_waits_for_a_slow_hello() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let proxy = slow_proxy(&relay.base, Duration::from_millis(400));
+    let home = tempfile::tempdir().unwrap();
+    let daemon = serve(home.path(), &proxy, &[]);
+    let s = "slow-1";
+    let tool = json!({"tool_name": "Bash", "tool_input": {"command": "make"}});
+    let held = start(
+        hook_at(home.path(), &proxy, 20_000),
+        &payload(s, "PermissionRequest", tool),
+    );
+    let request = request_on_relay(&relay, s);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let answered = runtime.block_on(async {
+        let client = ControlClient::connect(
+            &relay.base,
+            Some(TOKEN),
+            Identity::new("urn:aep:test:responder", "responder"),
+        )
+        .await
+        .unwrap();
+        client
+            .respond(&request, answer(Some("allow"), None))
+            .await
+            .unwrap()
+    });
+    assert!(
+        matches!(answered.outcome, Outcome::Accepted(_)),
+        "{answered:?}"
+    );
+    let stdout = finish(held);
+    let decision: Value = serde_json::from_str(stdout.trim()).expect(&stdout);
+    assert_eq!(
+        decision["hookSpecificOutput"]["decision"]["behavior"], "allow",
+        "{decision}"
+    );
+    let log = the_log(home.path());
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events[0]["type"], "attention.requested");
+    assert_eq!(events[0]["data"]["respond_via"], json!(["control"]));
+    stop_serve(daemon, home.path());
+    validate_clean(&log);
+}
+
+/// A TCP proxy on 127.0.0.1 to a relay that can be cut (every connection
+/// closed, new ones refused) and opened again.
+struct GateProxy {
+    /// `http://127.0.0.1:PORT`.
+    base: String,
+    up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl GateProxy {
+    fn start(to: &str) -> GateProxy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let to = to.trim_start_matches("http://").to_owned();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let up = Arc::new(AtomicBool::new(true));
+        let open: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let (gate, streams) = (up.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                if !gate.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(&to) else {
+                    continue;
+                };
+                for stream in [&client, &server] {
+                    if let Ok(clone) = stream.try_clone() {
+                        streams.lock().unwrap().push(clone);
+                    }
+                }
+                pipe(client, server);
+            }
+        });
+        GateProxy { base, up, open }
+    }
+
+    /// Closes every connection and refuses new ones.
+    fn cut(&self) {
+        self.up.store(false, std::sync::atomic::Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Lets connections through again.
+    fn open(&self) {
+        self.up.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Copies both ways between two connections, on threads.
+fn pipe(client: std::net::TcpStream, server: std::net::TcpStream) {
+    let (Ok(mut client_r), Ok(mut server_w)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut client_r, &mut server_w);
+        let _ = server_w.shutdown(std::net::Shutdown::Write);
+    });
+    let (mut server_r, mut client_w) = (server, client);
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut server_r, &mut client_w);
+        let _ = client_w.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+#[test]
+fn lines_recorded_while_the_relay_was_away_reach_it_once_it_is_back() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let proxy = GateProxy::start(&relay.base);
+    let home = tempfile::tempdir().unwrap();
+    let daemon = serve(home.path(), &proxy.base, &[]);
+    let s = "back-1";
+    for (name, extra) in [
+        ("SessionStart", json!({"source": "startup"})),
+        ("UserPromptSubmit", json!({"prompt": "go"})),
+    ] {
+        finish(start(
+            hook_at(home.path(), &proxy.base, 20_000),
+            &payload(s, name, extra),
+        ));
+    }
+    until("the relay has the first lines", || {
+        relay.history(s).len() == 2
+    });
+    proxy.cut();
+    // The calls below find the link down: their lines wait in the log.
+    until("the daemon sees the link drop", || {
+        std::fs::read_to_string(home.path().join("serve.log"))
+            .unwrap_or_default()
+            .contains("the relay connection dropped")
+    });
+    for i in 0..6 {
+        let extra = json!({"tool_name": "Bash", "tool_input": {"command": format!("echo {i}")}});
+        finish(start(
+            hook_at(home.path(), &proxy.base, 20_000),
+            &payload(s, "PreToolUse", extra),
+        ));
+    }
+    proxy.open();
+    let log = the_log(home.path());
+    let logged = || -> Vec<String> {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(logged().len(), 8);
+    until("the relay caught up", || relay.history(s).len() >= 8);
+    stop_serve(daemon, home.path());
+    assert_eq!(relay.history(s), logged(), "each line once, in order");
 }

@@ -39,6 +39,15 @@ pub(crate) struct Outbox {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Closed;
 
+/// Why [`Outbox::try_push`] did not queue a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TryPush {
+    /// Full of `notice`-and-above lines.
+    Full,
+    /// Closed.
+    Closed,
+}
+
 fn low(severity: Severity) -> bool {
     severity <= Severity::Info
 }
@@ -92,6 +101,35 @@ impl Outbox {
             }
             drained.await;
         }
+    }
+
+    /// Queues `item` without waiting: as [`push`](Outbox::push), except
+    /// that when the box is full of `notice`-and-above lines and `item` is
+    /// one too, it is handed back (`Full`) instead of waiting for room.
+    pub fn try_push(&self, item: Queued) -> Result<(), TryPush> {
+        let mut inner = self.lock();
+        if inner.closed {
+            return Err(TryPush::Closed);
+        }
+        if inner.items.len() < self.capacity {
+            inner.items.push_back(item);
+            drop(inner);
+            self.filled.notify_one();
+            return Ok(());
+        }
+        if let Some(at) = inner.items.iter().position(|q| low(q.severity)) {
+            inner.items.remove(at);
+            inner.items.push_back(item);
+            drop(inner);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.filled.notify_one();
+            return Ok(());
+        }
+        if low(item.severity) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        Err(TryPush::Full)
     }
 
     /// The next item, waiting for one; `None` once closed and empty.
@@ -182,6 +220,22 @@ mod tests {
             .unwrap();
         assert_eq!(outbox.pop().await.unwrap().line, "b");
         assert_eq!(outbox.dropped(), 0);
+    }
+
+    #[tokio::test]
+    async fn try_push_hands_back_a_line_a_full_box_has_no_room_for() {
+        let outbox = Outbox::new(1);
+        outbox.try_push(q("a", Severity::Notice)).unwrap();
+        assert_eq!(outbox.try_push(q("b", Severity::Error)), Err(TryPush::Full));
+        assert_eq!(outbox.try_push(q("c", Severity::Info)), Ok(()));
+        assert_eq!(outbox.dropped(), 1);
+        assert_eq!(outbox.pop().await.unwrap().line, "a");
+        outbox.try_push(q("d", Severity::Notice)).unwrap();
+        outbox.close();
+        assert_eq!(
+            outbox.try_push(q("e", Severity::Notice)),
+            Err(TryPush::Closed)
+        );
     }
 
     #[tokio::test]

@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::backoff::Backoff;
 use crate::error::Error;
-use crate::outbox::{Outbox, Queued};
+use crate::outbox::{Outbox, Queued, TryPush};
 use crate::transport::{Flushed, Transport};
 
 mod connect;
@@ -71,6 +71,27 @@ impl SocketConfig {
     }
 }
 
+/// Why [`Socket::try_send`] did not queue a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrySendError {
+    /// The outbox is full of `notice`-and-above lines (the relay is slow
+    /// or unreachable).
+    Full,
+    /// The socket was closed.
+    Closed,
+}
+
+impl std::fmt::Display for TrySendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrySendError::Full => f.write_str("the outbox is full"),
+            TrySendError::Closed => f.write_str("the connection is closed"),
+        }
+    }
+}
+
+impl std::error::Error for TrySendError {}
+
 /// What the connection hands the caller.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inbound {
@@ -119,6 +140,15 @@ impl Handle {
             .push(Queued { line, severity })
             .await
             .map_err(|_| Error::Closed)
+    }
+
+    pub(crate) fn try_send(&self, line: String, severity: Severity) -> Result<(), TrySendError> {
+        self.outbox
+            .try_push(Queued { line, severity })
+            .map_err(|e| match e {
+                TryPush::Full => TrySendError::Full,
+                TryPush::Closed => TrySendError::Closed,
+            })
     }
 
     pub(crate) async fn frame(&self, frame: Value) -> Result<(), Error> {
@@ -205,6 +235,15 @@ impl Socket {
     /// `notice`-and-above line waits for room.
     pub async fn send(&self, line: String, severity: Severity) -> Result<(), Error> {
         self.handle.send(line, severity).await
+    }
+
+    /// Queues an event line as [`send`](Socket::send) does, without ever
+    /// waiting: a `notice`-and-above line that finds the outbox full of
+    /// such lines is not queued ([`TrySendError::Full`]), and the caller
+    /// decides what to do with it (send it again later, from its own
+    /// record).
+    pub fn try_send(&self, line: String, severity: Severity) -> Result<(), TrySendError> {
+        self.handle.try_send(line, severity)
     }
 
     /// Sends a frame (`subscribe`, `roster`, ...) on the current

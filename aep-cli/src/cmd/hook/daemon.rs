@@ -15,8 +15,19 @@
 //! keeps waiting.
 //!
 //! It idles out when no hook has called for `--idle` and nothing is held.
+//!
+//! Sending never makes it wait: the session log is the record, and a line
+//! the relay connection cannot take at once (the link is down, or its
+//! queue is full) marks the session as behind; when the link comes back
+//! the missed lines are sent again from the log, within a bound. A request
+//! whose line could not be queued is not held (nobody could see it).
+//! Right after the daemon starts, a call that could be held waits (at
+//! most [`STARTUP_GRACE`], without holding up other calls) for the
+//! relay's `hello` before it is recorded as answerable out of band only.
 
 use std::collections::HashMap;
+use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aep::control::{Identity, Outgoing, Received, Target};
@@ -24,7 +35,7 @@ use aep::form::{claude_code, mcp};
 use aep::{Capture, NackReason, Payload, Severity};
 use aep_adapters::{Mapper, Posture};
 use aep_client::session::{Attrs, SessionEmitter};
-use aep_client::socket::{hello, Inbound, Socket, SocketConfig};
+use aep_client::socket::{hello, Inbound, Socket, SocketConfig, TrySendError};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -33,7 +44,7 @@ use tokio::time::Instant;
 
 use super::agent::Agent;
 use super::decision;
-use super::record::{self, private_dir, Files, Home, Requests};
+use super::record::{self, private_dir, Committed, Files, Home, Requests};
 use super::wire::{self, Reply, Request};
 use crate::cmd::Status;
 use crate::diag;
@@ -50,6 +61,17 @@ const MAX_HOLD: Duration = Duration::from_secs(24 * 60 * 60);
 const MAX_SESSIONS: usize = 1024;
 /// How often holds and idleness are checked.
 const TICK: Duration = Duration::from_millis(100);
+/// How long after the start a call that could be held waits for the
+/// relay's `hello` before it is recorded as answerable out of band only.
+const STARTUP_GRACE: Duration = Duration::from_secs(2);
+/// The lines the relay connection queues (the socket's default); the
+/// environment variable `AEP_ADAPTER_QUEUE` (read by the daemon only, for
+/// tests) sets another.
+const QUEUE: usize = 4096;
+/// The most lines sent again from the session logs per reconnect.
+const RESEND_LINES: usize = 2048;
+/// The most bytes sent again from the session logs per reconnect.
+const RESEND_BYTES: u64 = 8 << 20;
 
 /// The arguments of `aep adapter serve`.
 #[derive(Debug, clap::Args)]
@@ -220,7 +242,25 @@ fn connect(relay: String, token: Option<String>) -> Socket {
         "ack_window_ms": aep::control::DEFAULT_ACK_WINDOW_MS,
     }});
     let hello = hello("emitter", "aep-adapter", &instance, capabilities);
-    Socket::connect(SocketConfig::new(relay, token, hello))
+    let mut config = SocketConfig::new(relay, token, hello);
+    config.outbox = queue_size();
+    Socket::connect(config)
+}
+
+/// The relay connection's queue: `AEP_ADAPTER_QUEUE` when it is a
+/// positive number, else [`QUEUE`].
+fn queue_size() -> usize {
+    std::env::var("AEP_ADAPTER_QUEUE")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(QUEUE)
+}
+
+/// The bounds of one reconnect's catching up: lines and bytes, the lines
+/// never more than half the queue (so new lines still find room).
+fn resend_bounds() -> (usize, u64) {
+    (RESEND_LINES.min((queue_size() / 2).max(1)), RESEND_BYTES)
 }
 
 /// A hook call handed over by a connection.
@@ -306,6 +346,15 @@ struct Hold {
     decision: oneshot::Sender<String>,
 }
 
+/// Where a session's lines stopped reaching the relay: its log, and the
+/// offset of the first line not sent. Every later line of the session is
+/// in the log after it.
+struct Behind {
+    log: PathBuf,
+    from: u64,
+}
+
+/// The daemon's state, owned by its one loop.
 struct Daemon {
     home: Home,
     host: String,
@@ -316,6 +365,14 @@ struct Daemon {
     sessions: HashMap<String, Live>,
     holds: HashMap<String, Hold>,
     attention_timeout: Duration,
+    /// Sessions whose lines the relay has not all been given.
+    behind: HashMap<String, Behind>,
+    /// Calls that could be held, waiting for the first `hello`.
+    parked: Vec<Call>,
+    /// When the daemon started.
+    started: Instant,
+    /// What is left of this reconnect's catching up: lines, bytes.
+    budget: (usize, u64),
 }
 
 impl Daemon {
@@ -336,6 +393,10 @@ impl Daemon {
             sessions: HashMap::new(),
             holds: HashMap::new(),
             attention_timeout: super::attention_timeout(),
+            behind: HashMap::new(),
+            parked: Vec::new(),
+            started: Instant::now(),
+            budget: resend_bounds(),
         }
     }
 
@@ -358,30 +419,49 @@ impl Daemon {
                 }
                 Some(call) = calls.recv() => {
                     last_call = Instant::now();
-                    self.call(call).await;
+                    self.call(call);
                 }
-                Some(inbound) = recv(&mut self.relay) => self.inbound(inbound).await,
+                Some(inbound) = recv(&mut self.relay) => self.inbound(inbound),
                 _ = tick.tick() => {
-                    self.expire().await;
-                    if self.holds.is_empty() && last_call.elapsed() >= idle {
+                    self.expire();
+                    if self.started.elapsed() >= STARTUP_GRACE {
+                        self.unpark();
+                    }
+                    if self.holds.is_empty()
+                        && self.parked.is_empty()
+                        && last_call.elapsed() >= idle
+                    {
                         break;
                     }
                 }
                 _ = &mut stop => break,
             }
         }
-        // Whatever is still held goes back to the vendor's own dialog.
+        // A parked call is recorded (out of band: nothing more is held);
+        // whatever is still held goes back to the vendor's own dialog.
+        let relay = self.relay.take();
+        self.linked = false;
+        self.unpark();
         for (_, hold) in self.holds.drain() {
             let _ = hold.decision.send(String::new());
         }
-        if let Some(relay) = self.relay.take() {
+        if let Some(relay) = relay {
             relay.close(Duration::from_secs(2)).await;
         }
     }
 
+    /// Records the parked calls (now linked, or no longer waiting).
+    fn unpark(&mut self) {
+        for call in std::mem::take(&mut self.parked) {
+            self.call(call);
+        }
+    }
+
     /// Records one hook call, and holds it when it asks for permission
-    /// and a person can answer over the relay.
-    async fn call(&mut self, call: Call) {
+    /// and a person can answer over the relay. A call that could be held
+    /// while the relay has not said `hello` yet, right after the start,
+    /// is parked until it does (or [`STARTUP_GRACE`] passes).
+    fn call(&mut self, call: Call) {
         let Some((agent, mapper)) = self.mappers.get(call.request.agent.as_str()) else {
             let _ = call
                 .recorded
@@ -390,8 +470,16 @@ impl Daemon {
         };
         let agent = *agent;
         let text = &call.request.payload;
-        let asking =
-            Asking::of(agent, text).filter(|_| self.linked && self.holds.len() < MAX_HOLDS);
+        let asking = Asking::of(agent, text).filter(|_| self.holds.len() < MAX_HOLDS);
+        if asking.is_some()
+            && !self.linked
+            && self.relay.is_some()
+            && self.started.elapsed() < STARTUP_GRACE
+        {
+            self.parked.push(call);
+            return;
+        }
+        let asking = asking.filter(|_| self.linked);
         let requests = if asking.is_some() {
             Requests::Control
         } else {
@@ -421,9 +509,15 @@ impl Daemon {
                 let _ = held.decision.send(String::new());
             }
         }
-        self.send(&recorded.lines).await;
+        let queued = self.send(
+            &recorded.session,
+            &recorded.log,
+            recorded.at,
+            &recorded.lines,
+        );
         match (asking, recorded.opened.first()) {
-            (Some(asking), Some(id)) => {
+            // A request the relay was not given cannot be answered there.
+            (Some(asking), Some(id)) if queued => {
                 let now = Instant::now();
                 let timeout = call
                     .request
@@ -477,21 +571,124 @@ impl Daemon {
         live
     }
 
-    async fn send(&mut self, lines: &[String]) {
-        let Some(relay) = &self.relay else { return };
+    /// Gives the relay a session's `lines`, which its `log` holds from
+    /// offset `at` on, without ever waiting. `true` when they are all
+    /// queued; otherwise the session is (or already was) behind, and its
+    /// lines are sent again from the log when the link allows.
+    fn send(&mut self, session: &str, log: &Path, at: u64, lines: &[String]) -> bool {
+        let Some(relay) = &self.relay else {
+            return false;
+        };
+        if self.behind.contains_key(session) {
+            return false;
+        }
+        if !self.linked {
+            self.behind.insert(
+                session.to_owned(),
+                Behind {
+                    log: log.to_owned(),
+                    from: at,
+                },
+            );
+            return false;
+        }
+        let mut from = at;
         for line in lines {
-            if relay.send(line.clone(), Severity::Notice).await.is_err() {
-                tracing::warn!("the relay connection is closed; the events are in the log");
+            match relay.try_send(line.clone(), Severity::Notice) {
+                Ok(()) => from += line.len() as u64 + 1,
+                Err(e) => {
+                    tracing::warn!(
+                        %session,
+                        "the relay is behind ({e}): the session's lines stay in {} and are sent when there is room",
+                        log.display()
+                    );
+                    if self.behind.is_empty() {
+                        self.budget = resend_bounds();
+                    }
+                    self.behind.insert(
+                        session.to_owned(),
+                        Behind {
+                            log: log.to_owned(),
+                            from,
+                        },
+                    );
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Gives the relay lines that are in no log (a command's outcome sent
+    /// again); when the link cannot take them at once they are let go (the
+    /// commander sends its command again).
+    fn send_unlogged(&self, lines: &[String]) {
+        let Some(relay) = self.relay.as_ref().filter(|_| self.linked) else {
+            return;
+        };
+        for line in lines {
+            if let Err(e) = relay.try_send(line.clone(), Severity::Notice) {
+                tracing::debug!("an outcome sent again was let go: {e}");
                 return;
             }
         }
     }
 
-    async fn inbound(&mut self, inbound: Inbound) {
+    /// Sends the sessions' missed lines again from their logs, as far as
+    /// the queue has room and the budget of this reconnect lasts; past the
+    /// budget the rest stays in the logs only, and the daemon's log says
+    /// so.
+    fn catch_up(&mut self) {
+        if !self.linked || self.behind.is_empty() {
+            return;
+        }
+        let Some(relay) = &self.relay else {
+            self.behind.clear();
+            return;
+        };
+        let sessions: Vec<String> = self.behind.keys().cloned().collect();
+        for session in sessions {
+            let Some(behind) = self.behind.get_mut(&session) else {
+                continue;
+            };
+            match resend(relay, behind, &mut self.budget) {
+                Ok(Resent::Done) => {
+                    self.behind.remove(&session);
+                }
+                Ok(Resent::Full) => return,
+                Ok(Resent::Spent) => break,
+                Err(e) => {
+                    tracing::warn!(
+                        %session,
+                        "cannot send the missed lines again from {}: {e}; they stay in the log only",
+                        behind.log.display()
+                    );
+                    self.behind.remove(&session);
+                }
+            }
+        }
+        if self.budget.0 == 0 || self.budget.1 == 0 || !self.behind.is_empty() {
+            let (lines, bytes) = resend_bounds();
+            for (session, behind) in self.behind.drain() {
+                tracing::warn!(
+                    %session,
+                    "past the bound of {lines} lines and {bytes} bytes sent again per reconnect: the lines of {} from byte {} on are in the log only",
+                    behind.log.display(),
+                    behind.from
+                );
+            }
+        }
+    }
+
+    /// What the relay connection handed over.
+    fn inbound(&mut self, inbound: Inbound) {
         match inbound {
             Inbound::Connected(_) => {
                 self.linked = true;
                 tracing::info!("connected to the relay");
+                self.budget = resend_bounds();
+                self.catch_up();
+                self.unpark();
             }
             Inbound::Disconnected(why) => {
                 self.linked = false;
@@ -500,9 +697,11 @@ impl Daemon {
             Inbound::Failed(why) => {
                 self.linked = false;
                 self.relay = None;
+                self.behind.clear();
                 tracing::error!("the relay refused this connection for good: {why}");
+                self.unpark();
             }
-            Inbound::Event(line) => self.command(&line).await,
+            Inbound::Event(line) => self.command(&line),
             Inbound::Frame(frame) => {
                 if frame.get("type").and_then(Value::as_str) == Some("error") {
                     tracing::warn!(%frame, "the relay refused something the daemon sent");
@@ -513,7 +712,7 @@ impl Daemon {
 
     /// A command the relay routed here: the session's target gates and
     /// dedupes it, and a new one is decided.
-    async fn command(&mut self, line: &str) {
+    fn command(&mut self, line: &str) {
         let session = serde_json::from_str::<Value>(line)
             .ok()
             .and_then(|v| v.get("session").and_then(Value::as_str).map(str::to_owned));
@@ -599,11 +798,13 @@ impl Daemon {
         if let Some((id, _)) = &decided {
             files.state().pending.retain(|p| &p.id != id);
         }
-        if let Err(e) = files.commit(&logged) {
-            tracing::warn!(%session, "{e}");
+        self.send_unlogged(&lines);
+        match files.commit(&logged) {
+            Ok(Committed { log, at, .. }) => {
+                self.send(&session, &log, at, &logged);
+            }
+            Err(e) => tracing::warn!(%session, "{e}"),
         }
-        lines.extend(logged);
-        self.send(&lines).await;
         if let Some((id, stdout)) = decided {
             if let Some(hold) = self.holds.remove(&id) {
                 let _ = hold.decision.send(stdout);
@@ -612,9 +813,9 @@ impl Daemon {
     }
 
     /// Times out the holds past their deadline (`attention.timeout`, the
-    /// decision back to the vendor's dialog), and lets go of those whose
-    /// hook is gone.
-    async fn expire(&mut self) {
+    /// decision back to the vendor's dialog), and settles those whose hook
+    /// is gone (`attention.resolved`, dismissed: nobody can answer them).
+    fn expire(&mut self) {
         let now = Instant::now();
         let gone: Vec<String> = self
             .holds
@@ -623,7 +824,15 @@ impl Daemon {
             .map(|(id, _)| id.clone())
             .collect();
         for id in gone {
-            self.holds.remove(&id);
+            let Some(hold) = self.holds.remove(&id) else {
+                continue;
+            };
+            let mut data = aep::Object::new();
+            data.insert("resolution".into(), json!("dismissed"));
+            data.insert("latency_ms".into(), json!(waited_ms(&hold)));
+            if let Err(e) = self.settle(&id, &hold, "attention.resolved", data) {
+                tracing::warn!(session = %hold.session, "cannot settle a request whose hook is gone: {e}");
+            }
         }
         let due: Vec<String> = self
             .holds
@@ -635,16 +844,27 @@ impl Daemon {
             let Some(hold) = self.holds.remove(&id) else {
                 continue;
             };
-            match self.timeout(&id, &hold) {
-                Ok(line) => self.send(&[line]).await,
-                Err(e) => tracing::warn!(session = %hold.session, "{e}"),
+            let mut data = aep::Object::new();
+            data.insert("after_ms".into(), json!(waited_ms(&hold)));
+            if let Err(e) = self.settle(&id, &hold, "attention.timeout", data) {
+                tracing::warn!(session = %hold.session, "cannot time out a request: {e}");
             }
             let _ = hold.decision.send(String::new());
         }
+        self.catch_up();
     }
 
-    /// Records `attention.timeout` for a held request.
-    fn timeout(&mut self, id: &str, hold: &Hold) -> Result<String, String> {
+    /// Records how a held request ended (`type_` with `data`, about the
+    /// request): taken off the session's pending list, the event at the
+    /// session's next position committed to its log, observed by its
+    /// target, and given to the relay.
+    fn settle(
+        &mut self,
+        id: &str,
+        hold: &Hold,
+        type_: &str,
+        data: aep::Object,
+    ) -> Result<(), String> {
         let mut files = Files::open(&self.home, hold.agent, &self.host, &hold.session)?;
         let state = files.state();
         state.pending.retain(|p| p.id != id);
@@ -652,12 +872,9 @@ impl Daemon {
         let mut emitter =
             SessionEmitter::new(&files.source, hold.agent.name(), &hold.session, epoch)
                 .starting_at(next_seq);
-        let mut data = aep::Object::new();
-        let waited = u64::try_from(hold.since.elapsed().as_millis()).unwrap_or(u64::MAX);
-        data.insert("after_ms".into(), json!(waited));
         let event = emitter
             .raw(
-                "attention.timeout",
+                type_,
                 Some(aep::Data::from_object(&data)),
                 Attrs {
                     run,
@@ -666,14 +883,71 @@ impl Daemon {
                     ..Attrs::default()
                 },
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("the {type_} event did not validate: {e}"))?;
         files.state().next_seq = emitter.next_seq();
         if let Some(live) = self.sessions.get_mut(&hold.session) {
             live.target.observe(&event);
+            live.target.settle_request(id);
         }
         let line = serde_json::to_string(&event).map_err(|e| e.to_string())?;
-        files.commit(std::slice::from_ref(&line))?;
-        Ok(line)
+        let lines = [line];
+        let Committed { log, at, .. } = files.commit(&lines)?;
+        self.send(&hold.session, &log, at, &lines);
+        Ok(())
+    }
+}
+
+/// How long a hold has waited, in milliseconds.
+fn waited_ms(hold: &Hold) -> u64 {
+    u64::try_from(hold.since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// How one session's catching up ended.
+enum Resent {
+    /// Every line of the log is sent.
+    Done,
+    /// The queue is full; the rest waits for room.
+    Full,
+    /// This reconnect's budget is spent.
+    Spent,
+}
+
+/// Queues the lines of `behind`'s log from its offset on, moving the
+/// offset past each one queued and taking it off `budget` (lines, bytes).
+fn resend(
+    relay: &Socket,
+    behind: &mut Behind,
+    budget: &mut (usize, u64),
+) -> std::io::Result<Resent> {
+    let mut file = std::fs::File::open(&behind.log)?;
+    file.seek(SeekFrom::Start(behind.from))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        if budget.0 == 0 || budget.1 == 0 {
+            return Ok(Resent::Spent);
+        }
+        line.clear();
+        let read = reader
+            .by_ref()
+            .take(budget.1.saturating_add(1))
+            .read_until(b'\n', &mut line)?;
+        // The end, or a line still being written by another process.
+        if read == 0 || line.last() != Some(&b'\n') {
+            return Ok(if read as u64 > budget.1 {
+                Resent::Spent
+            } else {
+                Resent::Done
+            });
+        }
+        let text = String::from_utf8_lossy(&line[..read - 1]).into_owned();
+        match relay.try_send(text, Severity::Notice) {
+            Ok(()) => {}
+            Err(TrySendError::Full | TrySendError::Closed) => return Ok(Resent::Full),
+        }
+        behind.from += read as u64;
+        budget.0 -= 1;
+        budget.1 = budget.1.saturating_sub(read as u64);
     }
 }
 
@@ -776,5 +1050,55 @@ mod tests {
         drop(listener);
         let long = dir.path().join("x".repeat(200));
         assert!(listen(&long).is_none(), "a path past the socket limit");
+    }
+
+    /// A socket to nowhere: it never connects, so what is queued stays.
+    fn nowhere(outbox: usize) -> Socket {
+        let hello = hello("emitter", "test", "t/1", json!({}));
+        let mut config = SocketConfig::new("http://127.0.0.1:9", None, hello);
+        config.outbox = outbox;
+        Socket::connect(config)
+    }
+
+    #[tokio::test]
+    async fn resend_goes_on_from_the_offset_within_the_budget_and_the_queue() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.jsonl");
+        let lines = ["{\"n\":0}", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}"];
+        std::fs::write(&log, lines.map(|l| format!("{l}\n")).concat()).unwrap();
+        let relay = nowhere(2);
+        let mut behind = Behind {
+            log: log.clone(),
+            from: 8,
+        };
+        // One line of budget: the second line goes, then the budget is spent.
+        let mut budget = (1, 1 << 20);
+        assert!(matches!(
+            resend(&relay, &mut behind, &mut budget).unwrap(),
+            Resent::Spent
+        ));
+        assert_eq!((behind.from, budget.0), (16, 0));
+        // The queue (two lines) takes one more, then is full.
+        let mut budget = (10, 1 << 20);
+        assert!(matches!(
+            resend(&relay, &mut behind, &mut budget).unwrap(),
+            Resent::Full
+        ));
+        assert_eq!(behind.from, 24);
+        // With room, the rest goes and the log is done.
+        let relay = nowhere(8);
+        assert!(matches!(
+            resend(&relay, &mut behind, &mut budget).unwrap(),
+            Resent::Done
+        ));
+        assert_eq!(behind.from, 32);
+        // A line past the bytes left spends the budget and is not sent.
+        behind.from = 0;
+        let mut budget = (10, 4);
+        assert!(matches!(
+            resend(&relay, &mut behind, &mut budget).unwrap(),
+            Resent::Spent
+        ));
+        assert_eq!(behind.from, 0);
     }
 }

@@ -64,6 +64,8 @@ pub struct Recorded {
     pub lines: Vec<String>,
     /// The log they were appended to.
     pub log: PathBuf,
+    /// The byte offset in the log where the lines start.
+    pub at: u64,
     /// Why the session started a new epoch, when it did.
     pub fresh: Option<String>,
     /// The session id.
@@ -72,6 +74,18 @@ pub struct Recorded {
     pub opened: Vec<String>,
     /// The ids of the requests the call closed (dismissed).
     pub closed: Vec<String>,
+}
+
+/// Where [`Files::commit`] put the lines.
+#[derive(Debug)]
+pub struct Committed {
+    /// The session's log.
+    pub log: PathBuf,
+    /// The byte offset in the log where the lines start (the log's
+    /// length when none were written).
+    pub at: u64,
+    /// Why the session started a new epoch, when it did.
+    pub fresh: Option<String>,
 }
 
 /// A session's files, held under its lock: the state, and the log the
@@ -122,15 +136,21 @@ impl Files {
     /// lets go of the lock. The counter moves before the lines land: a
     /// crash between the two leaves a gap in `seq`, never a position used
     /// twice.
-    pub fn commit(mut self, lines: &[String]) -> Result<(PathBuf, Option<String>), String> {
+    pub fn commit(mut self, lines: &[String]) -> Result<Committed, String> {
         self.held
             .save()
             .map_err(|e| format!("cannot save the session's state: {e}"))?;
-        if !lines.is_empty() {
+        let at = if lines.is_empty() {
+            std::fs::metadata(&self.log).map_or(0, |m| m.len())
+        } else {
             append(&self.log, lines)
-                .map_err(|e| format!("cannot append to {}: {e}", self.log.display()))?;
-        }
-        Ok((self.log, self.held.fresh.take()))
+                .map_err(|e| format!("cannot append to {}: {e}", self.log.display()))?
+        };
+        Ok(Committed {
+            log: self.log,
+            at,
+            fresh: self.held.fresh.take(),
+        })
     }
 }
 
@@ -222,11 +242,12 @@ pub fn record(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let session = files.session.clone();
-    let (log, fresh) = files.commit(&lines)?;
+    let Committed { log, at, fresh } = files.commit(&lines)?;
     Ok(Recorded {
         events,
         lines,
         log,
+        at,
         fresh,
         session,
         opened,
@@ -293,8 +314,9 @@ fn agent_event(
 }
 
 /// Appends `lines` to `path` in one write (the file opened for append,
-/// its directory created private to the user).
-fn append(path: &Path, lines: &[String]) -> std::io::Result<()> {
+/// its directory created private to the user); the offset they start at
+/// (the caller holds the session's lock, so no other writer moves it).
+fn append(path: &Path, lines: &[String]) -> std::io::Result<u64> {
     if let Some(dir) = path.parent() {
         private_dir(dir)?;
     }
@@ -307,7 +329,9 @@ fn append(path: &Path, lines: &[String]) -> std::io::Result<()> {
         .create(true)
         .append(true)
         .open(path)?;
-    file.write_all(&bytes)
+    let at = file.metadata()?.len();
+    file.write_all(&bytes)?;
+    Ok(at)
 }
 
 /// Creates `dir` and its parents, readable by the user only where this
