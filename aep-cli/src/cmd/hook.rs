@@ -161,9 +161,12 @@ fn hook(args: &Args) -> Result<(), String> {
     };
     let home = Home::from_env()?;
     let relay = relay_url(agent, args.relay.as_deref());
+    // One id per call: the daemon and this process (should it give up on
+    // the daemon) record it once between them.
+    let call = ulid::Ulid::from_datetime(std::time::SystemTime::now()).to_string();
     #[cfg(unix)]
     if relay.is_some() {
-        match client::call(&home, agent, &text, attention_timeout()) {
+        match client::call(&home, agent, &text, &call, attention_timeout()) {
             client::Outcome::Done(stdout) => {
                 if !stdout.is_empty() {
                     let mut out = std::io::stdout().lock();
@@ -179,7 +182,14 @@ fn hook(args: &Args) -> Result<(), String> {
                     "no decision from the daemon ({why}); the agent decides"
                 ))
             }
-            client::Outcome::Failed(why) => return Err(why),
+            // Recording here too is safe: the call's id makes whichever
+            // write comes second a no-op.
+            client::Outcome::Failed(why) => {
+                report(
+                    agent,
+                    &format!("the daemon could not record the call ({why}); recording it here"),
+                );
+            }
             client::Outcome::Unreachable(why) => {
                 report(agent, &format!("{why}; recording the call here"));
             }
@@ -193,6 +203,7 @@ fn hook(args: &Args) -> Result<(), String> {
         &home,
         &host,
         &text,
+        Some(&call),
         record::Requests::OutOfBand,
     )?;
     if let Some(why) = &recorded.fresh {

@@ -30,8 +30,7 @@ pub enum Outcome {
     Done(String),
     /// Recorded, and no decision came within the bound.
     NoDecision(String),
-    /// The daemon refused the call; why (recording it again would fail
-    /// the same way).
+    /// The daemon could not record the call; why.
     Failed(String),
     /// The daemon could not be reached or did not record the call; why.
     Unreachable(String),
@@ -39,12 +38,12 @@ pub enum Outcome {
 
 /// Hands one call to the daemon, which holds it at most `attention` for
 /// a person's answer; the hook waits a little longer for the decision.
-pub fn call(home: &Home, agent: Agent, payload: &str, attention: Duration) -> Outcome {
+pub fn call(home: &Home, agent: Agent, payload: &str, id: &str, attention: Duration) -> Outcome {
     let stream = match connect_or_start(home) {
         Ok(stream) => stream,
         Err(why) => return Outcome::Unreachable(why),
     };
-    match exchange(stream, agent, payload, attention) {
+    match exchange(stream, agent, payload, id, attention) {
         Ok(outcome) => outcome,
         Err(why) => Outcome::Unreachable(why),
     }
@@ -54,12 +53,14 @@ fn exchange(
     mut stream: UnixStream,
     agent: Agent,
     payload: &str,
+    id: &str,
     attention: Duration,
 ) -> Result<Outcome, String> {
     let request = Request {
         agent: agent.name().to_owned(),
         payload: payload.to_owned(),
         timeout_ms: Some(u64::try_from(attention.as_millis()).unwrap_or(u64::MAX)),
+        call: Some(id.to_owned()),
     };
     let decision_wait = attention + DECISION_SLACK;
     let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;

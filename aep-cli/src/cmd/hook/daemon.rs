@@ -485,7 +485,15 @@ impl Daemon {
         } else {
             Requests::OutOfBand
         };
-        let recorded = record::record(agent, mapper, &self.home, &self.host, text, requests);
+        let recorded = record::record(
+            agent,
+            mapper,
+            &self.home,
+            &self.host,
+            text,
+            call.request.call.as_deref(),
+            requests,
+        );
         let recorded = match recorded {
             Ok(recorded) => recorded,
             Err(e) => {

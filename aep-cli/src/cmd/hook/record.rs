@@ -154,13 +154,17 @@ impl Files {
     }
 }
 
-/// Records one hook call of `agent`: `text` is the payload as read.
+/// Records one hook call of `agent`: `text` is the payload as read, and
+/// `call` the id the hook gave the call. A call whose id the session
+/// already holds was recorded (by the daemon, or by its hook when it gave
+/// up on the daemon) and records nothing again.
 pub fn record(
     agent: Agent,
     mapper: &Mapper,
     home: &Home,
     host: &str,
     text: &str,
+    call: Option<&str>,
     requests: Requests,
 ) -> Result<Recorded, String> {
     let payload: Value =
@@ -177,6 +181,22 @@ pub fn record(
     let mapped = mapper.map(text).map_err(|e| e.message().to_owned())?;
 
     let mut files = Files::open(home, agent, host, session)?;
+    if let Some(call) = call {
+        if !files.state().first_record_of(call) {
+            let session = files.session.clone();
+            let Committed { log, at, fresh } = files.commit(&[])?;
+            return Ok(Recorded {
+                events: Vec::new(),
+                lines: Vec::new(),
+                log,
+                at,
+                fresh,
+                session,
+                opened: Vec::new(),
+                closed: Vec::new(),
+            });
+        }
+    }
     let state = files.state();
     let turn = agent.run_for(hook, &payload, &mut state.run);
     let opened_key = attention::opens(hook, &payload);
@@ -345,4 +365,49 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aep_adapters::Posture;
+
+    #[test]
+    fn a_call_recorded_by_the_daemon_and_its_hook_is_written_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home(dir.path().to_path_buf());
+        let agent = Agent::ClaudeCode;
+        let mapper = Mapper::new(agent.vocabulary(), None, Posture::default()).unwrap();
+        let prompt = r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
+        let tool = r#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+        let record = |text: &str, call: &str| {
+            record(
+                agent,
+                &mapper,
+                &home,
+                "host",
+                text,
+                Some(call),
+                Requests::OutOfBand,
+            )
+            .unwrap()
+        };
+        let first = record(prompt, "c1");
+        assert!(!first.lines.is_empty());
+        // The same call again (the hook gave up on a slow daemon): nothing.
+        let again = record(prompt, "c1");
+        assert!(again.events.is_empty() && again.lines.is_empty());
+        // Another call of the same shape is another call.
+        let next = record(tool, "c2");
+        assert!(!next.lines.is_empty());
+        let log = std::fs::read_to_string(&first.log).unwrap();
+        let written: Vec<&str> = log.lines().collect();
+        let expected: Vec<&str> = first
+            .lines
+            .iter()
+            .chain(&next.lines)
+            .map(String::as_str)
+            .collect();
+        assert_eq!(written, expected);
+    }
 }

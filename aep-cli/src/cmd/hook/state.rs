@@ -30,6 +30,28 @@ pub struct SessionState {
     /// The attention requests recorded and not yet closed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<super::attention::Pending>,
+    /// The ids of the last calls recorded (at most [`RECENT_CALLS`],
+    /// oldest first): a call handed to the daemon and then recorded by
+    /// its hook as well, or the other way round, is written once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<String>,
+}
+
+/// How many call ids a session remembers.
+pub const RECENT_CALLS: usize = 64;
+
+impl SessionState {
+    /// Notes call `id` as recorded; whether it was new.
+    pub fn first_record_of(&mut self, id: &str) -> bool {
+        if self.calls.iter().any(|c| c == id) {
+            return false;
+        }
+        if self.calls.len() >= RECENT_CALLS {
+            self.calls.remove(0);
+        }
+        self.calls.push(id.to_owned());
+        true
+    }
 }
 
 /// A session's state, held under its lock until dropped.
@@ -99,6 +121,7 @@ fn read(path: &Path) -> (SessionState, Option<String>) {
             next_seq: 0,
             run: None,
             pending: Vec::new(),
+            calls: Vec::new(),
         };
         (state, Some(why))
     };
@@ -122,6 +145,20 @@ fn read(path: &Path) -> (SessionState, Option<String>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_session_remembers_its_last_calls_only() {
+        let mut state = read(Path::new("/nonexistent/state.json")).0;
+        assert!(state.first_record_of("c0"));
+        assert!(!state.first_record_of("c0"));
+        for n in 1..=RECENT_CALLS {
+            assert!(state.first_record_of(&format!("c{n}")));
+        }
+        assert_eq!(state.calls.len(), RECENT_CALLS);
+        // The oldest went to make room: it would be new again.
+        assert!(state.first_record_of("c0"));
+        assert!(!state.first_record_of(&format!("c{RECENT_CALLS}")));
+    }
+
     use super::*;
 
     #[test]

@@ -27,6 +27,10 @@ pub struct Request {
     /// hook's own `AEP_ATTENTION_TIMEOUT_MS` (none: the daemon's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The call's id, unique per hook process: whoever records the call
+    /// first (the daemon, or the hook giving up on it) records it alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
 }
 
 /// A reply line.
