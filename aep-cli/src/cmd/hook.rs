@@ -45,7 +45,8 @@ tool goes ahead; the hook then prints the vendor's decision.
 Files live under AEP_HOME (default ~/.aep):
   logs/AGENT/<name>.jsonl   the session's events (name: the session id made
                             safe, and a hash of source and session)
-  logs/AGENT/hook.log       what went wrong, one line per problem
+  logs/AGENT/hook.log       what went wrong, one line per problem (past
+                            8 MiB it moves to hook.log.1)
   state/AGENT/<name>.json   the session's epoch, next seq and open run
 Hook processes of one session may run at once; each takes its positions
 under the session's lock, so seq strictly increases and no event is lost.
@@ -277,11 +278,7 @@ fn report(agent: Agent, problem: &str) {
         "{} {problem}\n",
         aep::control::rfc3339(aep_client::session::now_ms())
     );
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("hook.log"))
-    {
+    if let Ok(mut file) = record::open_capped(&dir.join("hook.log"), record::LOG_CAP) {
         let _ = file.write_all(line.as_bytes());
     }
 }

@@ -276,10 +276,7 @@ fn detach(listed: &[libc::c_int]) -> std::io::Result<()> {
 }
 
 fn open_log(path: &Path) -> Result<std::fs::File, String> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    super::record::open_capped(path, super::record::LOG_CAP)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 

@@ -45,6 +45,25 @@ impl Home {
     }
 }
 
+/// The size past which a diagnostic log (`hook.log`, `adapter.log`) is
+/// moved aside to `<name>.1` (replacing the one before) when it is next
+/// opened: two files at most, each about this big.
+pub const LOG_CAP: u64 = 8 << 20;
+
+/// Opens a diagnostic log for appending, moving it aside first when it
+/// has reached `cap` bytes.
+pub fn open_capped(path: &Path, cap: u64) -> std::io::Result<std::fs::File> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() >= cap) {
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".1");
+        std::fs::rename(path, aside)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
 /// How a recorded `attention.requested` can be answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Requests {
@@ -409,5 +428,24 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(written, expected);
+    }
+
+    #[test]
+    fn a_full_diagnostic_log_is_moved_aside_once_it_is_reopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("hook.log");
+        let write = |text: &str| open_capped(&log, 8).unwrap().write_all(text.as_bytes());
+        write("12345").unwrap();
+        write("678").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "12345678");
+        write("abc").unwrap();
+        write("def").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "abcdef");
+        let aside = dir.path().join("hook.log.1");
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), "12345678");
+        write("gh").unwrap();
+        write("!").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "!");
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), "abcdefgh");
     }
 }
