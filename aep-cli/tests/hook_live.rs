@@ -1266,3 +1266,51 @@ fn lines_recorded_while_the_relay_was_away_reach_it_once_it_is_back() {
     stop_serve(daemon, home.path());
     assert_eq!(relay.history(s), logged(), "each line once, in order");
 }
+
+#[test]
+fn a_daemon_serving_another_token_is_replaced_not_used() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-replaced";
+    // The first hook was given a wrong token, and its daemon keeps it.
+    let mut wrong = hook(home.path(), &relay, 20_000);
+    wrong.env("AEP_TOKEN", "not-the-token");
+    finish(start(
+        wrong,
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let first = daemon_pid(home.path());
+    // A hook with the right token is not sent through it: the call is
+    // recorded by the hook, and the old daemon steps down.
+    let (_, stderr) = finish_with_stderr(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(
+            s,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {}}),
+        ),
+    ));
+    assert!(stderr.contains("another relay or token"), "{stderr}");
+    until("the old daemon steps down", || !alive(first));
+    // The next hook starts a daemon with its own token, which the relay
+    // takes: its events arrive.
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "Stop", json!({})),
+    ));
+    let second = daemon_pid(home.path());
+    assert_ne!(first, second);
+    until("the run's end reaches the relay", || {
+        relay
+            .history(s)
+            .iter()
+            .any(|l| l.contains("\"type\":\"run.finished\""))
+    });
+    let log = the_log(home.path());
+    assert_eq!(
+        types_of(&log),
+        ["run.started", "tool.requested", "run.finished"]
+    );
+    validate_clean(&log);
+    end_daemon(second);
+}

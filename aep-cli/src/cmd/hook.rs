@@ -167,7 +167,18 @@ fn hook(args: &Args) -> Result<(), String> {
     let call = ulid::Ulid::from_datetime(std::time::SystemTime::now()).to_string();
     #[cfg(unix)]
     if relay.is_some() {
-        match client::call(&home, agent, &text, &call, attention_timeout()) {
+        let attention = attention_timeout();
+        let request = wire::Request {
+            agent: agent.name().to_owned(),
+            payload: text.clone(),
+            timeout_ms: Some(u64::try_from(attention.as_millis()).unwrap_or(u64::MAX)),
+            call: Some(call.clone()),
+            serves: Some(wire::serves(
+                relay.as_deref(),
+                crate::live::token(args.token.as_deref()).as_deref(),
+            )),
+        };
+        match client::call(&home, &request, attention) {
             client::Outcome::Done(stdout) => {
                 if !stdout.is_empty() {
                     let mut out = std::io::stdout().lock();

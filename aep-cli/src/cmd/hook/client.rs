@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::agent::Agent;
 use super::record::{private_dir, Home};
 use super::wire::{self, Reply, Request};
 
@@ -38,12 +37,12 @@ pub enum Outcome {
 
 /// Hands one call to the daemon, which holds it at most `attention` for
 /// a person's answer; the hook waits a little longer for the decision.
-pub fn call(home: &Home, agent: Agent, payload: &str, id: &str, attention: Duration) -> Outcome {
+pub fn call(home: &Home, request: &Request, attention: Duration) -> Outcome {
     let stream = match connect_or_start(home) {
         Ok(stream) => stream,
         Err(why) => return Outcome::Unreachable(why),
     };
-    match exchange(stream, agent, payload, id, attention) {
+    match exchange(stream, request, attention) {
         Ok(outcome) => outcome,
         Err(why) => Outcome::Unreachable(why),
     }
@@ -51,19 +50,11 @@ pub fn call(home: &Home, agent: Agent, payload: &str, id: &str, attention: Durat
 
 fn exchange(
     mut stream: UnixStream,
-    agent: Agent,
-    payload: &str,
-    id: &str,
+    request: &Request,
     attention: Duration,
 ) -> Result<Outcome, String> {
-    let request = Request {
-        agent: agent.name().to_owned(),
-        payload: payload.to_owned(),
-        timeout_ms: Some(u64::try_from(attention.as_millis()).unwrap_or(u64::MAX)),
-        call: Some(id.to_owned()),
-    };
     let decision_wait = attention + DECISION_SLACK;
-    let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+    let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     line.push(b'\n');
     stream
         .set_write_timeout(Some(RECORD_WAIT))

@@ -180,7 +180,9 @@ pub fn serve(args: &ServeArgs) -> Status {
                 }
             };
             let token = crate::live::token(args.token.as_deref());
-            let daemon = Daemon::new(home.clone(), posture, relay.map(|r| connect(r, token)));
+            let serves = wire::serves(relay.as_deref(), token.as_deref());
+            let mut daemon = Daemon::new(home.clone(), posture, relay.map(|r| connect(r, token)));
+            daemon.serves = serves;
             daemon.run(listener, args.idle).await;
             Status::Clean
         })
@@ -373,6 +375,11 @@ struct Daemon {
     started: Instant,
     /// What is left of this reconnect's catching up: lines, bytes.
     budget: (usize, u64),
+    /// The relay and token it serves, digested ([`wire::serves`]).
+    serves: String,
+    /// A hook asked for another relay or token: exit once nothing is
+    /// held, so the next hook starts a daemon for its own.
+    retiring: bool,
 }
 
 impl Daemon {
@@ -397,6 +404,8 @@ impl Daemon {
             parked: Vec::new(),
             started: Instant::now(),
             budget: resend_bounds(),
+            serves: wire::serves(None, None),
+            retiring: false,
         }
     }
 
@@ -429,7 +438,7 @@ impl Daemon {
                     }
                     if self.holds.is_empty()
                         && self.parked.is_empty()
-                        && last_call.elapsed() >= idle
+                        && (self.retiring || last_call.elapsed() >= idle)
                     {
                         break;
                     }
@@ -469,6 +478,23 @@ impl Daemon {
             return;
         };
         let agent = *agent;
+        if call
+            .request
+            .serves
+            .as_ref()
+            .is_some_and(|s| *s != self.serves)
+        {
+            self.retiring = true;
+            tracing::warn!(
+                "a hook was given another relay or token; retiring once nothing is held"
+            );
+            let _ = call.recorded.send(Err(
+                "the running daemon serves another relay or token; it stops once nothing \
+                 is held, and the next hook starts one for this relay"
+                    .to_owned(),
+            ));
+            return;
+        }
         let text = &call.request.payload;
         let asking = Asking::of(agent, text).filter(|_| self.holds.len() < MAX_HOLDS);
         if asking.is_some()

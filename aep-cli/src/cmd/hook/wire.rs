@@ -31,6 +31,17 @@ pub struct Request {
     /// first (the daemon, or the hook giving up on it) records it alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
+    /// The relay and token the hook was given, as [`serves`] digests
+    /// them: a daemon serving others refuses the call and retires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serves: Option<String>,
+}
+
+/// A digest of a relay URL and token, so a hook and the daemon can tell
+/// whether they mean the same relay without the token travelling or
+/// being written anywhere.
+pub fn serves(relay: Option<&str>, token: Option<&str>) -> String {
+    aep::digest::digest(&serde_json::json!([relay, token]))
 }
 
 /// A reply line.
@@ -78,6 +89,16 @@ pub fn failed_path(home: &Home) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_settings_digest_tells_relays_and_tokens_apart() {
+        let ours = serves(Some("http://127.0.0.1:8787"), Some("t1"));
+        assert_eq!(ours, serves(Some("http://127.0.0.1:8787"), Some("t1")));
+        assert_ne!(ours, serves(Some("http://127.0.0.1:8787"), Some("t2")));
+        assert_ne!(ours, serves(Some("http://127.0.0.1:8788"), Some("t1")));
+        assert_ne!(ours, serves(Some("http://127.0.0.1:8787"), None));
+        assert!(!ours.contains("t1"));
+    }
 
     #[test]
     fn replies_are_tagged_lines() {
