@@ -1290,7 +1290,10 @@ fn a_daemon_serving_another_token_is_replaced_not_used() {
             json!({"tool_name": "Bash", "tool_input": {}}),
         ),
     ));
-    assert!(stderr.contains("another relay or token"), "{stderr}");
+    assert!(
+        stderr.contains("another relay, token or capture"),
+        "{stderr}"
+    );
     until("the old daemon steps down", || !alive(first));
     // The next hook starts a daemon with its own token, which the relay
     // takes: its events arrive.
@@ -1313,4 +1316,47 @@ fn a_daemon_serving_another_token_is_replaced_not_used() {
     );
     validate_clean(&log);
     end_daemon(second);
+}
+
+#[test]
+fn each_hook_is_recorded_at_its_own_capture_and_sent_to_its_own_relay() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-posture";
+    let mut full = hook(home.path(), &relay, 20_000);
+    full.env("AEP_CAPTURE", "full");
+    finish(start(
+        full,
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let first = daemon_pid(home.path());
+    // A hook set to metadata is not recorded at the first one's `full`.
+    let mut metadata = hook(home.path(), &relay, 20_000);
+    metadata.env("AEP_CAPTURE", "metadata");
+    let secret = json!({"tool_name": "Bash", "tool_input": {"command": "echo SECRET-TEXT"}});
+    finish(start(metadata, &payload(s, "PreToolUse", secret.clone())));
+    until("the first daemon steps down", || !alive(first));
+    // A relay given by `--relay` alone reaches the daemon the hook starts.
+    let mut flag = hook(home.path(), &relay, 20_000);
+    flag.env_remove("AEP_RELAY")
+        .args(["--relay", &relay.base])
+        .env("AEP_CAPTURE", "metadata");
+    finish(start(flag, &payload(s, "PreToolUse", secret)));
+    until("the flagged call reaches the relay", || {
+        relay
+            .history(s)
+            .iter()
+            .filter(|l| l.contains("\"type\":\"tool.requested\""))
+            .count()
+            >= 1
+    });
+    let log = the_log(home.path());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("SECRET-TEXT"), "{text}");
+    assert_eq!(
+        types_of(&log),
+        ["run.started", "tool.requested", "tool.requested"]
+    );
+    validate_clean(&log);
+    end_daemon(daemon_pid(home.path()));
 }

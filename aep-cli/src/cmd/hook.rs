@@ -168,17 +168,19 @@ fn hook(args: &Args) -> Result<(), String> {
     #[cfg(unix)]
     if relay.is_some() {
         let attention = attention_timeout();
+        let serves = wire::Serves {
+            relay: relay.clone(),
+            token: crate::live::token(args.token.as_deref()),
+            capture: std::env::var("AEP_CAPTURE").ok(),
+        };
         let request = wire::Request {
             agent: agent.name().to_owned(),
             payload: text.clone(),
             timeout_ms: Some(u64::try_from(attention.as_millis()).unwrap_or(u64::MAX)),
             call: Some(call.clone()),
-            serves: Some(wire::serves(
-                relay.as_deref(),
-                crate::live::token(args.token.as_deref()).as_deref(),
-            )),
+            serves: Some(serves.digest()),
         };
-        match client::call(&home, &request, attention) {
+        match client::call(&home, &serves, &request, attention) {
             client::Outcome::Done(stdout) => {
                 if !stdout.is_empty() {
                     let mut out = std::io::stdout().lock();

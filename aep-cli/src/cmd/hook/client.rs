@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::record::{private_dir, Home};
-use super::wire::{self, Reply, Request};
+use super::wire::{self, Reply, Request, Serves};
 
 /// How long a started daemon may take to listen.
 const START_WAIT: Duration = Duration::from_secs(3);
@@ -37,8 +37,8 @@ pub enum Outcome {
 
 /// Hands one call to the daemon, which holds it at most `attention` for
 /// a person's answer; the hook waits a little longer for the decision.
-pub fn call(home: &Home, request: &Request, attention: Duration) -> Outcome {
-    let stream = match connect_or_start(home) {
+pub fn call(home: &Home, serves: &Serves, request: &Request, attention: Duration) -> Outcome {
+    let stream = match connect_or_start(home, serves) {
         Ok(stream) => stream,
         Err(why) => return Outcome::Unreachable(why),
     };
@@ -99,7 +99,7 @@ fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Repl
 /// Connects to the daemon, starting it first when nobody listens, unless
 /// a start failed less than [`RETRY_AFTER`] ago (see
 /// [`wire::failed_path`]).
-fn connect_or_start(home: &Home) -> Result<UnixStream, String> {
+fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> {
     let socket = wire::socket_path(home);
     if let Ok(stream) = UnixStream::connect(&socket) {
         return Ok(stream);
@@ -119,7 +119,7 @@ fn connect_or_start(home: &Home) -> Result<UnixStream, String> {
             marker.display()
         ));
     }
-    start(home)?;
+    start(home, serves)?;
     let deadline = Instant::now() + START_WAIT;
     loop {
         match UnixStream::connect(&socket) {
@@ -170,7 +170,7 @@ fn retry_at(marker: &str, now_ms: u64) -> Option<u64> {
 /// terminal ends it), with no descriptor of the hook's past standard
 /// error (a pipe the vendor reads to its end stays the hook's alone), its
 /// standard error appended to `logs/adapter.log`.
-fn start(home: &Home) -> Result<(), String> {
+fn start(home: &Home, serves: &Serves) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     let program = std::env::current_exe().map_err(|e| format!("cannot find aep: {e}"))?;
     let logs = home.0.join("logs");
@@ -178,6 +178,18 @@ fn start(home: &Home) -> Result<(), String> {
     let log = open_log(&logs.join("adapter.log"))?;
     let inherited = open_descriptors();
     let mut command = Command::new(program);
+    // The hook's settings, whatever the daemon would find in the
+    // environment: a `--relay` given to the hook included.
+    for (name, value) in [
+        ("AEP_RELAY", &serves.relay),
+        ("AEP_TOKEN", &serves.token),
+        ("AEP_CAPTURE", &serves.capture),
+    ] {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
     command
         .args(["adapter", "serve"])
         .stdin(Stdio::null())

@@ -180,7 +180,12 @@ pub fn serve(args: &ServeArgs) -> Status {
                 }
             };
             let token = crate::live::token(args.token.as_deref());
-            let serves = wire::serves(relay.as_deref(), token.as_deref());
+            let serves = wire::Serves {
+                relay: relay.clone(),
+                token: token.clone(),
+                capture: std::env::var("AEP_CAPTURE").ok(),
+            }
+            .digest();
             let mut daemon = Daemon::new(home.clone(), posture, relay.map(|r| connect(r, token)));
             daemon.serves = serves;
             daemon.run(listener, args.idle).await;
@@ -375,10 +380,10 @@ struct Daemon {
     started: Instant,
     /// What is left of this reconnect's catching up: lines, bytes.
     budget: (usize, u64),
-    /// The relay and token it serves, digested ([`wire::serves`]).
+    /// The relay, token and posture it serves ([`wire::Serves::digest`]).
     serves: String,
-    /// A hook asked for another relay or token: exit once nothing is
-    /// held, so the next hook starts a daemon for its own.
+    /// A hook asked for another relay, token or capture: exit once
+    /// nothing is held, so the next hook starts a daemon for its own.
     retiring: bool,
 }
 
@@ -404,7 +409,7 @@ impl Daemon {
             parked: Vec::new(),
             started: Instant::now(),
             budget: resend_bounds(),
-            serves: wire::serves(None, None),
+            serves: String::new(),
             retiring: false,
         }
     }
@@ -486,11 +491,11 @@ impl Daemon {
         {
             self.retiring = true;
             tracing::warn!(
-                "a hook was given another relay or token; retiring once nothing is held"
+                "a hook was given another relay, token or capture; retiring once nothing is held"
             );
             let _ = call.recorded.send(Err(
-                "the running daemon serves another relay or token; it stops once nothing \
-                 is held, and the next hook starts one for this relay"
+                "the running daemon serves another relay, token or capture; it stops once \
+                 nothing is held, and the next hook starts one for these"
                     .to_owned(),
             ));
             return;

@@ -31,17 +31,33 @@ pub struct Request {
     /// first (the daemon, or the hook giving up on it) records it alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
-    /// The relay and token the hook was given, as [`serves`] digests
-    /// them: a daemon serving others refuses the call and retires.
+    /// The relay, token and posture the hook was given, as
+    /// [`Serves::digest`] digests them: a daemon serving others refuses
+    /// the call and retires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serves: Option<String>,
 }
 
-/// A digest of a relay URL and token, so a hook and the daemon can tell
-/// whether they mean the same relay without the token travelling or
-/// being written anywhere.
-pub fn serves(relay: Option<&str>, token: Option<&str>) -> String {
-    aep::digest::digest(&serde_json::json!([relay, token]))
+/// What a daemon is started with and serves: the relay, its token and
+/// the capture posture (`AEP_CAPTURE` as given). A hook hands a started
+/// daemon these in its environment, never on its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Serves {
+    /// The relay URL, checked.
+    pub relay: Option<String>,
+    /// The relay's bearer token.
+    pub token: Option<String>,
+    /// The capture posture's spec, as `AEP_CAPTURE` gave it.
+    pub capture: Option<String>,
+}
+
+impl Serves {
+    /// A digest of the three, so a hook and the daemon can tell whether
+    /// they mean the same relay, token and posture without the token
+    /// travelling or being written anywhere.
+    pub fn digest(&self) -> String {
+        aep::digest::digest(&serde_json::json!([self.relay, self.token, self.capture]))
+    }
 }
 
 /// A reply line.
@@ -91,12 +107,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_settings_digest_tells_relays_and_tokens_apart() {
-        let ours = serves(Some("http://127.0.0.1:8787"), Some("t1"));
-        assert_eq!(ours, serves(Some("http://127.0.0.1:8787"), Some("t1")));
-        assert_ne!(ours, serves(Some("http://127.0.0.1:8787"), Some("t2")));
-        assert_ne!(ours, serves(Some("http://127.0.0.1:8788"), Some("t1")));
-        assert_ne!(ours, serves(Some("http://127.0.0.1:8787"), None));
+    fn the_digest_tells_relays_tokens_and_postures_apart() {
+        let serves = |relay: &str, token: Option<&str>, capture: Option<&str>| {
+            Serves {
+                relay: Some(relay.to_owned()),
+                token: token.map(str::to_owned),
+                capture: capture.map(str::to_owned),
+            }
+            .digest()
+        };
+        let ours = serves("http://127.0.0.1:8787", Some("t1"), None);
+        assert_eq!(ours, serves("http://127.0.0.1:8787", Some("t1"), None));
+        assert_ne!(ours, serves("http://127.0.0.1:8787", Some("t2"), None));
+        assert_ne!(ours, serves("http://127.0.0.1:8788", Some("t1"), None));
+        assert_ne!(ours, serves("http://127.0.0.1:8787", None, None));
+        assert_ne!(
+            ours,
+            serves("http://127.0.0.1:8787", Some("t1"), Some("full"))
+        );
         assert!(!ours.contains("t1"));
     }
 
