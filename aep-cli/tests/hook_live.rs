@@ -1360,3 +1360,34 @@ fn each_hook_is_recorded_at_its_own_capture_and_sent_to_its_own_relay() {
     validate_clean(&log);
     end_daemon(daemon_pid(home.path()));
 }
+
+#[test]
+fn a_daemon_that_stops_closes_what_it_held() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    let s = "live-stopped";
+    finish(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    ));
+    let held = start(
+        hook(home.path(), &relay, 20_000),
+        &payload(
+            s,
+            "PermissionRequest",
+            json!({"tool_name": "Bash", "tool_input": {"command": "make"}}),
+        ),
+    );
+    let request = request_on_relay(&relay, s);
+    end_daemon(daemon_pid(home.path()));
+    assert_eq!(finish(held), "", "back to the vendor's dialog");
+    let log = the_log(home.path());
+    assert_eq!(
+        types_of(&log),
+        ["run.started", "attention.requested", "attention.resolved"]
+    );
+    let resolved = &events_of(&log, "attention.resolved")[0];
+    assert_eq!(resolved["subject"], request.id.as_str());
+    assert_eq!(resolved["data"]["resolution"], "dismissed");
+    validate_clean(&log);
+}

@@ -451,14 +451,22 @@ impl Daemon {
                 _ = &mut stop => break,
             }
         }
-        // A parked call is recorded (out of band: nothing more is held);
-        // whatever is still held goes back to the vendor's own dialog.
+        // Whatever is still held goes back to the vendor's own dialog, and
+        // its request is closed (no one can answer it over control now);
+        // a parked call is recorded out of band.
+        let held: Vec<(String, Hold)> = self.holds.drain().collect();
+        for (id, hold) in held {
+            let mut data = aep::Object::new();
+            data.insert("resolution".into(), json!("dismissed"));
+            data.insert("latency_ms".into(), json!(waited_ms(&hold)));
+            if let Err(e) = self.settle(&id, &hold, "attention.resolved", data) {
+                tracing::warn!(session = %hold.session, "cannot close a held request: {e}");
+            }
+            let _ = hold.decision.send(String::new());
+        }
         let relay = self.relay.take();
         self.linked = false;
         self.unpark();
-        for (_, hold) in self.holds.drain() {
-            let _ = hold.decision.send(String::new());
-        }
         if let Some(relay) = relay {
             relay.close(Duration::from_secs(2)).await;
         }
