@@ -45,10 +45,17 @@ fn run(test: &str, body: impl std::future::Future<Output = ()>) {
 /// The one event of `events` that `pick` takes.
 fn one<'a>(events: &'a [Value], what: &str, pick: impl Fn(&Value) -> bool) -> &'a Value {
     let found: Vec<&Value> = events.iter().filter(|e| pick(e)).collect();
+    // On a failure, the whole history (each event's type, id and cause)
+    // says whether the event is missing or only unlike what was picked.
+    let held: Vec<String> = events
+        .iter()
+        .map(|e| format!("{} {} cause={}", e["type"], e["id"], e["cause"]))
+        .collect();
     assert_eq!(
         found.len(),
         1,
-        "exactly one {what} in the history: {found:#?}"
+        "exactly one {what} in the history: {found:#?}\nthe history:\n{}",
+        held.join("\n")
     );
     found[0]
 }

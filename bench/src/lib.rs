@@ -9,6 +9,7 @@ pub mod alloc;
 mod bridge;
 pub mod corpus;
 pub mod filter;
+pub mod hostile;
 pub mod relay;
 
 use std::hint::black_box;

@@ -133,7 +133,13 @@ impl Conn {
     /// Posts an NDJSON batch to `/events`; anything but `202 Accepted` is
     /// an error naming the status and the relay's answer.
     pub async fn post_events(&mut self, body: Bytes) -> Result<(), Error> {
-        let mut request = self.request(Method::POST, "/events", body);
+        self.post_events_at("/events", body).await
+    }
+
+    /// [`Conn::post_events`] to `path` (`/events` with a query, such as
+    /// `access_token`).
+    pub async fn post_events_at(&mut self, path: &str, body: Bytes) -> Result<(), Error> {
+        let mut request = self.request(Method::POST, path, body);
         let headers = request.headers_mut();
         headers.insert("aep-version", HeaderValue::from_static("0.1"));
         headers.insert(
@@ -145,7 +151,7 @@ impl Conn {
         let answer = read_all(response.into_body(), "POST /events").await?;
         if status != StatusCode::ACCEPTED {
             return Err(Error::new(format!(
-                "POST /events: {status}: {}",
+                "POST {path}: {status}: {}",
                 String::from_utf8_lossy(&answer[..answer.len().min(400)])
             )));
         }
