@@ -125,7 +125,7 @@ impl Hub {
         let mut state = self.lock();
         let state = &mut *state;
         let depths = fanout::depths(&state.subscribers);
-        let mut closed = Vec::new();
+        let mut cut = 0;
         for admitted in batch {
             self.metrics.events_in.inc();
             if state.buffers.admit(&admitted.stored) == Admission::Duplicate {
@@ -136,23 +136,23 @@ impl Hub {
             {
                 state.routes.claim(conn, session);
             }
-            fanout::fan_out(
+            cut += fanout::fan_out(
                 &state.subscribers,
                 &depths,
-                &mut closed,
                 &admitted.event,
                 &admitted.stored,
                 &self.metrics,
             );
         }
-        self.remove_closed(state, &closed);
+        self.remove_cut(state, cut);
         self.update_gauges(state);
     }
 
-    /// Ends the subscriptions whose consumer is gone or was cut off.
-    fn remove_closed(&self, state: &mut State, closed: &[u64]) {
-        if !closed.is_empty() {
-            state.subscribers.retain(|s| !closed.contains(&s.id));
+    /// Ends the subscriptions whose consumer is gone or was cut off, when
+    /// the fan-out just done found any (`cut`).
+    fn remove_cut(&self, state: &mut State, cut: usize) {
+        if cut > 0 {
+            fanout::remove_cut(&mut state.subscribers);
             self.metrics
                 .subscriptions
                 .set(state.subscribers.len() as u64);
@@ -257,16 +257,14 @@ impl Hub {
         state.buffers.admit(&command.stored);
         let state = &mut *state;
         let depths = fanout::depths(&state.subscribers);
-        let mut closed = Vec::new();
-        fanout::fan_out(
+        let cut = fanout::fan_out(
             &state.subscribers,
             &depths,
-            &mut closed,
             &command.event,
             &command.stored,
             &self.metrics,
         );
-        self.remove_closed(state, &closed);
+        self.remove_cut(state, cut);
         self.update_gauges(state);
         Ok(())
     }
