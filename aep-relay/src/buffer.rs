@@ -21,12 +21,43 @@ pub(crate) struct Earliest {
     pub seq: u64,
 }
 
-/// What a replay from one position gives.
+/// What a replay from one position gives, read whole (tests read the
+/// buffer so; the relay reads it through a [`Cursor`]).
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub(crate) struct Replay {
     /// Set when the position predates what is held.
     pub exhausted: Option<Earliest>,
     pub events: Vec<Arc<Stored>>,
+}
+
+/// Where a replay of one session stands: see [`Buffers::cursor`].
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor {
+    session: String,
+    /// Served strictly after this key (`None`: from the start).
+    after: Option<Key>,
+    /// The last entry held when the replay began (`None`: none held):
+    /// later ones are delivered live.
+    until: Option<Key>,
+    done: bool,
+}
+
+impl Cursor {
+    /// The session this cursor reads.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+}
+
+/// What one read of a [`Cursor`] gives.
+#[derive(Debug, Default)]
+pub(crate) struct Read {
+    /// Set when entries between the cursor and what is held were evicted.
+    pub exhausted: Option<Earliest>,
+    pub events: Vec<Arc<Stored>>,
+    /// Nothing more to read.
+    pub done: bool,
 }
 
 #[derive(Debug, Default)]
@@ -163,42 +194,98 @@ impl Buffers {
 
     /// The entries of `session` strictly after `after` (`None`: all that
     /// is held, asked from the session's start), and whether that
-    /// predates what is held.
+    /// predates what is held: a [`Cursor`] read whole.
+    #[cfg(test)]
     pub fn replay(&self, session: &str, after: Option<Key>) -> Replay {
-        let Some(held) = self.sessions.get(session) else {
-            let exhausted = match self.tombstones.get(session) {
-                Some(last) if after.is_none_or(|after| *last > after) => Some(Earliest {
+        let mut cursor = self.cursor(session, after);
+        let read = self.read(&mut cursor, usize::MAX);
+        Replay {
+            exhausted: read.exhausted,
+            events: read.events,
+        }
+    }
+
+    /// A replay of `session` strictly after `after` (`None`: from the
+    /// session's start), up to the last entry held now: what arrives
+    /// later is the live subscription's. It holds no event; each
+    /// [`read`](Buffers::read) takes the next ones from the buffer as it
+    /// is then.
+    pub fn cursor(&self, session: &str, after: Option<Key>) -> Cursor {
+        Cursor {
+            session: session.to_owned(),
+            after,
+            until: self
+                .sessions
+                .get(session)
+                .and_then(|held| held.entries.back().map(|(k, _)| *k)),
+            done: false,
+        }
+    }
+
+    /// A replay of everything `session` holds now (`from: "all"`): from
+    /// its earliest held entry, so what was evicted before it began is
+    /// not said, while what is evicted before the cursor reaches it is.
+    pub fn cursor_held(&self, session: &str) -> Cursor {
+        let evicted = self.sessions.get(session).and_then(|held| held.evicted);
+        let mut cursor = self.cursor(session, evicted);
+        if evicted.is_none() {
+            cursor.after = None;
+        }
+        cursor
+    }
+
+    /// Up to `max` events of `cursor` from the buffer as it is now, moving
+    /// the cursor past them. Entries evicted before the cursor reached
+    /// them are said (`exhausted`, with the earliest position still held),
+    /// once, and the cursor goes on from what is held: never a silent
+    /// skip.
+    pub fn read(&self, cursor: &mut Cursor, max: usize) -> Read {
+        let mut read = Read::default();
+        if cursor.done {
+            read.done = true;
+            return read;
+        }
+        let Some(held) = self.sessions.get(cursor.session.as_str()) else {
+            read.exhausted = match self.tombstones.get(cursor.session.as_str()) {
+                Some(last) if cursor.after.is_none_or(|after| *last > after) => Some(Earliest {
                     epoch: last.epoch,
                     seq: u64::try_from(last.seq + 1).unwrap_or(0),
                 }),
                 _ => None,
             };
-            return Replay {
-                exhausted,
-                events: Vec::new(),
-            };
+            cursor.done = true;
+            read.done = true;
+            return read;
         };
-        let start = match after {
+        if let Some(evicted) = held.evicted {
+            if cursor.after.is_none_or(|after| evicted > after) {
+                read.exhausted = Some(earliest(held).unwrap_or(Earliest {
+                    epoch: evicted.epoch,
+                    seq: u64::try_from(evicted.seq + 1).unwrap_or(0),
+                }));
+                cursor.after = Some(evicted);
+            }
+        }
+        let start = match cursor.after {
             Some(after) => held.entries.partition_point(|(k, _)| *k <= after),
             None => 0,
         };
-        let exhausted = match held.evicted {
-            Some(evicted) if after.is_none_or(|after| evicted > after) => {
-                Some(earliest(held).unwrap_or(Earliest {
-                    epoch: evicted.epoch,
-                    seq: u64::try_from(evicted.seq + 1).unwrap_or(0),
-                }))
+        for (key, stored) in held.entries.range(start..) {
+            if cursor.until.is_none_or(|until| *key > until) {
+                cursor.done = true;
+                break;
             }
-            _ => None,
-        };
-        Replay {
-            exhausted,
-            events: held
-                .entries
-                .range(start..)
-                .map(|(_, s)| s.clone())
-                .collect(),
+            if read.events.len() == max {
+                break;
+            }
+            read.events.push(stored.clone());
+            cursor.after = Some(*key);
         }
+        if read.events.len() < max {
+            cursor.done = true;
+        }
+        read.done = cursor.done;
+        read
     }
 
     /// The sessions held, most recently written last.

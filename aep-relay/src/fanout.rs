@@ -16,6 +16,11 @@
 //! Each delivered form of an event is encoded once: the event as received
 //! (its exact bytes) or once per lower capture level, shared by every
 //! subscriber that takes it.
+//!
+//! A consumer cut off or gone is marked once, on its shared queue (see
+//! [`Outbox::is_cut`]): every later event skips all of its subscriptions
+//! with one flag read each, however many consumers were cut, and their
+//! removal is one pass over the subscriptions.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -97,6 +102,13 @@ impl Outbox {
     fn cut_off(&self) -> Offer {
         self.overflowed.store(true, Ordering::Release);
         Offer::Closed
+    }
+
+    /// Whether this consumer was cut off or is gone: its subscriptions
+    /// take nothing more and are to be removed. One flag read, whatever
+    /// the number of consumers cut.
+    pub fn is_cut(&self) -> bool {
+        self.overflowed.load(Ordering::Acquire) || self.tx.is_closed()
     }
 
     /// Whether two outboxes feed the same consumer.
@@ -217,27 +229,64 @@ pub(crate) fn depths(subscribers: &[Subscriber]) -> Vec<usize> {
     subscribers.iter().map(|s| s.outbox.depth()).collect()
 }
 
-/// Offers `event` to every matching subscriber not already in `closed`
-/// (`depths` from [`depths`] over the same subscribers), adding to
-/// `closed` the subscriptions whose consumer is gone or was cut off.
+/// Offers `event` to every matching subscriber whose consumer is not cut
+/// off (`depths` from [`depths`] over the same subscribers). Returns how
+/// many offers found their consumer gone or cut it off: when any did,
+/// [`remove_cut`] ends those subscriptions.
+///
+/// The work per subscriber is constant: a cut consumer is known by a flag
+/// on its queue, never by searching a list of the ones cut so far.
 pub(crate) fn fan_out(
     subscribers: &[Subscriber],
     depths: &[usize],
-    closed: &mut Vec<u64>,
     event: &EventRef<'_>,
     original: &Arc<Stored>,
     metrics: &Metrics,
-) {
+) -> usize {
     let mut forms = Forms::new(event, original);
+    let mut cut = 0;
     for (sub, depth) in subscribers.iter().zip(depths) {
-        if closed.contains(&sub.id) || !sub.filter.matches(event) {
+        #[cfg(test)]
+        work::step();
+        if sub.outbox.is_cut() || !sub.filter.matches(event) {
             continue;
         }
         match sub.outbox.offer((sub.id, forms.at(sub.ceiling)), *depth) {
             Offer::Queued => metrics.delivered.inc(),
             Offer::Shed => metrics.dropped_backpressure.inc(),
-            Offer::Closed => closed.push(sub.id),
+            Offer::Closed => cut += 1,
         }
+    }
+    cut
+}
+
+/// Drops the subscriptions whose consumer is cut off or gone, in one
+/// pass; returns how many went.
+pub(crate) fn remove_cut(subscribers: &mut Vec<Subscriber>) -> usize {
+    let before = subscribers.len();
+    subscribers.retain(|s| {
+        #[cfg(test)]
+        work::step();
+        !s.outbox.is_cut()
+    });
+    before - subscribers.len()
+}
+
+/// Counts the per-subscriber steps fan-out takes, so tests measure work
+/// rather than time.
+#[cfg(test)]
+pub(crate) mod work {
+    use std::cell::Cell;
+
+    thread_local!(static STEPS: Cell<u64> = const { Cell::new(0) });
+
+    pub(crate) fn step() {
+        STEPS.with(|s| s.set(s.get() + 1));
+    }
+
+    /// The steps taken on this thread since the last call.
+    pub(crate) fn take() -> u64 {
+        STEPS.with(|s| s.replace(0))
     }
 }
 
@@ -259,6 +308,58 @@ mod tests {
     /// one-event ingest does.
     fn offer_one(outbox: &Outbox, severity: &str) -> Offer {
         outbox.offer((1, stored(severity)), outbox.depth())
+    }
+
+    /// Fans a batch of `events` out to `total` consumers of which `cut`
+    /// are cut off by its first event (their queues hold nothing at all),
+    /// then removes them; returns the steps taken and the deliveries.
+    fn fan_out_work(total: usize, cut: usize, events: usize) -> (u64, u64, usize) {
+        let json = r#"{"aep":"0.1","id":"e","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"severity":"error"}"#;
+        let event = EventRef::from_json(json).unwrap();
+        let original = Arc::new(Stored::new(&event.to_owned(), json.as_bytes()));
+        let mut inboxes = Vec::new();
+        let mut subscribers: Vec<Subscriber> = (0..total)
+            .map(|i| {
+                // A hard bound of 0: cut off at the first offer.
+                let (outbox, inbox) = if i < cut {
+                    queue(0, 0, 0)
+                } else {
+                    queue(10, 10, events)
+                };
+                inboxes.push(inbox);
+                Subscriber {
+                    id: i as u64,
+                    filter: Filter::all(),
+                    ceiling: None,
+                    outbox,
+                }
+            })
+            .collect();
+        let metrics = Metrics::default();
+        let depths = depths(&subscribers);
+        work::take();
+        let mut gone = 0;
+        for _ in 0..events {
+            gone += fan_out(&subscribers, &depths, &event, &original, &metrics);
+        }
+        assert_eq!(gone, cut, "each cut consumer is found once");
+        assert_eq!(remove_cut(&mut subscribers), cut);
+        (work::take(), metrics.delivered.get(), subscribers.len())
+    }
+
+    #[test]
+    fn fan_out_work_does_not_grow_with_the_consumers_cut() {
+        let (total, events) = (200, 50);
+        let (few, delivered_few, left_few) = fan_out_work(total, 1, events);
+        let (many, delivered_many, left_many) = fan_out_work(total, 150, events);
+        // One step per subscriber per event, one per subscriber to remove
+        // the cut ones: the same whether 1 or 150 consumers were cut.
+        let expected = (total * events + total) as u64;
+        assert_eq!(few, expected);
+        assert_eq!(many, expected);
+        assert_eq!(delivered_few, ((total - 1) * events) as u64);
+        assert_eq!(delivered_many, ((total - 150) * events) as u64);
+        assert_eq!((left_few, left_many), (total - 1, total - 150));
     }
 
     #[test]

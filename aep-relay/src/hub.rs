@@ -1,10 +1,13 @@
 //! The relay's shared state: buffers, subscriptions and routes behind one
-//! lock, taken once per batch and never held across an await. Replays
-//! are snapshotted under the lock (with the subscription registered in
-//! the same critical section, so replay then live has no gap and no
-//! duplicate at the seam) and filtered and encoded outside it.
+//! lock, taken per chunk of a batch (whoever waits goes first between two
+//! chunks) and never held across an await. A replay's cursors are placed
+//! under the lock in the same critical section that registers the
+//! subscription, so replay then live has no gap and no duplicate at the
+//! seam; the replay then reads the buffer a chunk at a time, and filters
+//! and encodes outside the lock.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use aep::filter::Filter;
@@ -13,13 +16,25 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::buffer::{Admission, Buffers, Earliest};
+use crate::buffer::{Admission, Buffers, Cursor, Earliest};
 use crate::config::Config;
 use crate::fanout::{self, Forms, Outbox, Subscriber};
 use crate::ingest::Admitted;
 use crate::metrics::Metrics;
 use crate::routing::{Declared, Refused, Routes};
 use crate::stored::{Key, Stored};
+
+/// The events of a batch buffered and fanned out under one taking of the
+/// lock.
+pub(crate) const INGEST_CHUNK: usize = 256;
+
+/// The events a replay reads from the buffer under one taking of the
+/// lock, and the most it holds for a consumer that does not read.
+pub(crate) const REPLAY_CHUNK: usize = 64;
+
+/// The most times a batch yields between two chunks to let the threads
+/// waiting for the lock in.
+const HANDOFF_YIELDS: usize = 1000;
 
 /// Where a replay starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,15 +66,28 @@ pub(crate) enum ReplayItem {
     Event(Arc<Stored>),
 }
 
-/// A subscription's replay, made as it is read: the held events are
-/// shared with the buffer, and each is filtered and down-levelled only
-/// when the consumer is ready for it, so a consumer that does not read
-/// holds no copy of what it was promised.
+/// A subscription's replay, read through a cursor per session into the
+/// live buffers, [`REPLAY_CHUNK`] events at a time under the lock: a
+/// consumer that does not read holds at most one chunk of events, and
+/// one evicted before its cursor reached it is said (`Exhausted`, with
+/// the earliest position still held), never skipped in silence. Each
+/// event is filtered and down-levelled only when the consumer is ready
+/// for it.
 pub(crate) struct Replay {
-    sessions: std::vec::IntoIter<(String, crate::buffer::Replay)>,
+    hub: Arc<Hub>,
+    cursors: std::collections::VecDeque<Cursor>,
     current: std::vec::IntoIter<Arc<Stored>>,
     filter: Filter,
     ceiling: Option<Capture>,
+}
+
+impl Replay {
+    /// The events this replay holds now, read from the buffer and not yet
+    /// delivered: at most one chunk.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.current.len()
+    }
 }
 
 impl Iterator for Replay {
@@ -72,9 +100,14 @@ impl Iterator for Replay {
                     return Some(ReplayItem::Event(form));
                 }
             }
-            let (session, replay) = self.sessions.next()?;
-            self.current = replay.events.into_iter();
-            if let Some(earliest) = replay.exhausted {
+            let cursor = self.cursors.front_mut()?;
+            let read = self.hub.lock().buffers.read(cursor, REPLAY_CHUNK);
+            let session = cursor.session().to_owned();
+            if read.done {
+                self.cursors.pop_front();
+            }
+            self.current = read.events.into_iter();
+            if let Some(earliest) = read.exhausted {
                 return Some(ReplayItem::Exhausted { session, earliest });
             }
         }
@@ -91,6 +124,8 @@ pub(crate) struct Hub {
     pub config: Config,
     pub metrics: Metrics,
     state: Mutex<State>,
+    /// Threads waiting for `state` other than a batch's chunks.
+    waiting: AtomicUsize,
     ids: AtomicU64,
 }
 
@@ -104,6 +139,7 @@ impl Hub {
             }),
             config,
             metrics: Metrics::default(),
+            waiting: AtomicUsize::new(0),
             ids: AtomicU64::new(1),
         }
     }
@@ -113,7 +149,17 @@ impl Hub {
         self.ids.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The state, for anything but a batch's chunks: counted as waiting
+    /// while it waits, so that an ingest lets it in between two chunks.
     fn lock(&self) -> MutexGuard<'_, State> {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        let state = self.lock_own();
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        state
+    }
+
+    /// The state, for a batch's chunk.
+    fn lock_own(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock would be a bug; the state is
         // still consistent between statements, so keep serving.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -121,38 +167,72 @@ impl Hub {
 
     /// Buffers and fans out `batch`, in order; `from` is the emitting
     /// WebSocket connection, whose positioned events claim their session.
+    ///
+    /// The lock is taken per chunk of [`INGEST_CHUNK`] events, and whoever
+    /// waits for it goes first between two chunks: a subscription, an
+    /// unsubscription or a shutdown never waits for a whole batch. Each
+    /// queue is judged by its depth when the batch began (or when its
+    /// subscription joined, mid-batch), as for a batch fanned out whole;
+    /// a subscription registered between two chunks replays the first
+    /// and takes the rest live, so there is no gap and no duplicate.
     pub fn ingest(&self, batch: &[Admitted], from: Option<u64>) {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let depths = fanout::depths(&state.subscribers);
-        let mut closed = Vec::new();
-        for admitted in batch {
-            self.metrics.events_in.inc();
-            if state.buffers.admit(&admitted.stored) == Admission::Duplicate {
-                self.metrics.duplicates.inc();
+        let mut judged: HashMap<u64, usize> = HashMap::new();
+        for (i, chunk) in batch.chunks(INGEST_CHUNK).enumerate() {
+            if i > 0 {
+                self.let_waiters_in();
             }
-            if let (Some(conn), Some(session), Some(_)) =
-                (from, &admitted.stored.session, admitted.stored.seq)
-            {
-                state.routes.claim(conn, session);
+            let mut state = self.lock_own();
+            let state = &mut *state;
+            let depths: Vec<usize> = if batch.len() <= INGEST_CHUNK {
+                fanout::depths(&state.subscribers)
+            } else {
+                state
+                    .subscribers
+                    .iter()
+                    .map(|s| *judged.entry(s.id).or_insert_with(|| s.outbox.depth()))
+                    .collect()
+            };
+            let mut cut = 0;
+            for admitted in chunk {
+                self.metrics.events_in.inc();
+                if state.buffers.admit(&admitted.stored) == Admission::Duplicate {
+                    self.metrics.duplicates.inc();
+                }
+                if let (Some(conn), Some(session), Some(_)) =
+                    (from, &admitted.stored.session, admitted.stored.seq)
+                {
+                    state.routes.claim(conn, session);
+                }
+                cut += fanout::fan_out(
+                    &state.subscribers,
+                    &depths,
+                    &admitted.event,
+                    &admitted.stored,
+                    &self.metrics,
+                );
             }
-            fanout::fan_out(
-                &state.subscribers,
-                &depths,
-                &mut closed,
-                &admitted.event,
-                &admitted.stored,
-                &self.metrics,
-            );
+            self.remove_cut(state, cut);
+            self.update_gauges(state);
         }
-        self.remove_closed(state, &closed);
-        self.update_gauges(state);
     }
 
-    /// Ends the subscriptions whose consumer is gone or was cut off.
-    fn remove_closed(&self, state: &mut State, closed: &[u64]) {
-        if !closed.is_empty() {
-            state.subscribers.retain(|s| !closed.contains(&s.id));
+    /// Between two chunks of a batch: lets the threads waiting for the
+    /// lock take it first (a bounded number of yields; a `std` mutex
+    /// would otherwise let the batch take it straight back).
+    fn let_waiters_in(&self) {
+        for _ in 0..HANDOFF_YIELDS {
+            if self.waiting.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Ends the subscriptions whose consumer is gone or was cut off, when
+    /// the fan-out just done found any (`cut`).
+    fn remove_cut(&self, state: &mut State, cut: usize) {
+        if cut > 0 {
+            fanout::remove_cut(&mut state.subscribers);
             self.metrics
                 .subscriptions
                 .set(state.subscribers.len() as u64);
@@ -166,25 +246,26 @@ impl Hub {
         m.buffered_bytes.set(state.buffers.bytes() as u64);
     }
 
-    /// Registers a subscription (when live) and snapshots its replay.
-    pub fn subscribe(&self, request: Request) -> Replay {
-        let mut raw: Vec<(String, crate::buffer::Replay)> = Vec::new();
+    /// Registers a subscription (when live) and places its replay's
+    /// cursors, in the same critical section: the replay serves what is
+    /// held now, live delivery what arrives next, with no gap and no
+    /// duplicate at the seam.
+    pub fn subscribe(self: &Arc<Self>, request: Request) -> Replay {
+        let mut cursors = std::collections::VecDeque::new();
         {
             let mut state = self.lock();
             let mut seen = std::collections::HashSet::new();
             match &request.from {
                 Some(From::All) => {
                     for name in state.buffers.names() {
-                        let mut replay = state.buffers.replay(&name, None);
-                        replay.exhausted = None;
-                        raw.push((name.to_string(), replay));
+                        cursors.push_back(state.buffers.cursor_held(&name));
                     }
                 }
                 Some(From::Positions(positions)) => {
                     for (session, epoch, seq) in positions {
                         if seen.insert(session.clone()) {
                             let after = Key::after(*epoch, *seq);
-                            raw.push((session.clone(), state.buffers.replay(session, Some(after))));
+                            cursors.push_back(state.buffers.cursor(session, Some(after)));
                         }
                     }
                 }
@@ -192,7 +273,7 @@ impl Hub {
             }
             if let Some(session) = &request.history {
                 if request.from != Some(From::All) && seen.insert(session.clone()) {
-                    raw.push((session.clone(), state.buffers.replay(session, None)));
+                    cursors.push_back(state.buffers.cursor(session, None));
                 }
             }
             if let Some((id, outbox)) = request.live.clone() {
@@ -208,7 +289,8 @@ impl Hub {
             }
         }
         Replay {
-            sessions: raw.into_iter(),
+            hub: self.clone(),
+            cursors,
             current: Vec::new().into_iter(),
             filter: request.filter,
             ceiling: request.ceiling,
@@ -257,16 +339,14 @@ impl Hub {
         state.buffers.admit(&command.stored);
         let state = &mut *state;
         let depths = fanout::depths(&state.subscribers);
-        let mut closed = Vec::new();
-        fanout::fan_out(
+        let cut = fanout::fan_out(
             &state.subscribers,
             &depths,
-            &mut closed,
             &command.event,
             &command.stored,
             &self.metrics,
         );
-        self.remove_closed(state, &closed);
+        self.remove_cut(state, cut);
         self.update_gauges(state);
         Ok(())
     }
@@ -290,4 +370,129 @@ fn replay_form(
         return None;
     }
     Some(Forms::new(&event, stored).at(ceiling))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Weak;
+
+    use super::*;
+    use crate::fanout::{queue, Delivery};
+    use crate::ingest;
+
+    /// NDJSON lines of `count` events of `session`, seq from `first`.
+    fn lines(session: &str, first: u64, count: u64) -> Vec<String> {
+        (first..first + count)
+            .map(|seq| {
+                format!(
+                    r#"{{"aep":"0.1","id":"{session}-{seq}","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"{session}","seq":{seq},"severity":"notice"}}"#
+                )
+            })
+            .collect()
+    }
+
+    fn admitted(lines: &[String]) -> Vec<Admitted<'_>> {
+        lines
+            .iter()
+            .map(|l| ingest::admit(l.as_bytes()).expect("a valid event"))
+            .collect()
+    }
+
+    fn seq(item: &ReplayItem) -> u64 {
+        match item {
+            ReplayItem::Event(stored) => stored.seq.expect("positioned"),
+            ReplayItem::Exhausted { .. } => panic!("exhausted where an event was expected"),
+        }
+    }
+
+    fn request(from: Option<From>, live: Option<(u64, Outbox)>) -> Request {
+        Request {
+            filter: Filter::all(),
+            ceiling: None,
+            from,
+            history: None,
+            live,
+        }
+    }
+
+    #[test]
+    fn a_slow_replay_holds_one_chunk_and_says_what_was_overwritten() {
+        let depth = 100;
+        let hub = Arc::new(Hub::new(Config::default().buffer(depth)));
+        let first = lines("s", 0, depth as u64);
+        let weak: Vec<Weak<Stored>> = {
+            let batch = admitted(&first);
+            hub.ingest(&batch, None);
+            batch.iter().map(|a| Arc::downgrade(&a.stored)).collect()
+        };
+        let mut replay = hub.subscribe(request(Some(From::All), None));
+        // The reader takes one event, then stalls while the buffer is
+        // overwritten six times over.
+        assert_eq!(seq(&replay.next().expect("an event")), 0);
+        let more = lines("s", depth as u64, 6 * depth as u64);
+        hub.ingest(&admitted(&more), None);
+        let alive = weak.iter().filter(|w| w.strong_count() > 0).count();
+        assert_eq!(alive, REPLAY_CHUNK - 1, "only the chunk read stays pinned");
+        assert_eq!(replay.held(), REPLAY_CHUNK - 1);
+        // The rest of its chunk, then the truth: the events after it were
+        // overwritten, and the earliest still held is said.
+        let rest: Vec<u64> = replay
+            .by_ref()
+            .take(REPLAY_CHUNK - 1)
+            .map(|i| seq(&i))
+            .collect();
+        assert_eq!(rest, (1..REPLAY_CHUNK as u64).collect::<Vec<_>>());
+        match replay.next() {
+            Some(ReplayItem::Exhausted { session, earliest }) => {
+                assert_eq!(session, "s");
+                assert_eq!((earliest.epoch, earliest.seq), (0, 6 * depth as u64));
+            }
+            _ => panic!("replay-exhausted expected"),
+        }
+        // What came after the subscription is live's, not the replay's.
+        assert!(replay.next().is_none());
+    }
+
+    #[test]
+    fn a_subscription_waiting_mid_batch_gets_in_and_misses_nothing() {
+        let total = 40 * INGEST_CHUNK;
+        let hub = Arc::new(Hub::new(Config::default().buffer(total)));
+        // Consumers that keep the batch busy.
+        let mut inboxes = Vec::new();
+        for _ in 0..50 {
+            let (outbox, inbox) = queue(total, total, total);
+            inboxes.push(inbox);
+            hub.subscribe(request(None, Some((hub.next_id(), outbox))));
+        }
+        let batch_lines = lines("s", 0, total as u64);
+        let ingesting = {
+            let hub = hub.clone();
+            std::thread::spawn(move || hub.ingest(&admitted(&batch_lines), None))
+        };
+        // Once the batch is under way (bounded look), subscribe: this
+        // waits for the lock while the batch holds it.
+        for _ in 0..10_000_000 {
+            if hub.metrics.events_in.get() > 0 {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        let (outbox, mut inbox) = queue(total, total, total);
+        let replay = hub.subscribe(request(Some(From::All), Some((hub.next_id(), outbox))));
+        let when = hub.metrics.events_in.get() as usize;
+        ingesting.join().expect("the batch ends");
+        assert!(
+            when < total,
+            "the subscription waited for the whole batch ({when} of {total})"
+        );
+        // Replay then live: every event once, in order.
+        let mut seqs: Vec<u64> = replay.map(|i| seq(&i)).collect();
+        assert_eq!(seqs.len(), when, "the replay is what was in when it joined");
+        let mut live: Vec<Delivery> = Vec::new();
+        while let Ok(delivery) = inbox.rx.try_recv() {
+            live.push(delivery);
+        }
+        seqs.extend(live.iter().map(|(_, s)| s.seq.expect("positioned")));
+        assert_eq!(seqs, (0..total as u64).collect::<Vec<_>>());
+    }
 }
