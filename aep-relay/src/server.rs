@@ -78,8 +78,12 @@ pub struct Drained {
 }
 
 impl Relay {
-    /// A relay with `config`; fails when the TLS files cannot be read.
+    /// A relay with `config`; fails when a limit is out of its range
+    /// (see [`Config::validate`]) or the TLS files cannot be read.
     pub fn new(config: Config) -> io::Result<Relay> {
+        config
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         #[cfg(feature = "tls")]
         let tls = config.tls.as_ref().map(crate::tls::acceptor).transpose()?;
         #[cfg(not(feature = "tls"))]
