@@ -1,7 +1,8 @@
 //! The replay buffers (AEP-0003 §5): per session, ordered by
 //! `(epoch, seq)`, admission deduplicated on `(source, id)`, at most
-//! `depth` entries (oldest position evicted), at most `max_sessions`
-//! sessions (least recently written evicted).
+//! `depth` entries and `max_session_bytes` bytes (oldest position
+//! evicted), at most `max_sessions` sessions and `max_total_bytes` bytes
+//! over all of them (least recently written evicted).
 //!
 //! Eviction is never silent: each session remembers the highest key it
 //! evicted, and a resume from a position below it is told
@@ -66,6 +67,8 @@ struct Session {
     ids: HashSet<Arc<[u8]>>,
     evicted: Option<Key>,
     tick: u64,
+    /// The bytes of `entries`.
+    bytes: usize,
 }
 
 /// Outcome of offering an event to the buffers.
@@ -83,6 +86,8 @@ pub(crate) enum Admission {
 pub(crate) struct Buffers {
     depth: usize,
     max_sessions: usize,
+    max_session_bytes: usize,
+    max_total_bytes: usize,
     sessions: HashMap<Arc<str>, Session>,
     /// Write recency: tick → session.
     recency: BTreeMap<u64, Arc<str>>,
@@ -98,6 +103,8 @@ impl Buffers {
         Buffers {
             depth,
             max_sessions,
+            max_session_bytes: usize::MAX,
+            max_total_bytes: usize::MAX,
             sessions: HashMap::new(),
             recency: BTreeMap::new(),
             tombstones: HashMap::new(),
@@ -106,6 +113,15 @@ impl Buffers {
             bytes: 0,
             events: 0,
         }
+    }
+
+    /// Bounds the bytes held: `per_session` for each session (its
+    /// oldest entries evicted past it), `total` over all of them (the
+    /// least recently written sessions evicted past it).
+    pub fn with_bytes(mut self, per_session: usize, total: usize) -> Buffers {
+        self.max_session_bytes = per_session;
+        self.max_total_bytes = total.max(per_session);
+        self
     }
 
     /// Offers `stored` for replay.
@@ -137,13 +153,22 @@ impl Buffers {
             self.tick += 1;
             self.recency.remove(&session.tick);
             session.tick = self.tick;
-            self.recency.insert(self.tick, name);
+            self.recency.insert(self.tick, name.clone());
         }
 
-        if !session.ids.insert(stored.dedupe.clone()) {
+        if session.ids.contains(&stored.dedupe) {
             return Admission::Duplicate;
         }
         let key = stored.key().unwrap_or_else(|| after_last(session));
+        let size = stored.size();
+        if size > self.max_session_bytes {
+            // Larger than a session may hold: delivered live only, and
+            // counted as evicted so that a resume across it is told
+            // `replay-exhausted` rather than silently skipping it.
+            session.evicted = session.evicted.max(Some(key));
+            return Admission::LiveOnly;
+        }
+        session.ids.insert(stored.dedupe.clone());
         let at = session
             .entries
             .iter()
@@ -154,14 +179,29 @@ impl Buffers {
         } else {
             session.entries.insert(at, (key, stored.clone()));
         }
-        self.bytes += stored.size();
+        session.bytes += size;
+        self.bytes += size;
         self.events += 1;
-        if session.entries.len() > self.depth {
-            let (key, gone) = session.entries.pop_front().expect("over depth");
+        while session.entries.len() > self.depth || session.bytes > self.max_session_bytes {
+            let Some((key, gone)) = session.entries.pop_front() else {
+                break;
+            };
             session.ids.remove(&gone.dedupe);
             session.evicted = session.evicted.max(Some(key));
+            session.bytes -= gone.size();
             self.bytes -= gone.size();
             self.events -= 1;
+        }
+        // Over the bound on all sessions: the least recently written go
+        // first (never this one, which is within its own bound, itself
+        // at most the global one).
+        while self.bytes > self.max_total_bytes {
+            match self.recency.first_key_value() {
+                Some((_, oldest)) if *oldest != name => {
+                    self.evict_oldest();
+                }
+                _ => break,
+            }
         }
         Admission::Buffered
     }
@@ -169,27 +209,34 @@ impl Buffers {
     /// Evicts the least recently written session while at the cap.
     fn make_room(&mut self) {
         while self.sessions.len() >= self.max_sessions {
-            let Some((_, name)) = self.recency.pop_first() else {
+            if !self.evict_oldest() {
                 return;
-            };
-            let Some(session) = self.sessions.remove(&name) else {
-                continue;
-            };
-            for (_, stored) in &session.entries {
-                self.bytes -= stored.size();
-                self.events -= 1;
             }
-            let last = session.entries.back().map(|(k, _)| *k).max(session.evicted);
-            if let Some(last) = last {
-                self.tombstones.insert(name.clone(), last);
-                self.tombstone_order.push_back(name);
-                while self.tombstone_order.len() > self.max_sessions {
-                    if let Some(old) = self.tombstone_order.pop_front() {
-                        self.tombstones.remove(&old);
-                    }
+        }
+    }
+
+    /// Evicts the least recently written session whole, leaving a
+    /// tombstone; `false` when there is none.
+    fn evict_oldest(&mut self) -> bool {
+        let Some((_, name)) = self.recency.pop_first() else {
+            return false;
+        };
+        let Some(session) = self.sessions.remove(&name) else {
+            return true;
+        };
+        self.bytes -= session.bytes;
+        self.events -= session.entries.len();
+        let last = session.entries.back().map(|(k, _)| *k).max(session.evicted);
+        if let Some(last) = last {
+            self.tombstones.insert(name.clone(), last);
+            self.tombstone_order.push_back(name);
+            while self.tombstone_order.len() > self.max_sessions {
+                if let Some(old) = self.tombstone_order.pop_front() {
+                    self.tombstones.remove(&old);
                 }
             }
         }
+        true
     }
 
     /// The entries of `session` strictly after `after` (`None`: all that
@@ -471,5 +518,49 @@ mod tests {
         ));
         assert_eq!(b.admit(&s), Admission::LiveOnly);
         assert_eq!(b.sessions(), 0);
+    }
+
+    #[test]
+    fn a_session_holds_at_most_its_bytes_and_says_what_it_evicted() {
+        let one = stored("s", "e0", 0, Some(0)).size();
+        let mut b = Buffers::new(100, 10).with_bytes(3 * one + one / 2, usize::MAX);
+        for seq in 0..6 {
+            b.admit(&stored("s", &format!("e{seq}"), 0, Some(seq)));
+        }
+        assert_eq!(b.events(), 3);
+        assert!(b.bytes() <= 3 * one + one / 2);
+        let r = b.replay("s", Some(Key::after(0, 0)));
+        assert_eq!(r.exhausted, Some(Earliest { epoch: 0, seq: 3 }));
+        assert_eq!(seqs(&r), [Some(3), Some(4), Some(5)]);
+    }
+
+    #[test]
+    fn an_event_larger_than_a_session_may_hold_is_live_only_and_said() {
+        let one = stored("s", "e0", 0, Some(0)).size();
+        let mut b = Buffers::new(100, 10).with_bytes(one - 1, usize::MAX);
+        assert_eq!(b.admit(&stored("s", "e0", 0, Some(0))), Admission::LiveOnly);
+        assert_eq!((b.events(), b.bytes()), (0, 0));
+        let r = b.replay("s", Some(Key::after(0, -1)));
+        assert!(r.exhausted.is_some(), "a resume across it is told");
+    }
+
+    #[test]
+    fn past_the_global_bytes_the_least_recently_written_go_first() {
+        let one = stored("a", "a0", 0, Some(0)).size();
+        let mut b = Buffers::new(100, 100).with_bytes(4 * one, 4 * one + one / 2);
+        b.admit(&stored("a", "a0", 0, Some(0)));
+        b.admit(&stored("a", "a1", 0, Some(1)));
+        b.admit(&stored("b", "b0", 0, Some(0)));
+        b.admit(&stored("c", "c0", 0, Some(0)));
+        b.admit(&stored("b", "b1", 0, Some(1))); // `a` is now the oldest
+        assert_eq!(b.sessions(), 2);
+        assert!(b.bytes() <= 4 * one + one / 2);
+        assert!(b.replay("a", None).events.is_empty());
+        assert_eq!(
+            b.replay("a", Some(Key::after(0, -1))).exhausted,
+            Some(Earliest { epoch: 0, seq: 2 })
+        );
+        assert_eq!(b.replay("b", None).events.len(), 2);
+        assert_eq!(b.replay("c", None).events.len(), 1);
     }
 }

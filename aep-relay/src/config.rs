@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// A bearer token. Its `Debug` and `Display` never show the secret, so a
@@ -19,10 +20,13 @@ impl Token {
         (!secret.is_empty()).then_some(Token(secret))
     }
 
-    /// Whether `presented` is this token, compared in constant time for
-    /// tokens of the same length.
+    /// Whether `presented` is this token, compared in constant time
+    /// whatever either length: the SHA-256 digests of both are compared,
+    /// so neither the token's length nor a common prefix shows in timing.
     pub fn matches(&self, presented: &str) -> bool {
-        self.0.as_bytes().ct_eq(presented.as_bytes()).into()
+        let ours = Sha256::digest(self.0.as_bytes());
+        let theirs = Sha256::digest(presented.as_bytes());
+        ours.as_slice().ct_eq(theirs.as_slice()).into()
     }
 
     /// The secret itself, for a client that must send it.
@@ -57,6 +61,8 @@ pub struct TlsFiles {
 pub struct Config {
     pub(crate) token: Option<Token>,
     pub(crate) buffer: usize,
+    pub(crate) max_buffer_bytes: usize,
+    pub(crate) max_buffered_bytes: usize,
     pub(crate) max_sessions: usize,
     pub(crate) max_body: usize,
     pub(crate) max_batch: usize,
@@ -70,6 +76,7 @@ pub struct Config {
     pub(crate) ping_timeout: Duration,
     pub(crate) grace: Duration,
     pub(crate) write_timeout: Duration,
+    pub(crate) head_timeout: Duration,
     pub(crate) tls: Option<TlsFiles>,
     pub(crate) ui: bool,
 }
@@ -79,6 +86,8 @@ impl Default for Config {
         Config {
             token: None,
             buffer: 10_000,
+            max_buffer_bytes: 32 << 20,
+            max_buffered_bytes: 256 << 20,
             max_sessions: 500,
             max_body: 16 << 20,
             max_batch: 10_000,
@@ -92,6 +101,7 @@ impl Default for Config {
             ping_timeout: Duration::from_secs(90),
             grace: Duration::from_secs(4),
             write_timeout: Duration::from_secs(30),
+            head_timeout: Duration::from_secs(10),
             tls: None,
             ui: true,
         }
@@ -111,6 +121,23 @@ impl Config {
     /// position is evicted first.
     pub fn buffer(mut self, events: usize) -> Self {
         self.buffer = events.max(1);
+        self
+    }
+
+    /// Bytes of delivered frames kept per session for replay (default
+    /// 32 MiB): past it the session's oldest events are evicted, and a
+    /// resume from before them is told `replay-exhausted`. An event larger
+    /// than this is delivered live only (a resume across it is told
+    /// `replay-exhausted` too).
+    pub fn max_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffer_bytes = bytes;
+        self
+    }
+
+    /// Bytes kept for replay over all sessions (default 256 MiB): past
+    /// it the least recently written sessions are evicted first.
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_bytes = bytes;
         self
     }
 
@@ -189,6 +216,15 @@ impl Config {
         self
     }
 
+    /// How long a new connection may take to send a complete request
+    /// head (default 10 s), the token included: a connection that sends
+    /// nothing, or never finishes its head, is closed after it and frees
+    /// its slot under `--max-connections`.
+    pub fn head_timeout(mut self, timeout: Duration) -> Self {
+        self.head_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
     /// Serve TLS with this certificate and key.
     pub fn tls(mut self, files: Option<TlsFiles>) -> Self {
         self.tls = files;
@@ -218,6 +254,56 @@ impl Config {
         self.token.is_some()
     }
 
+    /// Checks every limit against its sane range; the error names the
+    /// command-line flag, the value and the range. `Relay::new` refuses a
+    /// config that fails it.
+    ///
+    /// ```
+    /// let config = aep_relay::Config::default().max_batch(1 << 62);
+    /// assert!(config.validate().unwrap_err().contains("--max-batch"));
+    /// ```
+    pub fn validate(&self) -> Result<(), String> {
+        const GIB: usize = 1 << 30;
+        let max_total = if cfg!(target_pointer_width = "64") {
+            64 * GIB
+        } else {
+            GIB
+        };
+        let ranges: [(&str, usize, usize, usize, &str); 11] = [
+            ("--buffer", self.buffer, 1, 1_000_000, ""),
+            ("--max-sessions", self.max_sessions, 1, 1_000_000, ""),
+            ("--max-body", self.max_body, 1024, GIB, " bytes"),
+            ("--max-batch", self.max_batch, 1, 1_000_000, ""),
+            ("--max-from", self.max_positions(), 1, 1_000_000, ""),
+            ("--max-frame", self.max_frame, 1024, GIB, " bytes"),
+            ("--queue-hard", self.queue_hard, 2, 1_000_000, ""),
+            ("--max-subscriptions", self.max_subscriptions, 1, 65_536, ""),
+            ("--max-connections", self.max_connections, 1, 1_000_000, ""),
+            (
+                "--max-buffered-bytes",
+                self.max_buffered_bytes,
+                1024,
+                max_total,
+                " bytes",
+            ),
+            (
+                "--max-buffer-bytes",
+                self.max_buffer_bytes,
+                1024,
+                self.max_buffered_bytes.max(1024),
+                " bytes (at most --max-buffered-bytes)",
+            ),
+        ];
+        for (flag, value, low, high, unit) in ranges {
+            if !(low..=high).contains(&value) {
+                return Err(format!(
+                    "{flag} {value} is out of range: use {low} to {high}{unit}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn max_positions(&self) -> usize {
         self.max_from.unwrap_or(self.max_sessions)
     }
@@ -225,7 +311,7 @@ impl Config {
     /// One line for a start-up log: posture and limits, never the token.
     pub fn summary(&self) -> String {
         format!(
-            "auth {}, tls {}, buffer {}/session, max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{}",
+            "auth {}, tls {}, buffer {}/session ({} B/session, {} B in all), max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{}",
             if self.token.is_some() {
                 "on (commands routed)"
             } else {
@@ -233,6 +319,8 @@ impl Config {
             },
             if self.tls.is_some() { "on" } else { "off" },
             self.buffer,
+            self.max_buffer_bytes,
+            self.max_buffered_bytes,
             self.max_sessions,
             self.max_body,
             self.max_batch,
@@ -258,6 +346,29 @@ mod tests {
         assert!(!token.matches("s3cret-valuf"));
         assert!(!token.matches("s3cret"));
         assert!(Token::new("").is_none());
+    }
+
+    #[test]
+    fn absurd_limits_are_refused_naming_the_flag_and_range() {
+        assert_eq!(Config::default().validate(), Ok(()));
+        let err = Config::default()
+            .max_batch(4_611_686_018_427_387_904)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("--max-batch 4611686018427387904"), "{err}");
+        assert!(err.contains("1 to 1000000"), "{err}");
+        let err = Config::default()
+            .max_buffer_bytes(1 << 30)
+            .max_buffered_bytes(1 << 20)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("--max-buffer-bytes"), "{err}");
+        assert!(Config::default().max_from(0).validate().is_err());
+        assert!(Config::default()
+            .queue(1, usize::MAX)
+            .validate()
+            .unwrap_err()
+            .contains("--queue-hard"));
     }
 
     #[test]

@@ -330,21 +330,23 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
         Ok(body) => body,
         Err(response) => return refuse(Refusal::TooLarge, response),
     };
-    let lines: Vec<(usize, &[u8])> = if batch {
-        ingest::lines(&body).collect()
+    let max_batch = app.hub.config.max_batch;
+    let lines = if batch {
+        match ingest::batch(&body, max_batch) {
+            Ok(lines) => lines,
+            Err(count) => {
+                return refuse(
+                    Refusal::TooManyEvents,
+                    json_response(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        json!({"error": "too-many-events", "max": max_batch, "count": count}),
+                    ),
+                )
+            }
+        }
     } else {
         vec![(0, body.trim_ascii())]
     };
-    let max_batch = app.hub.config.max_batch;
-    if lines.len() > max_batch {
-        return refuse(
-            Refusal::TooManyEvents,
-            json_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                json!({"error": "too-many-events", "max": max_batch, "count": lines.len()}),
-            ),
-        );
-    }
     let mut admitted: Vec<Admitted> = Vec::with_capacity(lines.len());
     for &(index, line) in &lines {
         let refusal = match ingest::admit(line) {

@@ -133,7 +133,8 @@ impl Hub {
     pub fn new(config: Config) -> Hub {
         Hub {
             state: Mutex::new(State {
-                buffers: Buffers::new(config.buffer, config.max_sessions),
+                buffers: Buffers::new(config.buffer, config.max_sessions)
+                    .with_bytes(config.max_buffer_bytes, config.max_buffered_bytes),
                 subscribers: Vec::new(),
                 routes: Routes::default(),
             }),

@@ -124,6 +124,21 @@ pub(crate) fn lines(body: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
         .enumerate()
 }
 
+/// The lines of an NDJSON body, at most `max` of them: counted while
+/// split, so a body of many short lines is refused (`Err` with its line
+/// count) before more than `max` are collected.
+pub(crate) fn batch(body: &[u8], max: usize) -> Result<Vec<(usize, &[u8])>, usize> {
+    let mut collected = Vec::new();
+    for line in lines(body) {
+        if collected.len() == max {
+            // Counting the rest holds nothing.
+            return Err(lines(body).count());
+        }
+        collected.push(line);
+    }
+    Ok(collected)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +205,15 @@ mod tests {
         assert_eq!(lines(b"\n").count(), 0);
         assert_eq!(lines(b"").count(), 0);
         assert_eq!(lines(b"x\r\n").collect::<Vec<_>>(), [(0, &b"x\r"[..])]);
+    }
+
+    #[test]
+    fn a_batch_is_refused_before_more_than_max_lines_are_held() {
+        let body = "1\n".repeat(100_000);
+        assert_eq!(batch(body.as_bytes(), 3), Err(100_000));
+        let held = batch(b"a\nb\n\nc", 3).unwrap();
+        assert_eq!(held, [(0, &b"a"[..]), (1, &b"b"[..]), (2, &b"c"[..])]);
+        assert!(held.capacity() <= 4, "held {}", held.capacity());
+        assert_eq!(batch(b"a\nb\nc\nd", 3), Err(4));
     }
 }

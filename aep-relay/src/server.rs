@@ -21,8 +21,9 @@ use crate::http::{self, App};
 use crate::hub::Hub;
 use crate::metrics::Refusal;
 
-/// How long a client may take to send its request head.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a refused connection is logged at most (the rest are
+/// counted, in the metrics and in the next line logged).
+const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 /// How long a TLS handshake may take.
 #[cfg(feature = "tls")]
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -78,8 +79,12 @@ pub struct Drained {
 }
 
 impl Relay {
-    /// A relay with `config`; fails when the TLS files cannot be read.
+    /// A relay with `config`; fails when a limit is out of its range
+    /// (see [`Config::validate`]) or the TLS files cannot be read.
     pub fn new(config: Config) -> io::Result<Relay> {
+        config
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         #[cfg(feature = "tls")]
         let tls = config.tls.as_ref().map(crate::tls::acceptor).transpose()?;
         #[cfg(not(feature = "tls"))]
@@ -113,6 +118,8 @@ impl Relay {
         let router = http::router(app.clone());
         let limit = Arc::new(Semaphore::new(app.hub.config.max_connections));
         let connections = TaskTracker::new();
+        let mut refusals = Throttle::new(REFUSAL_LOG_INTERVAL);
+        let head_timeout = app.hub.config.head_timeout;
         loop {
             let (stream, peer) = tokio::select! {
                 _ = app.shutdown.cancelled() => break,
@@ -127,7 +134,14 @@ impl Relay {
             };
             let Ok(permit) = limit.clone().try_acquire_owned() else {
                 app.hub.metrics.refuse(Refusal::Connections);
-                tracing::warn!(%peer, "connection refused: at --max-connections");
+                if let Some(suppressed) = refusals.allow(Instant::now()) {
+                    tracing::warn!(
+                        %peer,
+                        suppressed,
+                        "connection refused: at --max-connections (raise it, or lower --head-timeout-secs); further refusals in the next {}s are counted, not logged",
+                        REFUSAL_LOG_INTERVAL.as_secs()
+                    );
+                }
                 drop(stream);
                 continue;
             };
@@ -154,13 +168,15 @@ impl Relay {
                 #[cfg(feature = "tls")]
                 if let Some(tls) = tls {
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
-                        Ok(Ok(stream)) => serve_one(stream, service, shutdown, peer).await,
+                        Ok(Ok(stream)) => {
+                            serve_one(stream, service, shutdown, peer, head_timeout).await
+                        }
                         Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                     return;
                 }
-                serve_one(stream, service, shutdown, peer).await;
+                serve_one(stream, service, shutdown, peer, head_timeout).await;
             });
         }
         drop(listener);
@@ -191,6 +207,7 @@ async fn serve_one<S, T>(
     service: TowerToHyperService<T>,
     shutdown: CancellationToken,
     peer: SocketAddr,
+    head_timeout: Duration,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     T: tower::Service<
@@ -204,7 +221,7 @@ async fn serve_one<S, T>(
 {
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
+        .header_read_timeout(head_timeout)
         .keep_alive(true)
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
@@ -220,5 +237,55 @@ async fn serve_one<S, T>(
     };
     if let Err(e) = ended {
         tracing::trace!(%peer, error = %e, "connection ended with an error");
+    }
+}
+
+/// Lets one event through per interval, counting the rest.
+#[derive(Debug)]
+struct Throttle {
+    interval: Duration,
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl Throttle {
+    fn new(interval: Duration) -> Throttle {
+        Throttle {
+            interval,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(suppressed since the last one let through)` when this one
+    /// may be logged; `None` when it is only counted.
+    fn allow(&mut self, now: Instant) -> Option<u64> {
+        match self.last {
+            Some(last) if now.saturating_duration_since(last) < self.interval => {
+                self.suppressed += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.suppressed))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_logged_at_most_once_per_interval() {
+        let mut throttle = Throttle::new(Duration::from_secs(10));
+        let start = Instant::now();
+        assert_eq!(throttle.allow(start), Some(0));
+        for ms in 1..1000 {
+            assert_eq!(throttle.allow(start + Duration::from_millis(ms)), None);
+        }
+        assert_eq!(throttle.allow(start + Duration::from_secs(10)), Some(999));
+        assert_eq!(throttle.allow(start + Duration::from_secs(11)), None);
     }
 }

@@ -81,7 +81,11 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
             // Every `id:` this relay sends parses back; anything else is
             // refused rather than taken as "live from now", which would
             // lose what the consumer missed without a word.
-            match value.to_str().ok().and_then(subscribe::last_event_id) {
+            // The id is sent as raw UTF-8 (a session may be non-ASCII).
+            match std::str::from_utf8(value.as_bytes())
+                .ok()
+                .and_then(subscribe::last_event_id)
+            {
                 Some(position) => from = Some(From::Positions(vec![position])),
                 None => {
                     return refuse(subscribe::Refusal {

@@ -353,3 +353,39 @@ async fn with_a_token_any_page_holding_it_may_read_and_connect() {
         101
     );
 }
+
+#[tokio::test]
+async fn idle_connections_that_never_send_a_request_free_their_slots() {
+    let relay = start_with_token(
+        Config::default()
+            .max_connections(2)
+            .head_timeout(std::time::Duration::from_millis(200)),
+        TOKEN,
+    )
+    .await;
+    // Two sockets that connect and say nothing take both slots...
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        idle.push(tcp_connect(relay.addr, None).await);
+    }
+    // ...until the head deadline closes them (the hang guard is far
+    // longer than the deadline, and than the default of old).
+    for socket in &mut idle {
+        let mut buf = [0u8; 64];
+        let read = tokio::time::timeout(WAIT, socket.read(&mut buf))
+            .await
+            .expect("an idle unauthenticated socket is closed in time");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    }
+    // A real client is served again.
+    let health = relay.health().await;
+    assert_eq!(health["ok"], true);
+    let mut socket = tcp_connect(relay.addr, None).await;
+    socket
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WAIT, socket.read_to_end(&mut answer)).await;
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+}

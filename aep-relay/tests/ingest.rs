@@ -269,3 +269,99 @@ async fn discovery_is_true_to_the_config() {
         json!({"buffer": 37, "all": true})
     );
 }
+
+/// A `progress.status` of about `pad` bytes more than a bare one.
+fn padded(session: &str, seq: u64, pad: usize) -> Value {
+    let mut e = status(session, seq, "info");
+    e["message"] = "x".repeat(pad).into();
+    e
+}
+
+#[tokio::test]
+async fn a_session_buffer_is_bounded_in_bytes_and_says_what_it_evicted() {
+    let relay = start(
+        Config::default()
+            .max_buffer_bytes(4096)
+            .max_buffered_bytes(1 << 20),
+    )
+    .await;
+    for seq in 0..10 {
+        relay.post_event(&padded("big", seq, 1000)).await;
+    }
+    let held = relay.held("big").await;
+    assert!(
+        held.len() < 4,
+        "held {} events of ~1 KiB in 4 KiB",
+        held.len()
+    );
+    let bytes = relay.metric("aep_relay_buffered_bytes").await;
+    assert!(bytes <= 4096, "{bytes} bytes held");
+    let first = seqs(&held)[0];
+    let from = json!([{"session": "big", "epoch": 0, "seq": -1}]).to_string();
+    let items = relay.history(&[("from", &from)]).await;
+    assert_eq!(
+        items[0],
+        SseItem::Comment(format!("replay-exhausted big 0:{first}"))
+    );
+
+    // An event larger than a session may hold is delivered live only, and
+    // a resume across it is told so.
+    let mut live = relay.sse(&[]).await;
+    relay.post_event(&padded("huge", 0, 5000)).await;
+    assert_eq!(seqs(&live.events(1).await), [0]);
+    assert!(relay.held("huge").await.is_empty());
+    let from = json!([{"session": "huge", "epoch": 0, "seq": -1}]).to_string();
+    let items = relay.history(&[("from", &from)]).await;
+    assert!(
+        matches!(&items[0], SseItem::Comment(c) if c.starts_with("replay-exhausted huge")),
+        "{items:?}"
+    );
+}
+
+#[tokio::test]
+async fn past_the_global_bytes_the_least_recently_written_session_goes() {
+    let relay = start(
+        Config::default()
+            .max_buffer_bytes(4096)
+            .max_buffered_bytes(5000),
+    )
+    .await;
+    relay.post_event(&padded("one", 0, 1500)).await;
+    relay.post_event(&padded("two", 0, 1500)).await;
+    relay.post_event(&padded("three", 0, 1500)).await;
+    assert!(relay.metric("aep_relay_buffered_bytes").await <= 5000);
+    assert!(relay.held("one").await.is_empty());
+    assert_eq!(relay.held("two").await.len(), 1);
+    assert_eq!(relay.held("three").await.len(), 1);
+    let from = json!([{"session": "one", "epoch": 0, "seq": -1}]).to_string();
+    let items = relay.history(&[("from", &from)]).await;
+    assert_eq!(
+        items[0],
+        SseItem::Comment("replay-exhausted one 0:1".into())
+    );
+}
+
+#[tokio::test]
+async fn a_utf8_last_event_id_the_relay_sent_resumes() {
+    let relay = start(Config::default()).await;
+    let session = "café-☕:1";
+    for seq in 0..3 {
+        relay.post_event(&status(session, seq, "info")).await;
+    }
+    let id = format!("{session}:0:0");
+    let request = relay.request(reqwest::Method::GET, "/stream").header(
+        "last-event-id",
+        reqwest::header::HeaderValue::from_bytes(id.as_bytes()).unwrap(),
+    );
+    let mut resumed = relay.sse_with(request).await;
+    assert_eq!(seqs(&resumed.events(2).await), [1, 2]);
+}
+
+#[tokio::test]
+async fn absurd_limits_are_refused_at_start() {
+    let refused = aep_relay::Relay::new(Config::default().max_batch(4_611_686_018_427_387_904))
+        .err()
+        .expect("refused");
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(refused.to_string().contains("--max-batch"), "{refused}");
+}
