@@ -60,6 +60,8 @@ pub(crate) struct Buffers {
     tick: u64,
     bytes: usize,
     events: usize,
+    /// Sessions evicted whole since [`Buffers::take_evicted`] last ran.
+    evicted: Vec<Arc<str>>,
 }
 
 impl Buffers {
@@ -74,6 +76,7 @@ impl Buffers {
             tick: 0,
             bytes: 0,
             events: 0,
+            evicted: Vec::new(),
         }
     }
 
@@ -135,6 +138,12 @@ impl Buffers {
         Admission::Buffered
     }
 
+    /// The sessions evicted whole since the last call (their claims go
+    /// with them).
+    pub fn take_evicted(&mut self) -> Vec<Arc<str>> {
+        std::mem::take(&mut self.evicted)
+    }
+
     /// Evicts the least recently written session while at the cap.
     fn make_room(&mut self) {
         while self.sessions.len() >= self.max_sessions {
@@ -144,6 +153,7 @@ impl Buffers {
             let Some(session) = self.sessions.remove(&name) else {
                 continue;
             };
+            self.evicted.push(name.clone());
             for (_, stored) in &session.entries {
                 self.bytes -= stored.size();
                 self.events -= 1;
