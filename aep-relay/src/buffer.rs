@@ -96,6 +96,8 @@ pub(crate) struct Buffers {
     tick: u64,
     bytes: usize,
     events: usize,
+    /// Sessions evicted whole since [`Buffers::take_evicted`] last ran.
+    evicted: Vec<Arc<str>>,
 }
 
 impl Buffers {
@@ -112,6 +114,7 @@ impl Buffers {
             tick: 0,
             bytes: 0,
             events: 0,
+            evicted: Vec::new(),
         }
     }
 
@@ -206,6 +209,12 @@ impl Buffers {
         Admission::Buffered
     }
 
+    /// The sessions evicted whole since the last call (their claims go
+    /// with them).
+    pub fn take_evicted(&mut self) -> Vec<Arc<str>> {
+        std::mem::take(&mut self.evicted)
+    }
+
     /// Evicts the least recently written session while at the cap.
     fn make_room(&mut self) {
         while self.sessions.len() >= self.max_sessions {
@@ -224,6 +233,7 @@ impl Buffers {
         let Some(session) = self.sessions.remove(&name) else {
             return true;
         };
+        self.evicted.push(name.clone());
         self.bytes -= session.bytes;
         self.events -= session.entries.len();
         let last = session.entries.back().map(|(k, _)| *k).max(session.evicted);

@@ -79,6 +79,7 @@ pub struct Config {
     pub(crate) head_timeout: Duration,
     pub(crate) tls: Option<TlsFiles>,
     pub(crate) ui: bool,
+    pub(crate) claim_grace: Duration,
 }
 
 impl Default for Config {
@@ -104,6 +105,7 @@ impl Default for Config {
             head_timeout: Duration::from_secs(10),
             tls: None,
             ui: true,
+            claim_grace: Duration::from_secs(5),
         }
     }
 }
@@ -236,6 +238,15 @@ impl Config {
     /// answers through `/stream` and `/socket` with the token.
     pub fn ui(mut self, on: bool) -> Self {
         self.ui = on;
+        self
+    }
+
+    /// How long a session's claim outlives its owner's connection
+    /// (default 5 s): meanwhile commands to the session are refused
+    /// `no-route`, and only a connection emitting the session's events
+    /// under the same `source` takes the claim over.
+    pub fn claim_grace(mut self, grace: Duration) -> Self {
+        self.claim_grace = grace;
         self
     }
 

@@ -9,11 +9,11 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use aep::filter::Filter;
 use aep::{Capture, EventRef};
 use bytes::Bytes;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::buffer::{Admission, Buffers, Cursor, Earliest};
@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::fanout::{self, Forms, Outbox, Subscriber};
 use crate::ingest::Admitted;
 use crate::metrics::Metrics;
-use crate::routing::{Declared, Refused, Routes};
+use crate::routing::{Declared, Refused, Roster, Routes};
 use crate::stored::{Key, Stored};
 
 /// The events of a batch buffered and fanned out under one taking of the
@@ -136,7 +136,7 @@ impl Hub {
                 buffers: Buffers::new(config.buffer, config.max_sessions)
                     .with_bytes(config.max_buffer_bytes, config.max_buffered_bytes),
                 subscribers: Vec::new(),
-                routes: Routes::default(),
+                routes: Routes::new(config.claim_grace),
             }),
             config,
             metrics: Metrics::default(),
@@ -196,13 +196,21 @@ impl Hub {
             let mut cut = 0;
             for admitted in chunk {
                 self.metrics.events_in.inc();
-                if state.buffers.admit(&admitted.stored) == Admission::Duplicate {
+                let admission = state.buffers.admit(&admitted.stored);
+                if admission == Admission::Duplicate {
                     self.metrics.duplicates.inc();
                 }
-                if let (Some(conn), Some(session), Some(_)) =
-                    (from, &admitted.stored.session, admitted.stored.seq)
-                {
-                    state.routes.claim(conn, session);
+                forget_evicted(state);
+                // Only an event the buffer accepted claims its session, under
+                // its own `source` (a replayed duplicate claims nothing).
+                if let (Admission::Buffered, Some(conn), Some(session), Some(_)) = (
+                    &admission,
+                    from,
+                    &admitted.stored.session,
+                    admitted.stored.seq,
+                ) {
+                    let source = admitted.event.source();
+                    state.routes.claim(conn, session, source, Instant::now());
                 }
                 cut += fanout::fan_out(
                     &state.subscribers,
@@ -321,9 +329,18 @@ impl Hub {
         self.lock().routes.connect(conn, declared, commands);
     }
 
-    /// Forgets a connection and its claims.
+    /// Forgets a connection; its claims are held for the claim grace.
     pub fn disconnect(&self, conn: u64) {
-        self.lock().routes.disconnect(conn);
+        self.lock().routes.disconnect(conn, Instant::now());
+    }
+
+    /// Whether connection `conn` may send this acknowledgement: only the
+    /// connection its command was routed to may (says why not).
+    pub fn check_ack(&self, conn: u64, ack: &Admitted) -> Result<(), String> {
+        let event = &ack.event;
+        self.lock()
+            .routes
+            .check_ack(conn, event.cause(), event.session())
     }
 
     /// Routes a command (its exact frame text) to its one owner, then
@@ -334,11 +351,15 @@ impl Hub {
         }
         let session = command.event.session().unwrap_or_default();
         let mut state = self.lock();
-        state.routes.route(session, command.event.type_(), frame)?;
+        let event = &command.event;
+        state
+            .routes
+            .route(session, event.type_(), event.id(), frame, Instant::now())?;
         self.metrics.commands_routed.inc();
         self.metrics.events_in.inc();
-        state.buffers.admit(&command.stored);
         let state = &mut *state;
+        state.buffers.admit(&command.stored);
+        forget_evicted(state);
         let depths = fanout::depths(&state.subscribers);
         let cut = fanout::fan_out(
             &state.subscribers,
@@ -352,9 +373,17 @@ impl Hub {
         Ok(())
     }
 
-    /// The live claims, one entry per (connection, session).
-    pub fn roster(&self) -> Vec<Value> {
-        self.lock().routes.roster()
+    /// The live claims, one entry per (connection, session), within
+    /// `budget` bytes; the reply is assembled outside the lock.
+    pub fn roster(&self, budget: usize) -> Roster {
+        self.lock().routes.roster(budget)
+    }
+}
+
+/// Drops the claims of the sessions the buffer just evicted.
+fn forget_evicted(state: &mut State) {
+    for session in state.buffers.take_evicted() {
+        state.routes.forget_session(&session);
     }
 }
 

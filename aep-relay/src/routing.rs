@@ -1,19 +1,52 @@
 //! Command routing (AEP-0004 §4) and the roster (AEP-0003 §4.1).
 //!
-//! A WebSocket connection of role `emitter` or `both` claims every session
-//! it emits a positioned session event for; a `consumer` connection never
-//! claims, and a command claims nothing. A command goes to exactly one
-//! live claimant, byte for byte; none is `no-route`, several is
-//! `ambiguous` (never a guess, never a broadcast), and a claimant whose
-//! declared `control.accepts` lacks the type is `unsupported` on its
-//! behalf.
+//! Routing denies, never diverts (AEP-0001 §12, AEP-0004 §8):
+//!
+//! - **Who claims.** A WebSocket connection of role `emitter` or `both`
+//!   claims a session when the buffer *accepts* one of its positioned
+//!   events of that session (a duplicate claims nothing), and the claim is
+//!   tied to that event's `source`. A `consumer` connection never claims,
+//!   and a command claims nothing.
+//! - **Grace.** When its connection leaves, a claim is held for a grace
+//!   (`Config::claim_grace`): meanwhile a command to the session is
+//!   refused `no-route`, and only a connection emitting an accepted event
+//!   of the session under the same `source` takes the claim over.
+//! - **One target.** A command goes to exactly one live claimant, byte for
+//!   byte. None is `no-route`; several live claimants, or claims (live or
+//!   in grace) under different sources, are `ambiguous`; a claimant whose
+//!   declared `control.accepts` lacks the type is `unsupported` on its
+//!   behalf; a full command queue (entries or bytes) is `busy`.
+//! - **Whose ack.** An ack (`control.accepted`, `control.rejected`) is
+//!   believed only from the connection its command was routed to; the
+//!   relay remembers the last [`ROUTED_ENTRIES`] routed commands (at most
+//!   [`ROUTED_BYTES`] of ids), oldest forgotten first.
+//! - **Bounds.** Claims follow the buffer: a session the buffer evicts
+//!   loses its claims, so a connection holds at most `max_sessions`
+//!   claims; a session holds at most [`MAX_CLAIMANTS`] claims (past it the
+//!   session is `ambiguous` until evicted or its claimants leave). Each
+//!   connection's declarations are serialized once at `hello`, shared by
+//!   its roster entries, and a roster reply stops at a byte budget and
+//!   says how many entries it left out.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
+
+/// Claims one session may hold at once (live or in grace); past it the
+/// session is `ambiguous` until its claims are gone.
+pub(crate) const MAX_CLAIMANTS: usize = 16;
+/// Routed commands remembered for checking their acks.
+pub(crate) const ROUTED_ENTRIES: usize = 4096;
+/// Bytes of command ids and sessions remembered for checking acks.
+pub(crate) const ROUTED_BYTES: usize = 1 << 20;
+/// Bytes of commands waiting for one target connection (besides the
+/// entry bound of its queue); a command is always taken into an empty
+/// queue, however large.
+pub(crate) const COMMAND_BYTES: usize = 16 << 20;
 
 /// A connection's role from its `hello`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +75,18 @@ impl Role {
     }
 }
 
+/// Whether a `consumer` connection may send an event of this type: a
+/// command (AEP-0004 §2) or the foreign-emitter `attention.routed`
+/// (AEP-0001 §5.2). Everything else is an emitter's to send.
+pub(crate) fn consumer_may_send(event_type: &str) -> bool {
+    crate::ingest::is_command(event_type) || event_type == "attention.routed"
+}
+
+/// Whether `event_type` is an acknowledgement of a command (AEP-0004 §3).
+pub(crate) fn is_ack(event_type: &str) -> bool {
+    matches!(event_type, "control.accepted" | "control.rejected")
+}
+
 /// What a connection declared in its `hello`, kept verbatim.
 #[derive(Debug, Clone)]
 pub(crate) struct Declared {
@@ -61,12 +106,76 @@ impl Declared {
             .and_then(Value::as_array)
             .is_some_and(|a| a.iter().any(|t| t.as_str() == Some(command_type)))
     }
+
+    /// The roster members after `session`, serialized once: `,"agent":…`
+    /// and so on, each present only when declared.
+    fn roster_members(&self) -> Arc<str> {
+        let mut text = String::new();
+        for (name, value) in [
+            ("agent", &self.agent),
+            ("instance", &self.instance),
+            ("control", &self.control),
+            ("emits", &self.emits),
+        ] {
+            if let Some(value) = value {
+                text.push_str(",\"");
+                text.push_str(name);
+                text.push_str("\":");
+                text.push_str(&value.to_string());
+            }
+        }
+        Arc::from(text)
+    }
 }
 
 struct Conn {
     declared: Declared,
+    /// [`Declared::roster_members`], shared by every roster entry.
+    members: Arc<str>,
     claims: HashSet<Arc<str>>,
     commands: mpsc::Sender<Bytes>,
+    /// The commands handed to the queue, oldest first; one the
+    /// connection has written (its copy dropped) is no longer counted.
+    queued: VecDeque<Bytes>,
+}
+
+impl Conn {
+    /// Bytes of commands still waiting in this connection's queue.
+    fn queued_bytes(&mut self) -> usize {
+        while self.queued.front_mut().is_some_and(|b| b.is_unique()) {
+            self.queued.pop_front();
+        }
+        self.queued.iter().map(Bytes::len).sum()
+    }
+}
+
+/// Who holds a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    /// This live connection.
+    Live(u64),
+    /// Nobody since its connection left; held until this instant.
+    Away(Instant),
+}
+
+struct Claim {
+    source: Arc<str>,
+    holder: Holder,
+}
+
+#[derive(Default)]
+struct Claims {
+    list: Vec<Claim>,
+    /// More claimants came than [`MAX_CLAIMANTS`]: ambiguous until the
+    /// recorded claims are all gone.
+    crowded: bool,
+}
+
+impl Claims {
+    fn expire(&mut self, now: Instant) {
+        self.list
+            .retain(|c| !matches!(c.holder, Holder::Away(until) if until <= now));
+    }
 }
 
 /// The refusal codes of AEP-0004 §4.2 (and `busy` when the owner's
@@ -75,19 +184,23 @@ struct Conn {
 pub(crate) enum Refused {
     Unauthorized,
     NoRoute,
+    /// The owner left; its claim is held for its return (`no-route`).
+    Away(Duration),
     Ambiguous(usize),
     Unsupported,
     Busy,
+    /// The owner's queue holds this many bytes, the limit.
+    BusyBytes(usize),
 }
 
 impl Refused {
     pub fn code(&self) -> &'static str {
         match self {
             Refused::Unauthorized => "unauthorized",
-            Refused::NoRoute => "no-route",
+            Refused::NoRoute | Refused::Away(_) => "no-route",
             Refused::Ambiguous(_) => "ambiguous",
             Refused::Unsupported => "unsupported",
-            Refused::Busy => "busy",
+            Refused::Busy | Refused::BusyBytes(_) => "busy",
         }
     }
 
@@ -95,108 +208,326 @@ impl Refused {
         match self {
             Refused::Unauthorized => "control requires an authenticated binding (AEP-0004 §4.1); this relay runs without a token".into(),
             Refused::NoRoute => format!("no connected emitter owns session {session:?}"),
-            Refused::Ambiguous(n) => format!("{n} connected emitters claim session {session:?}; a command goes to at most one (AEP-0004 §4.5)"),
+            Refused::Away(left) => format!("the owner of session {session:?} disconnected; its claim is held for its return for {} ms more, and no one else receives its commands meanwhile", left.as_millis()),
+            Refused::Ambiguous(n) => format!("{n} claims on session {session:?} (live or held after their owner left, or under different sources); a command goes to at most one (AEP-0004 §4.5)"),
             Refused::Unsupported => format!("the session's owner does not declare {command_type} in control.accepts"),
-            Refused::Busy => "the session's owner is not reading its commands".into(),
+            Refused::Busy => "the session's owner is not reading its commands (its queue is full)".into(),
+            Refused::BusyBytes(n) => format!("the session's owner is not reading its commands ({n} bytes queued, the limit)"),
         }
     }
 }
 
-#[derive(Default)]
+/// A routed command, remembered so its ack is believed only from the
+/// connection it went to.
+struct Routed {
+    conn: u64,
+    session: Arc<str>,
+    generation: u64,
+}
+
+/// Connections, their claims, and the routed commands awaiting acks.
 pub(crate) struct Routes {
+    grace: Duration,
     conns: HashMap<u64, Conn>,
-    owners: HashMap<Arc<str>, Vec<u64>>,
+    owners: HashMap<Arc<str>, Claims>,
+    routed: HashMap<Arc<str>, Routed>,
+    routed_order: VecDeque<(Arc<str>, u64, usize)>,
+    routed_bytes: usize,
+    generation: u64,
+}
+
+/// A roster snapshot: `(session, serialized members)` per live claim,
+/// and how many claims were left out to stay under the byte budget.
+pub(crate) struct Roster {
+    pub entries: Vec<(Arc<str>, Arc<str>)>,
+    pub omitted: usize,
+}
+
+impl Roster {
+    /// The `roster` reply frame answering `id`.
+    pub fn frame(&self, id: &Value) -> String {
+        let mut text = String::from("{\"type\":\"roster\",\"id\":");
+        text.push_str(&id.to_string());
+        text.push_str(",\"entries\":[");
+        for (n, (session, members)) in self.entries.iter().enumerate() {
+            if n > 0 {
+                text.push(',');
+            }
+            text.push_str("{\"session\":");
+            text.push_str(&Value::String(session.to_string()).to_string());
+            text.push_str(members);
+            text.push('}');
+        }
+        text.push(']');
+        if self.omitted > 0 {
+            text.push_str(&format!(",\"truncated\":true,\"omitted\":{}", self.omitted));
+        }
+        text.push('}');
+        text
+    }
 }
 
 impl Routes {
+    /// Routes whose departed owners' claims are held for `grace`.
+    pub fn new(grace: Duration) -> Routes {
+        Routes {
+            grace,
+            conns: HashMap::new(),
+            owners: HashMap::new(),
+            routed: HashMap::new(),
+            routed_order: VecDeque::new(),
+            routed_bytes: 0,
+            generation: 0,
+        }
+    }
+
     pub fn connect(&mut self, conn: u64, declared: Declared, commands: mpsc::Sender<Bytes>) {
         self.conns.insert(
             conn,
             Conn {
+                members: declared.roster_members(),
                 declared,
                 claims: HashSet::new(),
                 commands,
+                queued: VecDeque::new(),
             },
         );
     }
 
-    pub fn disconnect(&mut self, conn: u64) {
+    /// Forgets `conn`; its claims are held for the grace from `now`.
+    pub fn disconnect(&mut self, conn: u64, now: Instant) {
         let Some(gone) = self.conns.remove(&conn) else {
             return;
         };
+        let until = now + self.grace;
         for session in gone.claims {
-            if let Some(owners) = self.owners.get_mut(&session) {
-                owners.retain(|c| *c != conn);
-                if owners.is_empty() {
+            if let Some(claims) = self.owners.get_mut(&session) {
+                for claim in &mut claims.list {
+                    if claim.holder == Holder::Live(conn) {
+                        claim.holder = Holder::Away(until);
+                    }
+                }
+                claims.expire(now);
+                if claims.list.is_empty() {
                     self.owners.remove(&session);
                 }
             }
         }
     }
 
-    /// Records that `conn` emitted a positioned event of `session`.
-    pub fn claim(&mut self, conn: u64, session: &Arc<str>) {
+    /// Records that the buffer accepted `conn`'s positioned event of
+    /// `session` under `source`.
+    pub fn claim(&mut self, conn: u64, session: &Arc<str>, source: &str, now: Instant) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
         if !c.declared.role.emits() || c.claims.contains(session) {
             return;
         }
+        let claims = self.owners.entry(session.clone()).or_default();
+        claims.expire(now);
+        let away = claims
+            .list
+            .iter_mut()
+            .find(|c| matches!(c.holder, Holder::Away(_)) && &*c.source == source);
+        if let Some(away) = away {
+            away.holder = Holder::Live(conn);
+        } else if claims.list.len() >= MAX_CLAIMANTS {
+            claims.crowded = true;
+            return;
+        } else {
+            claims.list.push(Claim {
+                source: Arc::from(source),
+                holder: Holder::Live(conn),
+            });
+        }
         c.claims.insert(session.clone());
-        self.owners.entry(session.clone()).or_default().push(conn);
     }
 
-    /// Sends `command` (its exact frame text) to the one owner of
-    /// `session`, or says why not.
-    pub fn route(&self, session: &str, command_type: &str, command: Bytes) -> Result<(), Refused> {
-        let owners = self.owners.get(session).map_or(&[][..], Vec::as_slice);
-        let owner = match owners {
-            [] => return Err(Refused::NoRoute),
-            [one] => &self.conns[one],
-            many => return Err(Refused::Ambiguous(many.len())),
+    /// Drops every claim on `session` (the buffer evicted it).
+    pub fn forget_session(&mut self, session: &str) {
+        let Some(claims) = self.owners.remove(session) else {
+            return;
         };
+        for claim in claims.list {
+            if let Holder::Live(conn) = claim.holder {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.claims.remove(session);
+                }
+            }
+        }
+    }
+
+    /// Sends `command` (its exact frame text, id `command_id`) to the one
+    /// owner of `session`, or says why not.
+    pub fn route(
+        &mut self,
+        session: &str,
+        command_type: &str,
+        command_id: &str,
+        command: Bytes,
+        now: Instant,
+    ) -> Result<(), Refused> {
+        let Some(claims) = self.owners.get_mut(session) else {
+            return Err(Refused::NoRoute);
+        };
+        claims.expire(now);
+        if claims.list.is_empty() {
+            self.owners.remove(session);
+            return Err(Refused::NoRoute);
+        }
+        let n = claims.list.len();
+        let first = &claims.list[0].source;
+        let mixed = claims.list.iter().any(|c| c.source != *first);
+        let mut live = claims.list.iter().filter_map(|c| match c.holder {
+            Holder::Live(conn) => Some(conn),
+            Holder::Away(_) => None,
+        });
+        let one = live.next();
+        if claims.crowded || mixed || live.next().is_some() {
+            return Err(Refused::Ambiguous(n));
+        }
+        let Some(conn) = one else {
+            let until = claims
+                .list
+                .iter()
+                .filter_map(|c| match c.holder {
+                    Holder::Away(until) => Some(until),
+                    Holder::Live(_) => None,
+                })
+                .max()
+                .unwrap_or(now);
+            return Err(Refused::Away(until.saturating_duration_since(now)));
+        };
+        let session = self
+            .owners
+            .get_key_value(session)
+            .map_or_else(|| Arc::from(session), |(k, _)| k.clone());
+        let owner = self.conns.get_mut(&conn).ok_or(Refused::NoRoute)?;
         if !owner.declared.accepts(command_type) {
             return Err(Refused::Unsupported);
         }
-        owner.commands.try_send(command).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => Refused::Busy,
-            mpsc::error::TrySendError::Closed(_) => Refused::NoRoute,
-        })
+        let queued = owner.queued_bytes();
+        if queued > 0 && queued + command.len() > COMMAND_BYTES {
+            return Err(Refused::BusyBytes(queued));
+        }
+        owner.queued.push_back(command.clone());
+        if let Err(e) = owner.commands.try_send(command) {
+            owner.queued.pop_back();
+            return Err(match e {
+                mpsc::error::TrySendError::Full(_) => Refused::Busy,
+                mpsc::error::TrySendError::Closed(_) => Refused::NoRoute,
+            });
+        }
+        self.remember(command_id, conn, session);
+        Ok(())
     }
 
-    /// The roster entries: one per live (connection, claimed session).
-    pub fn roster(&self) -> Vec<Value> {
+    /// Remembers that command `id` went to `conn`, forgetting the oldest
+    /// past [`ROUTED_ENTRIES`] or [`ROUTED_BYTES`].
+    fn remember(&mut self, id: &str, conn: u64, session: Arc<str>) {
+        self.generation += 1;
+        let id: Arc<str> = Arc::from(id);
+        let size = id.len() + session.len();
+        self.routed.insert(
+            id.clone(),
+            Routed {
+                conn,
+                session,
+                generation: self.generation,
+            },
+        );
+        self.routed_order.push_back((id, self.generation, size));
+        self.routed_bytes += size;
+        while self.routed_order.len() > ROUTED_ENTRIES || self.routed_bytes > ROUTED_BYTES {
+            let Some((old, generation, size)) = self.routed_order.pop_front() else {
+                break;
+            };
+            self.routed_bytes -= size;
+            if self
+                .routed
+                .get(&old)
+                .is_some_and(|r| r.generation == generation)
+            {
+                self.routed.remove(&old);
+            }
+        }
+    }
+
+    /// Whether `conn` may acknowledge command `cause` of `session`: only
+    /// the connection the command was routed to may. Says why not.
+    pub fn check_ack(
+        &self,
+        conn: u64,
+        cause: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<(), String> {
+        let Some(cause) = cause else {
+            return Err(
+                "an acknowledgement needs the command's id as its cause (AEP-0004 §3)".into(),
+            );
+        };
+        match self.routed.get(cause) {
+            Some(r) if r.conn == conn && session == Some(&*r.session) => Ok(()),
+            Some(_) => Err(format!("command {cause:?} was not routed to this connection; only its target acknowledges it (AEP-0004 §8)")),
+            None => Err(format!("this relay routed no command {cause:?} it still remembers (the last {ROUTED_ENTRIES} routed commands, at most {ROUTED_BYTES} bytes of ids); only a command's target acknowledges it")),
+        }
+    }
+
+    /// The roster: one entry per live (connection, claimed session), in
+    /// connection then session order, stopping before `budget` bytes.
+    pub fn roster(&self, budget: usize) -> Roster {
         let mut entries = Vec::new();
+        let mut omitted = 0;
+        let mut used = 0;
         let mut conns: Vec<_> = self.conns.iter().collect();
         conns.sort_by_key(|(id, _)| **id);
         for (_, conn) in conns {
+            if omitted > 0 {
+                omitted += conn.claims.len();
+                continue;
+            }
             let mut claims: Vec<_> = conn.claims.iter().collect();
             claims.sort();
-            for session in claims {
-                let mut entry = Map::new();
-                entry.insert("session".into(), Value::String(session.to_string()));
-                let d = &conn.declared;
-                for (name, value) in [
-                    ("agent", &d.agent),
-                    ("instance", &d.instance),
-                    ("control", &d.control),
-                    ("emits", &d.emits),
-                ] {
-                    if let Some(value) = value {
-                        entry.insert(name.into(), value.clone());
-                    }
+            for (n, session) in claims.iter().enumerate() {
+                // `{"session":"…"…},` with room for escapes in the name.
+                let size = 16 + json_len(session) + conn.members.len();
+                if used + size > budget {
+                    omitted += claims.len() - n;
+                    break;
                 }
-                entries.push(Value::Object(entry));
+                used += size;
+                entries.push(((*session).clone(), conn.members.clone()));
             }
         }
-        entries
+        Roster { entries, omitted }
     }
+
+    /// Claims held by `conn` (for tests of the bounds).
+    #[cfg(test)]
+    fn claims_of(&self, conn: u64) -> usize {
+        self.conns[&conn].claims.len()
+    }
+}
+
+/// The length of `text` as a JSON string's contents, escapes included.
+fn json_len(text: &str) -> usize {
+    text.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    const GRACE: Duration = Duration::from_secs(5);
+    const SRC: &str = "urn:owner";
 
     fn declared(role: Role, accepts: &[&str]) -> Declared {
         Declared {
@@ -208,85 +539,293 @@ mod tests {
         }
     }
 
+    fn routes() -> Routes {
+        Routes::new(GRACE)
+    }
+
+    fn roster_values(routes: &Routes) -> Vec<Value> {
+        let frame: Value =
+            serde_json::from_str(&routes.roster(usize::MAX).frame(&json!("r"))).unwrap();
+        frame["entries"].as_array().unwrap().clone()
+    }
+
     #[test]
     fn one_owner_gets_the_command_bytes() {
-        let mut routes = Routes::default();
+        let now = Instant::now();
+        let mut routes = routes();
         let (tx, mut rx) = mpsc::channel(4);
         routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(1, &Arc::from("s"));
+        routes.claim(1, &Arc::from("s"), SRC, now);
         let cmd = Bytes::from_static(b"{\"type\":\"control.cancel\"}");
-        routes.route("s", "control.cancel", cmd.clone()).unwrap();
+        routes
+            .route("s", "control.cancel", "c1", cmd.clone(), now)
+            .unwrap();
         assert_eq!(rx.try_recv().unwrap(), cmd);
         assert_eq!(
-            routes.route("s", "control.pause", cmd.clone()),
+            routes.route("s", "control.pause", "c2", cmd.clone(), now),
             Err(Refused::Unsupported)
         );
         assert_eq!(
-            routes.route("t", "control.cancel", cmd),
+            routes.route("t", "control.cancel", "c3", cmd, now),
             Err(Refused::NoRoute)
         );
     }
 
     #[test]
     fn two_claimants_are_ambiguous_and_consumers_never_claim() {
-        let mut routes = Routes::default();
+        let now = Instant::now();
+        let mut routes = routes();
         for id in 1..=2 {
             let (tx, _) = mpsc::channel(4);
             routes.connect(id, declared(Role::Both, &["control.cancel"]), tx);
-            routes.claim(id, &Arc::from("s"));
+            routes.claim(id, &Arc::from("s"), SRC, now);
         }
         let (tx, _) = mpsc::channel(4);
         routes.connect(3, declared(Role::Consumer, &["control.cancel"]), tx);
-        routes.claim(3, &Arc::from("c"));
+        routes.claim(3, &Arc::from("c"), SRC, now);
         let cmd = Bytes::from_static(b"{}");
         assert_eq!(
-            routes.route("s", "control.cancel", cmd.clone()),
+            routes.route("s", "control.cancel", "c1", cmd.clone(), now),
             Err(Refused::Ambiguous(2))
         );
         assert_eq!(
-            routes.route("c", "control.cancel", cmd.clone()),
+            routes.route("c", "control.cancel", "c2", cmd.clone(), now),
             Err(Refused::NoRoute)
         );
-        routes.disconnect(2);
+        routes.disconnect(2, now);
         // The remaining owner's channel is closed (its receiver dropped).
         assert_eq!(
-            routes.route("s", "control.cancel", cmd),
+            routes.route("s", "control.cancel", "c3", cmd, now),
             Err(Refused::NoRoute)
         );
-        assert_eq!(routes.roster().len(), 1);
+        assert_eq!(roster_values(&routes).len(), 1);
     }
 
     #[test]
-    fn roster_relays_declarations_verbatim() {
-        let mut routes = Routes::default();
+    fn a_departed_owner_is_held_for_the_grace_and_never_diverted() {
+        let t0 = Instant::now();
+        let mut routes = routes();
+        let s: Arc<str> = Arc::from("s");
+        let (tx, _rx1) = mpsc::channel(4);
+        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(1, &s, SRC, t0);
+        routes.disconnect(1, t0);
+        // An impostor under another source: ambiguous, not a new owner.
+        let (tx, mut rx2) = mpsc::channel(4);
+        routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(2, &s, "urn:impostor", t0 + Duration::from_secs(1));
+        let cmd = Bytes::from_static(b"{}");
+        let at = t0 + Duration::from_secs(2);
+        assert_eq!(
+            routes.route("s", "control.cancel", "c1", cmd.clone(), at),
+            Err(Refused::Ambiguous(2))
+        );
+        assert!(rx2.try_recv().is_err());
+        // Without the impostor, the held claim refuses `no-route`.
+        routes.disconnect(2, at);
+        routes.forget_session("s");
+        routes.connect(
+            3,
+            declared(Role::Emitter, &["control.cancel"]),
+            mpsc::channel(4).0,
+        );
+        routes.claim(3, &s, SRC, at);
+        routes.disconnect(3, at);
+        let refused = routes.route(
+            "s",
+            "control.cancel",
+            "c2",
+            cmd.clone(),
+            at + Duration::from_secs(1),
+        );
+        assert_eq!(refused, Err(Refused::Away(Duration::from_secs(4))));
+        assert_eq!(refused.unwrap_err().code(), "no-route");
+        // The owner's source on a new connection takes the claim over.
+        let (tx, mut rx4) = mpsc::channel(4);
+        routes.connect(4, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(4, &s, SRC, at + Duration::from_secs(2));
+        routes
+            .route(
+                "s",
+                "control.cancel",
+                "c3",
+                cmd.clone(),
+                at + Duration::from_secs(2),
+            )
+            .unwrap();
+        assert_eq!(rx4.try_recv().unwrap(), cmd);
+        assert_eq!(routes.claims_of(4), 1);
+    }
+
+    #[test]
+    fn a_held_claim_expires_after_the_grace() {
+        let t0 = Instant::now();
+        let mut routes = routes();
+        let s: Arc<str> = Arc::from("s");
+        routes.connect(
+            1,
+            declared(Role::Emitter, &["control.cancel"]),
+            mpsc::channel(4).0,
+        );
+        routes.claim(1, &s, SRC, t0);
+        routes.disconnect(1, t0);
+        let (tx, mut rx) = mpsc::channel(4);
+        routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(2, &s, "urn:other", t0 + GRACE);
+        let cmd = Bytes::from_static(b"{}");
+        routes
+            .route("s", "control.cancel", "c1", cmd.clone(), t0 + GRACE)
+            .unwrap();
+        assert_eq!(rx.try_recv().unwrap(), cmd);
+        assert!(routes.owners["s"].list.len() == 1);
+    }
+
+    #[test]
+    fn only_the_target_acknowledges_and_the_memory_is_bounded() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let (tx, mut rx) = mpsc::channel(ROUTED_ENTRIES + 8);
+        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(1, &Arc::from("s"), SRC, now);
+        routes.connect(2, declared(Role::Both, &[]), mpsc::channel(1).0);
+        routes
+            .route("s", "control.cancel", "c0", Bytes::from_static(b"{}"), now)
+            .unwrap();
+        assert_eq!(routes.check_ack(1, Some("c0"), Some("s")), Ok(()));
+        assert!(routes.check_ack(2, Some("c0"), Some("s")).is_err());
+        assert!(routes.check_ack(1, Some("c0"), Some("t")).is_err());
+        assert!(routes.check_ack(1, None, Some("s")).is_err());
+        assert!(routes.check_ack(1, Some("never"), Some("s")).is_err());
+        for n in 1..=ROUTED_ENTRIES {
+            routes
+                .route(
+                    "s",
+                    "control.cancel",
+                    &format!("c{n}"),
+                    Bytes::from_static(b"{}"),
+                    now,
+                )
+                .unwrap();
+            let _ = rx.try_recv();
+        }
+        assert_eq!(routes.routed.len(), ROUTED_ENTRIES);
+        assert!(
+            routes.check_ack(1, Some("c0"), Some("s")).is_err(),
+            "oldest forgotten"
+        );
+        assert_eq!(routes.check_ack(1, Some("c1"), Some("s")), Ok(()));
+        // Bytes: long ids are forgotten sooner.
+        let long = "x".repeat(ROUTED_BYTES / 4);
+        for n in 0..8 {
+            routes
+                .route(
+                    "s",
+                    "control.cancel",
+                    &format!("{long}{n}"),
+                    Bytes::from_static(b"{}"),
+                    now,
+                )
+                .unwrap();
+            let _ = rx.try_recv();
+        }
+        assert!(routes.routed_bytes <= ROUTED_BYTES);
+        assert!(routes.routed.len() < 4);
+    }
+
+    #[test]
+    fn evicted_sessions_lose_their_claims_and_claimants_per_session_are_capped() {
+        let now = Instant::now();
+        let mut routes = routes();
+        routes.connect(
+            1,
+            declared(Role::Emitter, &["control.cancel"]),
+            mpsc::channel(4).0,
+        );
+        for n in 0..100 {
+            routes.claim(1, &Arc::from(format!("s{n}")), SRC, now);
+            if n >= 10 {
+                routes.forget_session(&format!("s{}", n - 10));
+            }
+        }
+        assert_eq!(routes.claims_of(1), 10);
+        assert_eq!(routes.owners.len(), 10);
+        let s: Arc<str> = Arc::from("crowd");
+        for id in 10..10 + MAX_CLAIMANTS as u64 + 1 {
+            routes.connect(
+                id,
+                declared(Role::Emitter, &["control.cancel"]),
+                mpsc::channel(4).0,
+            );
+            routes.claim(id, &s, &format!("urn:{id}"), now);
+        }
+        assert_eq!(routes.owners["crowd"].list.len(), MAX_CLAIMANTS);
+        for id in 10..10 + MAX_CLAIMANTS as u64 {
+            routes.disconnect(id, now);
+        }
+        // The one left over was never recorded: still refused, not routed.
+        let refused = routes.route("crowd", "control.cancel", "c", Bytes::new(), now);
+        assert_eq!(refused, Err(Refused::Ambiguous(MAX_CLAIMANTS)));
+    }
+
+    #[test]
+    fn roster_relays_declarations_verbatim_within_a_budget() {
+        let now = Instant::now();
+        let mut routes = routes();
         let (tx, _rx) = mpsc::channel(4);
         routes.connect(
             1,
             declared(Role::Emitter, &["control.attention.respond"]),
             tx,
         );
-        routes.claim(1, &Arc::from("s1"));
-        routes.claim(1, &Arc::from("s0"));
-        let roster = routes.roster();
+        routes.claim(1, &Arc::from("s1"), SRC, now);
+        routes.claim(1, &Arc::from("s0"), SRC, now);
         assert_eq!(
-            roster,
+            roster_values(&routes),
             [
                 json!({"session": "s0", "agent": "agent-x", "control": {"accepts": ["control.attention.respond"], "ack_window_ms": 10000}}),
                 json!({"session": "s1", "agent": "agent-x", "control": {"accepts": ["control.attention.respond"], "ack_window_ms": 10000}}),
             ]
         );
+        let small = routes.roster(150);
+        assert_eq!((small.entries.len(), small.omitted), (1, 1));
+        let frame: Value = serde_json::from_str(&small.frame(&json!(7))).unwrap();
+        assert_eq!(frame["truncated"], true);
+        assert_eq!(frame["omitted"], 1);
+        assert_eq!(json_len("a\"\n\u{1}"), 1 + 2 + 2 + 6);
     }
 
     #[test]
-    fn a_full_owner_queue_is_busy() {
-        let mut routes = Routes::default();
+    fn a_full_owner_queue_is_busy_in_entries_and_in_bytes() {
+        let now = Instant::now();
+        let mut routes = routes();
         let (tx, _rx) = mpsc::channel(1);
         routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(1, &Arc::from("s"));
-        routes.route("s", "control.cancel", Bytes::new()).unwrap();
+        routes.claim(1, &Arc::from("s"), SRC, now);
+        routes
+            .route("s", "control.cancel", "a", Bytes::new(), now)
+            .unwrap();
         assert_eq!(
-            routes.route("s", "control.cancel", Bytes::new()),
+            routes.route("s", "control.cancel", "b", Bytes::new(), now),
             Err(Refused::Busy)
         );
+        let (tx, mut rx) = mpsc::channel(16);
+        routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(2, &Arc::from("t"), SRC, now);
+        let big = || Bytes::from(vec![b' '; COMMAND_BYTES / 2]);
+        routes
+            .route("t", "control.cancel", "c", big(), now)
+            .unwrap();
+        routes
+            .route("t", "control.cancel", "d", big(), now)
+            .unwrap();
+        assert_eq!(
+            routes.route("t", "control.cancel", "e", Bytes::from_static(b"{}"), now),
+            Err(Refused::BusyBytes(COMMAND_BYTES))
+        );
+        // Once the connection has written one, its bytes no longer count.
+        drop(rx.try_recv().unwrap());
+        routes
+            .route("t", "control.cancel", "f", Bytes::from_static(b"{}"), now)
+            .unwrap();
     }
 }

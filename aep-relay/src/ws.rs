@@ -25,7 +25,7 @@ use crate::http::{error, App, Params};
 use crate::hub::{ReplayItem, Request};
 use crate::ingest;
 use crate::metrics::Refusal;
-use crate::routing::{Declared, Role};
+use crate::routing::{self, Declared, Role};
 use crate::server::ConnectionSlot;
 use crate::subscribe;
 
@@ -330,6 +330,22 @@ impl Connection {
                     .await;
             }
         };
+        let kind = admitted.event.type_();
+        // A consumer sends commands and `attention.routed` only; an ack is
+        // believed only from the connection its command was routed to.
+        let refusal = if !self.role.emits() && !routing::consumer_may_send(kind) {
+            Some(format!("a consumer connection sends only commands (control.*) and attention.routed; {kind} is an emitter's event (connect with role emitter or both)"))
+        } else if routing::is_ack(kind) {
+            self.app.hub.check_ack(self.id, &admitted).err()
+        } else {
+            None
+        };
+        if let Some(detail) = refusal {
+            self.app.hub.metrics.refuse(Refusal::Unauthorized);
+            return self
+                .send_json(json!({"type": "error", "code": "unauthorized", "detail": detail, "cause": cause}))
+                .await;
+        }
         if !admitted.is_command() {
             self.app
                 .hub
@@ -457,9 +473,12 @@ impl Connection {
                 .send_json(json!({"type": "error", "id": id, "code": "unauthorized", "detail": "roster is answered on consumer and both connections (AEP-0003 §4.1)"}))
                 .await;
         }
-        let entries = self.app.hub.roster();
-        self.send_json(json!({"type": "roster", "id": id, "entries": entries}))
-            .await
+        // The reply stays under the frame limit; past it, `truncated` and
+        // `omitted` say how many entries were left out.
+        let envelope = 128 + id.to_string().len();
+        let budget = self.app.hub.config.max_frame.saturating_sub(envelope);
+        let roster = self.app.hub.roster(budget);
+        self.send(Message::Text(roster.frame(&id).into())).await
     }
 
     async fn send_json(&mut self, frame: Value) -> Result<(), End> {

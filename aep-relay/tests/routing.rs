@@ -6,6 +6,8 @@ mod common;
 
 use aep_relay::Config;
 use common::*;
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 const TOKEN: &str = "routing-token";
@@ -147,9 +149,18 @@ async fn without_a_token_commands_are_unauthorized() {
 async fn a_consumer_connection_never_claims() {
     let relay = start_with_token(Config::default(), TOKEN).await;
     let mut watcher = relay.ws("consumer").await;
-    watcher.send(&event("session.started", "watched", 0)).await;
+    relay
+        .post_event(&event("session.started", "watched", 0))
+        .await;
+    // A consumer does not emit a session's events: refused, not ingested.
+    let started = event("progress.status", "watched", 1);
+    watcher.send(&started).await;
+    let frame = watcher.json().await;
+    assert_eq!(
+        (&frame["type"], &frame["code"], &frame["cause"]),
+        (&json!("error"), &json!("unauthorized"), &started["id"])
+    );
     assert!(watcher.sync("sent").await.is_empty());
-    // The event is ingested, but no route to it exists.
     assert_eq!(history_types(&relay, "watched").await, ["session.started"]);
     assert!(watcher.roster("r").await.is_empty());
     let mut sender = relay.ws("consumer").await;
@@ -224,4 +235,199 @@ async fn roster_entries_relay_declarations_verbatim() {
         (Some("error"), Some("unauthorized"), &json!("r-2"))
     );
     assert!(emitter.sync("still-open").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_replayed_duplicate_claims_nothing_and_a_departed_owner_is_not_diverted() {
+    let relay = start_with_token(
+        Config::default().claim_grace(Duration::from_secs(60)),
+        TOKEN,
+    )
+    .await;
+    let accepts = ["control.attention.respond"];
+    let mut owner_ws = relay.ws_hello(emitter_hello("owner/1", &accepts)).await;
+    let started = event("session.started", "job", 0);
+    owner_ws.send(&started).await;
+    assert!(owner_ws.sync("claimed").await.is_empty());
+    // The impostor re-sends the owner's event: a duplicate claims nothing.
+    let mut impostor = relay.ws_hello(emitter_hello("impostor/1", &accepts)).await;
+    impostor.send(&started).await;
+    assert!(impostor.sync("replayed").await.is_empty());
+    let mut sender = relay.ws("consumer").await;
+    let roster = sender.roster("r").await;
+    assert_eq!(roster.len(), 1, "{roster:?}");
+    assert_eq!(roster[0]["instance"], "owner/1");
+
+    // The owner leaves: its claim is held, the command refused, not
+    // handed to the impostor.
+    drop(owner_ws);
+    relay
+        .wait_roster("the owner gone", <[Value]>::is_empty)
+        .await;
+    let frame = refusal(&mut sender, &command("control.attention.respond", "job")).await;
+    assert_eq!(frame["code"], "no-route");
+    assert!(impostor.sync("nothing").await.is_empty());
+
+    // A fresh event under another source makes the session ambiguous.
+    let mut own = event("progress.status", "job", 1);
+    own["source"] = "urn:aep:test:impostor".into();
+    impostor.send(&own).await;
+    assert!(impostor.sync("claimed").await.is_empty());
+    let frame = refusal(&mut sender, &command("control.attention.respond", "job")).await;
+    assert_eq!(frame["code"], "ambiguous");
+    assert!(impostor.sync("still nothing").await.is_empty());
+}
+
+#[tokio::test]
+async fn the_owner_returning_within_the_grace_takes_its_claim_back() {
+    let relay = start_with_token(
+        Config::default().claim_grace(Duration::from_secs(60)),
+        TOKEN,
+    )
+    .await;
+    let first = owner(&relay, "agent/1", &["control.cancel"], "long").await;
+    drop(first);
+    relay.wait_roster("no claim", <[Value]>::is_empty).await;
+    let mut again = relay
+        .ws_hello(emitter_hello("agent/2", &["control.cancel"]))
+        .await;
+    again.send(&status("long", 1, "info")).await;
+    assert!(again.sync("claimed").await.is_empty());
+    let mut sender = relay.ws("consumer").await;
+    let cancel = command("control.cancel", "long");
+    sender.send(&cancel).await;
+    assert_eq!(again.json().await, cancel);
+}
+
+/// An ack of `command` from its target, as `control.accepted`.
+fn ack(command: &Value, ack_type: &str, seq: u64) -> Value {
+    let mut ack = event(ack_type, command["session"].as_str().unwrap(), seq);
+    ack["cause"] = command["id"].clone();
+    ack["data"] = if ack_type == "control.rejected" {
+        json!({"reason": "refused"})
+    } else {
+        json!({})
+    };
+    ack
+}
+
+#[tokio::test]
+async fn a_consumer_sends_only_commands_and_only_the_target_acknowledges() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let mut target = owner(&relay, "t/1", &["control.cancel"], "job").await;
+    let mut sender = relay.ws("both").await;
+    sender
+        .subscribe(json!({"type": "subscribe", "id": "w", "filter": {"session": "job"}}))
+        .await;
+    let cancel = command("control.cancel", "job");
+    sender.send(&cancel).await;
+    assert_eq!(target.json().await, cancel);
+    assert_eq!(sender.json().await["id"], cancel["id"], "the command, live");
+
+    // A consumer forges the target's rejection: refused, not ingested.
+    let mut forger = relay.ws("consumer").await;
+    for forged in [
+        ack(&cancel, "control.rejected", 1),
+        ack(&cancel, "control.accepted", 1),
+        event("session.ended", "job", 1),
+    ] {
+        forger.send(&forged).await;
+        let frame = forger.json().await;
+        assert_eq!(frame["type"], "error", "{forged}");
+        assert_eq!(frame["code"], "unauthorized", "{frame}");
+        assert_eq!(frame["cause"], forged["id"]);
+    }
+    // An emitter that is not the command's target is refused the same.
+    let mut other = owner(&relay, "o/1", &[], "elsewhere").await;
+    let forged = ack(&cancel, "control.rejected", 1);
+    other.send(&forged).await;
+    let frame = other.json().await;
+    assert_eq!(
+        (&frame["code"], &frame["cause"]),
+        (&json!("unauthorized"), &forged["id"])
+    );
+
+    // A consumer may still send commands (and `attention.routed`).
+    let mut routed = command("attention.routed", "job");
+    routed["data"] = json!({"request": "att-1", "to": "ops"});
+    forger.send(&routed).await;
+    let refused: Vec<Value> = forger.sync("routed").await;
+    assert!(
+        refused.iter().all(|f| f["code"] != "unauthorized"),
+        "{refused:?}"
+    );
+
+    // The target's own ack is believed; the sender saw nothing forged.
+    let real = ack(&cancel, "control.accepted", 1);
+    target.send(&real).await;
+    let next = sender
+        .until(|f| f["type"] == "control.accepted" || f["type"] == "control.rejected")
+        .await;
+    assert_eq!(next.last().unwrap()["id"], real["id"], "{next:?}");
+    assert!(next.iter().all(|f| f["type"] != "session.ended"));
+    let types = history_types(&relay, "job").await;
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| t.starts_with("control."))
+            .collect::<Vec<_>>(),
+        ["control.cancel", "control.accepted"]
+    );
+}
+
+#[tokio::test]
+async fn claims_follow_the_buffer_and_the_roster_stays_under_the_frame_limit() {
+    let max_frame = 2048;
+    let relay = start_with_token(
+        Config::default().max_sessions(3).max_frame(max_frame),
+        TOKEN,
+    )
+    .await;
+    let emits: Vec<String> = (0..12).map(|n| format!("x.acme.kind-{n:04}")).collect();
+    let big_hello = |instance: &str| {
+        let mut hello = emitter_hello(instance, &["control.cancel"]);
+        hello["capabilities"]["emits"] = json!(emits);
+        hello
+    };
+    let mut first = relay.ws_hello(big_hello("a/1")).await;
+    for n in 0..10 {
+        first
+            .send(&event("session.started", &format!("s{n}"), 0))
+            .await;
+    }
+    assert!(first.sync("claimed").await.is_empty());
+    let mut consumer = relay.ws("consumer").await;
+    // The buffer holds the last 3 sessions: the claims on the evicted
+    // seven went with them.
+    let sessions: Vec<Value> = consumer
+        .roster("r-1")
+        .await
+        .iter()
+        .map(|e| e["session"].clone())
+        .collect();
+    assert_eq!(sessions, [json!("s7"), json!("s8"), json!("s9")]);
+    let mut sender = relay.ws("consumer").await;
+    let frame = refusal(&mut sender, &command("control.cancel", "s0")).await;
+    assert_eq!(frame["code"], "no-route");
+
+    // Two more claimants of the held sessions: the roster would pass the
+    // frame limit, so it stops short and says how much it left out.
+    let mut claimants = Vec::new();
+    for instance in ["b/1", "c/1"] {
+        let mut more = relay.ws_hello(big_hello(instance)).await;
+        for n in 7..10 {
+            more.send(&event("progress.status", &format!("s{n}"), 1))
+                .await;
+        }
+        assert!(more.sync("claimed").await.is_empty());
+        claimants.push(more);
+    }
+    consumer.send(&json!({"type": "roster", "id": "r-2"})).await;
+    let text = consumer.text().await;
+    assert!(text.len() <= max_frame, "{} bytes", text.len());
+    let frame: Value = serde_json::from_str(&text).unwrap();
+    let shown = frame["entries"].as_array().unwrap().len();
+    assert_eq!(frame["truncated"], true, "{frame}");
+    assert!(shown > 0);
+    assert_eq!(frame["omitted"].as_u64().unwrap() as usize + shown, 9);
 }
