@@ -431,3 +431,35 @@ async fn claims_follow_the_buffer_and_the_roster_stays_under_the_frame_limit() {
     assert!(shown > 0);
     assert_eq!(frame["omitted"].as_u64().unwrap() as usize + shown, 9);
 }
+
+#[tokio::test]
+async fn a_held_claim_ends_with_the_grace() {
+    let relay =
+        start_with_token(Config::default().claim_grace(Duration::from_secs(3)), TOKEN).await;
+    let first = owner(&relay, "agent/1", &["control.cancel"], "brief").await;
+    drop(first);
+    relay.wait_roster("no claim", <[Value]>::is_empty).await;
+    let mut next = relay
+        .ws_hello(emitter_hello("agent/9", &["control.cancel"]))
+        .await;
+    let mut own = status("brief", 1, "info");
+    own["source"] = "urn:aep:test:successor".into();
+    next.send(&own).await;
+    assert!(next.sync("claimed").await.is_empty());
+    // Refused (held, then ambiguous) until the grace ends, then routed
+    // to the one claimant left; bounded in tries, no timing asserted.
+    let mut sender = relay.ws("consumer").await;
+    for n in 0..400 {
+        let cancel = command("control.cancel", "brief");
+        sender.send(&cancel).await;
+        let answers = sender.sync("answer").await;
+        if answers.is_empty() {
+            assert!(n > 0, "the first try falls within the grace");
+            assert_eq!(next.json().await, cancel);
+            return;
+        }
+        assert_eq!(answers[0]["code"], "ambiguous", "{answers:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the held claim never ended");
+}
