@@ -353,7 +353,13 @@ impl Connection {
         let id = frame.get("id").cloned().unwrap_or(Value::Null);
         let refuse = |code: &str, detail: String| json!({"type": "error", "id": id, "code": code, "detail": detail});
         let hub = self.app.hub.clone();
-        let name = id.to_string();
+        let name = match subscribe::id(&id) {
+            Ok(name) => name,
+            Err(r) => {
+                hub.metrics.refuse(Refusal::Limit);
+                return self.send_json(refuse(r.code, r.detail)).await;
+            }
+        };
         if id.is_null() {
             hub.metrics.refuse(Refusal::InvalidFilter);
             return self

@@ -344,3 +344,50 @@ async fn websocket_pings_before_hello_are_not_taken_for_frames() {
     let reply = ws.json().await;
     assert_eq!(reply["type"], "hello", "{reply}");
 }
+
+/// An id whose JSON text is `bytes` long, unique by `n`.
+fn long_id(n: usize, bytes: usize) -> Value {
+    let mut id = format!("{n:04}-");
+    id.push_str(&"i".repeat(bytes - 2 - id.len()));
+    let id = json!(id);
+    assert_eq!(id.to_string().len(), bytes);
+    id
+}
+
+#[tokio::test]
+async fn an_oversize_subscription_id_is_refused_naming_the_limit() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(subscribe(long_id(0, 256), json!({"session": "keep"})))
+        .await;
+    for id in [long_id(1, 257), long_id(2, 16 * 1024)] {
+        let error = refused(&relay, &mut ws, subscribe(id, json!({})), "keep").await;
+        assert_eq!(error["code"], "limit-exceeded");
+        let detail = error["detail"].as_str().unwrap();
+        assert!(detail.contains("256 bytes"), "{detail}");
+    }
+    assert_eq!(relay.health().await["subscriptions"], 1);
+}
+
+#[tokio::test]
+async fn oversize_filters_are_refused_naming_the_limit() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(subscribe(json!("standing"), json!({"session": "keep"})))
+        .await;
+    let sessions: Vec<String> = (0..256).map(|n| format!("s{n}")).collect();
+    ws.subscribe(subscribe(json!("at-bound"), json!({ "session": sessions })))
+        .await;
+    let many: Vec<String> = (0..257).map(|n| format!("s{n}")).collect();
+    let wide = (json!({ "session": many }), "at most 256");
+    let long = (json!({"session": "s".repeat(20_000)}), "16384 bytes");
+    let keys: serde_json::Map<String, Value> =
+        (0..33).map(|n| (format!("x{n}"), json!(1))).collect();
+    let keyed = (Value::Object(keys), "at most 32");
+    for (n, (filter, limit)) in [wide, long, keyed].into_iter().enumerate() {
+        let error = refused(&relay, &mut ws, subscribe(json!(n), filter), "keep").await;
+        assert_eq!(error["code"], "limit-exceeded");
+        let detail = error["detail"].as_str().unwrap();
+        assert!(detail.contains(limit), "{detail}");
+    }
+}
