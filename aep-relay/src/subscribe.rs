@@ -22,6 +22,9 @@ pub(crate) const MAX_FILTER_BYTES: usize = 16 * 1024;
 pub(crate) const MAX_FILTER_KEYS: usize = 32;
 /// Elements of one inclusion array in a filter.
 pub(crate) const MAX_INCLUSION: usize = 256;
+/// Bytes of a WebSocket `hello` frame's text: its declarations
+/// (identity, capabilities) are kept for the connection's life.
+pub(crate) const MAX_HELLO_BYTES: usize = 64 * 1024;
 
 /// A refused subscription: `invalid-filter` or `limit-exceeded`.
 #[derive(Debug, Clone, PartialEq, Eq)]

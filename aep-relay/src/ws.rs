@@ -27,7 +27,7 @@ use crate::ingest;
 use crate::metrics::Refusal;
 use crate::routing::{Declared, Role};
 use crate::server::ConnectionSlot;
-use crate::subscribe;
+use crate::subscribe::{self, MAX_HELLO_BYTES};
 
 /// Commands waiting for one target connection.
 const COMMAND_QUEUE: usize = 256;
@@ -195,6 +195,14 @@ impl Connection {
                 return Err(End::Close(PROTOCOL_ERROR, "hello required"));
             }
         };
+        if text.len() > MAX_HELLO_BYTES {
+            self.send_json(json!({"type": "error", "code": "limit-exceeded", "detail": format!(
+                "hello is {} bytes; this relay takes at most {MAX_HELLO_BYTES}: declare less identity and capabilities",
+                text.len()
+            )}))
+            .await?;
+            return Err(End::Close(MESSAGE_TOO_BIG, "hello-too-large"));
+        }
         let hello: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if hello.get("type").and_then(Value::as_str) != Some("hello") {
             self.send_json(hello_required()).await?;

@@ -391,3 +391,22 @@ async fn oversize_filters_are_refused_naming_the_limit() {
         assert!(detail.contains(limit), "{detail}");
     }
 }
+
+#[tokio::test]
+async fn an_oversize_hello_is_refused_and_closed() {
+    let relay = start(Config::default()).await;
+    let mut big = emitter_hello("big/1", &["control.attention.respond"]);
+    big["identity"]["instance"] = "i".repeat(70 * 1024).into();
+    let mut ws = relay.ws_connect().await;
+    ws.send(&big).await;
+    let (frames, code) = ws.closed().await;
+    assert_eq!(frames[0]["type"], "error", "{frames:?}");
+    assert_eq!(frames[0]["code"], "limit-exceeded");
+    let detail = frames[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("65536"), "{detail}");
+    assert_eq!(code, Some(1009));
+    // A hello under the bound is taken.
+    let mut fits = emitter_hello("fits/1", &[]);
+    fits["capabilities"]["experimental"] = json!({"note": "x".repeat(60 * 1024)});
+    relay.ws_hello(fits).await;
+}
