@@ -25,6 +25,15 @@ pub(crate) const MAX_INCLUSION: usize = 256;
 /// Bytes of a WebSocket `hello` frame's text: its declarations
 /// (identity, capabilities) are kept for the connection's life.
 pub(crate) const MAX_HELLO_BYTES: usize = 64 * 1024;
+/// Positions (subscription, session) a WebSocket connection remembers for
+/// its `closing` frame, across all its subscriptions; the least recently
+/// delivered are forgotten first.
+pub(crate) const MAX_POSITIONS: usize = 4096;
+/// Bytes those remembered positions may hold (session ids counted).
+pub(crate) const MAX_POSITION_BYTES: usize = 512 * 1024;
+/// Bytes of the `closing` frame's `delivered` entries (and never more
+/// than a quarter of `--max-frame`); the most recent positions are kept.
+pub(crate) const CLOSING_BUDGET: usize = 64 * 1024;
 
 /// A refused subscription: `invalid-filter` or `limit-exceeded`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -355,6 +355,65 @@ fn long_id(n: usize, bytes: usize) -> Value {
 }
 
 #[tokio::test]
+async fn the_closing_frame_keeps_the_latest_positions_within_its_budget() {
+    // 64 subscriptions with ids at the bound, each delivered 50 sessions
+    // with long ids: 3,200 positions, about 1.6 MB as a `closing` frame
+    // if all were kept.
+    const SUBS: usize = 64;
+    const SESSIONS: usize = 50;
+    let relay = start(Config::default().queue(8192, 8192)).await;
+    let mut ws = relay.ws("consumer").await;
+    let ids: Vec<Value> = (0..SUBS).map(|n| long_id(n, 256)).collect();
+    for id in &ids {
+        ws.subscribe(subscribe(id.clone(), json!({}))).await;
+    }
+    let session = |n: usize| format!("{n:04}-{}", "s".repeat(200));
+    let events: Vec<Value> = (0..SESSIONS)
+        .map(|n| status(&session(n), 0, "notice"))
+        .collect();
+    relay.post_batch(&events).await;
+    for n in 0..SUBS * SESSIONS {
+        let frame = ws.json().await;
+        assert!(frame.get("seq").is_some(), "delivery {n}: {frame}");
+    }
+    // A binary frame closes the connection with a `closing` frame.
+    ws.send_message(Message::Binary(bytes::Bytes::from_static(b"x")))
+        .await;
+    let mut ws_frames = Vec::new();
+    for _ in 0..4 {
+        match ws.next().await {
+            Got::Text(text) => ws_frames.push(text),
+            _ => break,
+        }
+    }
+    let closing = ws_frames
+        .iter()
+        .find(|text| text.contains("\"closing\""))
+        .unwrap_or_else(|| panic!("no closing frame among {ws_frames:?}"));
+    assert!(
+        closing.len() <= 64 * 1024 + 256,
+        "the closing frame is {} bytes",
+        closing.len()
+    );
+    let closing: Value = serde_json::from_str(closing).unwrap();
+    let delivered = closing["delivered"].as_array().expect("delivered");
+    assert!(delivered.len() > 10, "{} positions", delivered.len());
+    let omitted = closing["omitted"].as_u64().expect("omitted is said");
+    assert_eq!(delivered.len() as u64 + omitted, (SUBS * SESSIONS) as u64);
+    for entry in delivered {
+        assert!(ids.contains(&entry["sub"]), "{entry}");
+        assert_eq!((&entry["epoch"], &entry["seq"]), (&json!(0), &json!(0)));
+    }
+    // The most recent delivery, the last session to the last
+    // subscription fanned out, is among those kept.
+    let last = session(SESSIONS - 1);
+    assert!(
+        delivered.iter().any(|e| e["session"] == last.as_str()),
+        "the latest session is kept"
+    );
+}
+
+#[tokio::test]
 async fn an_oversize_subscription_id_is_refused_naming_the_limit() {
     let relay = start(Config::default()).await;
     let mut ws = relay.ws("consumer").await;
