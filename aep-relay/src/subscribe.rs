@@ -9,6 +9,32 @@ use serde_json::Value;
 
 use crate::hub::From;
 
+// Per-subscription and per-connection bounds. Each one, when hit, is
+// refused on the wire with `limit-exceeded` and a detail naming it.
+
+/// Bytes of a subscription id's JSON text (`"sub-1"` is 7). An id is
+/// echoed in every frame about its subscription and in each `closing`
+/// position, so a long one multiplies.
+pub(crate) const MAX_ID_BYTES: usize = 256;
+/// Bytes of a filter's JSON text (compact, as re-serialized).
+pub(crate) const MAX_FILTER_BYTES: usize = 16 * 1024;
+/// Members (keys) of one filter.
+pub(crate) const MAX_FILTER_KEYS: usize = 32;
+/// Elements of one inclusion array in a filter.
+pub(crate) const MAX_INCLUSION: usize = 256;
+/// Bytes of a WebSocket `hello` frame's text: its declarations
+/// (identity, capabilities) are kept for the connection's life.
+pub(crate) const MAX_HELLO_BYTES: usize = 64 * 1024;
+/// Positions (subscription, session) a WebSocket connection remembers for
+/// its `closing` frame, across all its subscriptions; the least recently
+/// delivered are forgotten first.
+pub(crate) const MAX_POSITIONS: usize = 4096;
+/// Bytes those remembered positions may hold (session ids counted).
+pub(crate) const MAX_POSITION_BYTES: usize = 512 * 1024;
+/// Bytes of the `closing` frame's `delivered` entries (and never more
+/// than a quarter of `--max-frame`); the most recent positions are kept.
+pub(crate) const CLOSING_BUDGET: usize = 64 * 1024;
+
 /// A refused subscription: `invalid-filter` or `limit-exceeded`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refusal {
@@ -23,12 +49,80 @@ fn invalid(detail: impl Into<String>) -> Refusal {
     }
 }
 
-/// The filter (absent: match everything).
-pub(crate) fn filter(value: Option<&Value>) -> Result<Filter, Refusal> {
-    match value {
-        None | Some(Value::Null) => Ok(Filter::all()),
-        Some(value) => Filter::from_value(value).map_err(|e| invalid(e.to_string())),
+fn limit(detail: String) -> Refusal {
+    Refusal {
+        code: "limit-exceeded",
+        detail,
     }
+}
+
+/// A subscription id: its JSON text, at most [`MAX_ID_BYTES`] bytes.
+pub(crate) fn id(value: &Value) -> Result<String, Refusal> {
+    if json_len(value, MAX_ID_BYTES) > MAX_ID_BYTES {
+        return Err(limit(format!(
+            "the subscription id is longer than {MAX_ID_BYTES} bytes of JSON, this relay's limit: use a shorter id"
+        )));
+    }
+    Ok(value.to_string())
+}
+
+/// The filter (absent: match everything), within [`MAX_FILTER_BYTES`],
+/// [`MAX_FILTER_KEYS`] and [`MAX_INCLUSION`].
+pub(crate) fn filter(value: Option<&Value>) -> Result<Filter, Refusal> {
+    let value = match value {
+        None | Some(Value::Null) => return Ok(Filter::all()),
+        Some(value) => value,
+    };
+    if json_len(value, MAX_FILTER_BYTES) > MAX_FILTER_BYTES {
+        return Err(limit(format!(
+            "the filter is longer than {MAX_FILTER_BYTES} bytes of JSON, this relay's limit: \
+             split it into several subscriptions"
+        )));
+    }
+    if let Value::Object(members) = value {
+        if members.len() > MAX_FILTER_KEYS {
+            return Err(limit(format!(
+                "the filter has {} keys; this relay takes at most {MAX_FILTER_KEYS}",
+                members.len()
+            )));
+        }
+        for (key, member) in members {
+            if let Value::Array(elements) = member {
+                if elements.len() > MAX_INCLUSION {
+                    return Err(limit(format!(
+                        "filter key `{key}` lists {} values; this relay takes at most \
+                         {MAX_INCLUSION} per inclusion array: split it into several subscriptions",
+                        elements.len()
+                    )));
+                }
+            }
+        }
+    }
+    Filter::from_value(value).map_err(|e| invalid(e.to_string()))
+}
+
+/// The length of `value`'s compact JSON text, counted up to just past
+/// `cap` (so a huge value is not written out to be measured).
+pub(crate) fn json_len(value: &Value, cap: usize) -> usize {
+    struct Count {
+        n: usize,
+        cap: usize,
+    }
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.n += buf.len();
+            if self.n > self.cap {
+                return Err(std::io::Error::other("past the cap"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count { n: 0, cap };
+    let _ = serde_json::to_writer(&mut count, value);
+    count.n
 }
 
 /// The capture ceiling (absent: as received).
@@ -156,6 +250,36 @@ mod tests {
             "invalid-filter"
         );
         assert_eq!(ceiling(Some("redacted")), Ok(Some(Capture::Redacted)));
+    }
+
+    #[test]
+    fn oversize_ids_and_filters_are_limits() {
+        let at = json!("x".repeat(MAX_ID_BYTES - 2));
+        assert_eq!(id(&at).unwrap().len(), MAX_ID_BYTES);
+        let past = json!("x".repeat(MAX_ID_BYTES - 1));
+        let refused = id(&past).unwrap_err();
+        assert_eq!(refused.code, "limit-exceeded");
+        assert!(refused.detail.contains("256 bytes"), "{}", refused.detail);
+
+        let values: Vec<Value> = (0..MAX_INCLUSION).map(|i| json!(format!("s{i}"))).collect();
+        assert!(filter(Some(&json!({ "session": values }))).is_ok());
+        let values: Vec<Value> = (0..=MAX_INCLUSION).map(|i| json!(i)).collect();
+        let refused = filter(Some(&json!({ "epoch": values }))).unwrap_err();
+        assert_eq!(refused.code, "limit-exceeded");
+        assert!(refused.detail.contains("`epoch`"), "{}", refused.detail);
+
+        let big = json!({"session": "s".repeat(MAX_FILTER_BYTES)});
+        let refused = filter(Some(&big)).unwrap_err();
+        assert_eq!(refused.code, "limit-exceeded");
+        assert!(refused.detail.contains("16384 bytes"), "{}", refused.detail);
+
+        let keys: serde_json::Map<String, Value> = (0..=MAX_FILTER_KEYS)
+            .map(|i| (format!("x{i}"), json!(1)))
+            .collect();
+        let refused = filter(Some(&Value::Object(keys))).unwrap_err();
+        assert!(refused.detail.contains("keys"), "{}", refused.detail);
+        assert_eq!(json_len(&json!([1, 2]), 100), 5);
+        assert!(json_len(&json!("x".repeat(1000)), 10) <= 1002);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! a text frame whose `type` holds a dot is an event (a command is routed,
 //! anything else ingested as over POST), and one without is a frame.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -27,12 +27,10 @@ use crate::ingest;
 use crate::metrics::Refusal;
 use crate::routing::{self, Declared, Role};
 use crate::server::ConnectionSlot;
-use crate::subscribe;
+use crate::subscribe::{self, CLOSING_BUDGET, MAX_HELLO_BYTES, MAX_POSITIONS, MAX_POSITION_BYTES};
 
 /// Commands waiting for one target connection.
 const COMMAND_QUEUE: usize = 256;
-/// Positions remembered per subscription for the `closing` frame.
-const POSITIONS: usize = 1024;
 /// How long a closing peer gets to answer the close handshake.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
@@ -84,27 +82,106 @@ pub(crate) async fn upgrade(
         })
 }
 
-/// One subscription's identity and the positions it delivered.
+/// One subscription's identity.
 struct Sub {
-    /// The `id` the consumer gave, echoed in every frame about it.
+    /// The `id` the consumer gave, echoed in every frame about it (at
+    /// most [`subscribe::MAX_ID_BYTES`] of JSON).
     id: Value,
-    delivered: HashMap<String, (u64, u64)>,
-    order: VecDeque<String>,
 }
 
-impl Sub {
-    fn record(&mut self, session: &str, epoch: u64, seq: u64) {
-        if let Some(position) = self.delivered.get_mut(session) {
-            *position = (epoch, seq);
+/// Bytes one remembered position costs beyond its session id's two
+/// copies: the map entries, the stamp and the position itself.
+const POSITION_OVERHEAD: usize = 96;
+
+/// The last position each subscription of a connection delivered per
+/// session, for the `closing` frame: at most [`MAX_POSITIONS`] entries
+/// and [`MAX_POSITION_BYTES`] bytes for the whole connection, the least
+/// recently delivered forgotten first.
+#[derive(Default)]
+struct Positions {
+    /// (subscription, session) → (epoch, seq, stamp of the last delivery).
+    at: HashMap<u64, HashMap<String, (u64, u64, u64)>>,
+    /// Stamp → (subscription, session), oldest first.
+    recent: BTreeMap<u64, (u64, String)>,
+    next: u64,
+    /// Bytes held, by [`Positions::cost`].
+    bytes: usize,
+    /// Positions forgotten to stay within the bounds.
+    forgotten: u64,
+}
+
+impl Positions {
+    fn cost(session: &str) -> usize {
+        2 * session.len() + POSITION_OVERHEAD
+    }
+
+    fn record(&mut self, sub: u64, session: &str, epoch: u64, seq: u64) {
+        let stamp = self.next;
+        self.next += 1;
+        let subs = self.at.entry(sub).or_default();
+        if let Some(position) = subs.get_mut(session) {
+            if let Some(key) = self.recent.remove(&position.2) {
+                self.recent.insert(stamp, key);
+            }
+            *position = (epoch, seq, stamp);
             return;
         }
-        if self.order.len() >= POSITIONS {
-            if let Some(old) = self.order.pop_front() {
-                self.delivered.remove(&old);
+        subs.insert(session.to_owned(), (epoch, seq, stamp));
+        self.recent.insert(stamp, (sub, session.to_owned()));
+        self.bytes += Self::cost(session);
+        while self.recent.len() > MAX_POSITIONS || self.bytes > MAX_POSITION_BYTES {
+            let Some((_, (sub, session))) = self.recent.pop_first() else {
+                break;
+            };
+            self.forget(sub, &session);
+            self.forgotten += 1;
+        }
+    }
+
+    fn forget(&mut self, sub: u64, session: &str) {
+        if let Some(subs) = self.at.get_mut(&sub) {
+            if subs.remove(session).is_some() {
+                self.bytes -= Self::cost(session);
+            }
+            if subs.is_empty() {
+                self.at.remove(&sub);
             }
         }
-        self.order.push_back(session.to_owned());
-        self.delivered.insert(session.to_owned(), (epoch, seq));
+    }
+
+    /// Drops what an ended subscription delivered.
+    fn remove(&mut self, sub: u64) {
+        for (session, (_, _, stamp)) in self.at.remove(&sub).unwrap_or_default() {
+            self.recent.remove(&stamp);
+            self.bytes -= Self::cost(&session);
+        }
+    }
+
+    /// The `delivered` entries of a `closing` frame, the most recent that
+    /// fit in `budget` bytes of JSON (oldest first), and how many
+    /// positions are left out (forgotten earlier or past the budget).
+    fn closing(&self, subs: &HashMap<u64, Sub>, budget: usize) -> (Vec<Value>, u64) {
+        let mut kept = Vec::new();
+        let mut used = 0;
+        let mut omitted = self.forgotten;
+        for (n, (sub, session)) in self.recent.values().rev().enumerate() {
+            let (Some(s), Some((epoch, seq, _))) = (
+                subs.get(sub),
+                self.at.get(sub).and_then(|at| at.get(session)),
+            ) else {
+                continue;
+            };
+            let entry = json!({"sub": s.id, "session": session, "epoch": epoch, "seq": seq});
+            let len = subscribe::json_len(&entry, budget) + 1;
+            if used + len > budget {
+                omitted += (self.recent.len() - n) as u64;
+                break;
+            }
+            used += len;
+            kept.push(entry);
+        }
+        kept.reverse();
+        (kept, omitted)
     }
 }
 
@@ -126,6 +203,7 @@ struct Connection {
     /// Frame id (as JSON text) → internal subscription id.
     by_name: HashMap<String, u64>,
     subs: HashMap<u64, Sub>,
+    positions: Positions,
     last_heard: Instant,
 }
 
@@ -145,6 +223,7 @@ impl Connection {
             inbox,
             by_name: HashMap::new(),
             subs: HashMap::new(),
+            positions: Positions::default(),
             last_heard: Instant::now(),
         }
     }
@@ -195,6 +274,14 @@ impl Connection {
                 return Err(End::Close(PROTOCOL_ERROR, "hello required"));
             }
         };
+        if text.len() > MAX_HELLO_BYTES {
+            self.send_json(json!({"type": "error", "code": "limit-exceeded", "detail": format!(
+                "hello is {} bytes; this relay takes at most {MAX_HELLO_BYTES}: declare less identity and capabilities",
+                text.len()
+            )}))
+            .await?;
+            return Err(End::Close(MESSAGE_TOO_BIG, "hello-too-large"));
+        }
         let hello: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if hello.get("type").and_then(Value::as_str) != Some("hello") {
             self.send_json(hello_required()).await?;
@@ -254,8 +341,10 @@ impl Connection {
                 Some(command) = commands.recv() => self.send_text(command).await,
                 delivery = self.inbox.rx.recv() => match delivery {
                     Some((sub, stored)) if !self.inbox.overflowed.load(Ordering::Acquire) => {
-                        if let (Some(session), Some(seq), Some(s)) = (&stored.session, stored.seq, self.subs.get_mut(&sub)) {
-                            s.record(session, stored.epoch, seq);
+                        if let (Some(session), Some(seq)) = (&stored.session, stored.seq) {
+                            if self.subs.contains_key(&sub) {
+                                self.positions.record(sub, session, stored.epoch, seq);
+                            }
                         }
                         self.send_text(stored.json()).await
                     }
@@ -369,7 +458,13 @@ impl Connection {
         let id = frame.get("id").cloned().unwrap_or(Value::Null);
         let refuse = |code: &str, detail: String| json!({"type": "error", "id": id, "code": code, "detail": detail});
         let hub = self.app.hub.clone();
-        let name = id.to_string();
+        let name = match subscribe::id(&id) {
+            Ok(name) => name,
+            Err(r) => {
+                hub.metrics.refuse(Refusal::Limit);
+                return self.send_json(refuse(r.code, r.detail)).await;
+            }
+        };
         if id.is_null() {
             hub.metrics.refuse(Refusal::InvalidFilter);
             return self
@@ -422,14 +517,7 @@ impl Connection {
             live: Some((internal, self.outbox.clone())),
         });
         self.by_name.insert(name, internal);
-        self.subs.insert(
-            internal,
-            Sub {
-                id: id.clone(),
-                delivered: HashMap::new(),
-                order: VecDeque::new(),
-            },
-        );
+        self.subs.insert(internal, Sub { id: id.clone() });
         self.send_json(json!({"type": "subscribed", "id": id}))
             .await?;
         for item in replay {
@@ -444,10 +532,8 @@ impl Connection {
                     .await?;
                 }
                 ReplayItem::Event(stored) => {
-                    if let (Some(session), Some(seq), Some(s)) =
-                        (&stored.session, stored.seq, self.subs.get_mut(&internal))
-                    {
-                        s.record(session, stored.epoch, seq);
+                    if let (Some(session), Some(seq)) = (&stored.session, stored.seq) {
+                        self.positions.record(internal, session, stored.epoch, seq);
                     }
                     self.send_text(stored.json()).await?;
                 }
@@ -460,6 +546,7 @@ impl Connection {
         let id = frame.get("id").cloned().unwrap_or(Value::Null);
         if let Some(internal) = self.by_name.remove(&id.to_string()) {
             self.subs.remove(&internal);
+            self.positions.remove(internal);
             self.app.hub.unsubscribe(&[internal]);
         }
         self.send_json(json!({"type": "unsubscribed", "id": id}))
@@ -500,17 +587,18 @@ impl Connection {
     /// A `closing` frame with the delivered positions, the close frame,
     /// and a short wait for the peer's close (a peer that never answers
     /// is dropped).
+    ///
+    /// The frame holds the most recent positions within [`CLOSING_BUDGET`]
+    /// bytes (a quarter of `--max-frame` when that is less); when some
+    /// were forgotten or are left out, `omitted` says how many (a session
+    /// delivered again after it was forgotten counts twice).
     async fn close(&mut self, code: u16, reason: &'static str) {
-        let mut delivered = Vec::new();
-        for sub in self.subs.values() {
-            let mut positions: Vec<_> = sub.delivered.iter().collect();
-            positions.sort();
-            for (session, (epoch, seq)) in positions {
-                delivered
-                    .push(json!({"sub": sub.id, "session": session, "epoch": epoch, "seq": seq}));
-            }
+        let budget = CLOSING_BUDGET.min(self.app.hub.config.max_frame / 4);
+        let (delivered, omitted) = self.positions.closing(&self.subs, budget);
+        let mut closing = json!({"type": "closing", "reason": reason, "delivered": delivered});
+        if omitted > 0 {
+            closing["omitted"] = omitted.into();
         }
-        let closing = json!({"type": "closing", "reason": reason, "delivered": delivered});
         let frame = CloseFrame {
             code,
             reason: reason.into(),
@@ -553,4 +641,97 @@ fn unix_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subs(n: u64, id_bytes: usize) -> HashMap<u64, Sub> {
+        (0..n)
+            .map(|i| {
+                let id = format!("{i:04}{}", "i".repeat(id_bytes - 6));
+                (i, Sub { id: json!(id) })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn positions_are_bounded_per_connection_in_entries_and_bytes() {
+        let mut positions = Positions::default();
+        // Short sessions: the entry bound holds.
+        for sub in 0..64 {
+            for session in 0..1024 {
+                positions.record(sub, &format!("s{session}"), 0, 1);
+            }
+        }
+        assert_eq!(positions.recent.len(), MAX_POSITIONS);
+        let held: usize = positions.at.values().map(HashMap::len).sum();
+        assert_eq!(held, MAX_POSITIONS);
+        assert_eq!(positions.forgotten, 64 * 1024 - MAX_POSITIONS as u64);
+        // Long sessions: the byte bound holds, counting their length.
+        let mut positions = Positions::default();
+        let long = "l".repeat(16 * 1024);
+        for sub in 0..64 {
+            for session in 0..16 {
+                positions.record(sub, &format!("{session:02}{long}"), 0, 1);
+            }
+        }
+        assert!(positions.bytes <= MAX_POSITION_BYTES, "{}", positions.bytes);
+        let counted: usize = positions
+            .at
+            .values()
+            .flat_map(HashMap::keys)
+            .map(|s| Positions::cost(s))
+            .sum();
+        assert_eq!(counted, positions.bytes);
+        assert_eq!(
+            positions.recent.len(),
+            MAX_POSITION_BYTES / (2 * (long.len() + 2) + POSITION_OVERHEAD)
+        );
+        // Removing a subscription gives its bytes back.
+        for sub in 0..64 {
+            positions.remove(sub);
+        }
+        assert_eq!((positions.bytes, positions.recent.len()), (0, 0));
+        assert!(positions.at.is_empty());
+    }
+
+    #[test]
+    fn a_redelivered_position_is_the_most_recent() {
+        let mut positions = Positions::default();
+        positions.record(1, "old", 0, 1);
+        for n in 0..MAX_POSITIONS - 1 {
+            positions.record(1, &format!("s{n}"), 0, 1);
+        }
+        // `old` moves ahead: `s0` is now the one forgotten first.
+        positions.record(1, "old", 0, 2);
+        positions.record(1, "new", 0, 1);
+        assert!(positions.at[&1].contains_key("old"));
+        assert!(!positions.at[&1].contains_key("s0"));
+        assert_eq!(positions.at[&1]["old"].1, 2);
+    }
+
+    #[test]
+    fn the_closing_entries_fit_the_budget_most_recent_kept() {
+        let subs = subs(64, 256);
+        let mut positions = Positions::default();
+        for session in 0..64 {
+            for sub in 0..64 {
+                positions.record(sub, &format!("{session:03}{}", "s".repeat(200)), 3, 9);
+            }
+        }
+        let (kept, omitted) = positions.closing(&subs, CLOSING_BUDGET);
+        let bytes = json!(kept).to_string().len();
+        assert!(bytes <= CLOSING_BUDGET, "{bytes}");
+        assert!(kept.len() > 100, "{}", kept.len());
+        assert_eq!(kept.len() as u64 + omitted, 64 * 64);
+        let last = kept.last().unwrap();
+        assert_eq!(last["sub"], subs[&63].id);
+        assert!(last["session"].as_str().unwrap().starts_with("063"));
+        // A tiny budget keeps nothing and says so.
+        let (kept, omitted) = positions.closing(&subs, 10);
+        assert!(kept.is_empty());
+        assert_eq!(omitted, 64 * 64);
+    }
 }

@@ -428,3 +428,33 @@ async fn a_last_event_id_that_is_no_position_is_refused_not_taken_as_now() {
         assert_eq!(body["error"], "invalid-filter", "{garbage}: {body}");
     }
 }
+
+#[tokio::test]
+async fn an_oversize_filter_is_refused_naming_the_limit() {
+    let relay = start(Config::default()).await;
+    let many: Vec<String> = (0..257).map(|n| format!("s{n}")).collect();
+    let refusals = [
+        (json!({ "session": many }).to_string(), "at most 256"),
+        (
+            json!({"session": "s".repeat(20_000)}).to_string(),
+            "16384 bytes",
+        ),
+    ];
+    for (filter, limit) in refusals {
+        let (status, refusal) = json_body(
+            relay
+                .get(&format!("/stream?filter={}", urlencode(&filter)))
+                .await,
+        )
+        .await;
+        assert_eq!(status, 400);
+        assert_eq!(refusal["error"], "limit-exceeded", "{refusal}");
+        let detail = refusal["detail"].as_str().unwrap();
+        assert!(detail.contains(limit), "{detail}");
+    }
+    // At the bound the stream opens.
+    let at: Vec<String> = (0..256).map(|n| format!("s{n}")).collect();
+    relay
+        .sse(&[("filter", &json!({ "session": at }).to_string())])
+        .await;
+}

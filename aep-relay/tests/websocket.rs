@@ -344,3 +344,128 @@ async fn websocket_pings_before_hello_are_not_taken_for_frames() {
     let reply = ws.json().await;
     assert_eq!(reply["type"], "hello", "{reply}");
 }
+
+/// An id whose JSON text is `bytes` long, unique by `n`.
+fn long_id(n: usize, bytes: usize) -> Value {
+    let mut id = format!("{n:04}-");
+    id.push_str(&"i".repeat(bytes - 2 - id.len()));
+    let id = json!(id);
+    assert_eq!(id.to_string().len(), bytes);
+    id
+}
+
+#[tokio::test]
+async fn the_closing_frame_keeps_the_latest_positions_within_its_budget() {
+    // 64 subscriptions with ids at the bound, each delivered 50 sessions
+    // with long ids: 3,200 positions, about 1.6 MB as a `closing` frame
+    // if all were kept.
+    const SUBS: usize = 64;
+    const SESSIONS: usize = 50;
+    let relay = start(Config::default().queue(8192, 8192)).await;
+    let mut ws = relay.ws("consumer").await;
+    let ids: Vec<Value> = (0..SUBS).map(|n| long_id(n, 256)).collect();
+    for id in &ids {
+        ws.subscribe(subscribe(id.clone(), json!({}))).await;
+    }
+    let session = |n: usize| format!("{n:04}-{}", "s".repeat(200));
+    let events: Vec<Value> = (0..SESSIONS)
+        .map(|n| status(&session(n), 0, "notice"))
+        .collect();
+    relay.post_batch(&events).await;
+    for n in 0..SUBS * SESSIONS {
+        let frame = ws.json().await;
+        assert!(frame.get("seq").is_some(), "delivery {n}: {frame}");
+    }
+    // A binary frame closes the connection with a `closing` frame.
+    ws.send_message(Message::Binary(bytes::Bytes::from_static(b"x")))
+        .await;
+    let mut ws_frames = Vec::new();
+    for _ in 0..4 {
+        match ws.next().await {
+            Got::Text(text) => ws_frames.push(text),
+            _ => break,
+        }
+    }
+    let closing = ws_frames
+        .iter()
+        .find(|text| text.contains("\"closing\""))
+        .unwrap_or_else(|| panic!("no closing frame among {ws_frames:?}"));
+    assert!(
+        closing.len() <= 64 * 1024 + 256,
+        "the closing frame is {} bytes",
+        closing.len()
+    );
+    let closing: Value = serde_json::from_str(closing).unwrap();
+    let delivered = closing["delivered"].as_array().expect("delivered");
+    assert!(delivered.len() > 10, "{} positions", delivered.len());
+    let omitted = closing["omitted"].as_u64().expect("omitted is said");
+    assert_eq!(delivered.len() as u64 + omitted, (SUBS * SESSIONS) as u64);
+    for entry in delivered {
+        assert!(ids.contains(&entry["sub"]), "{entry}");
+        assert_eq!((&entry["epoch"], &entry["seq"]), (&json!(0), &json!(0)));
+    }
+    // The most recent delivery, the last session to the last
+    // subscription fanned out, is among those kept.
+    let last = session(SESSIONS - 1);
+    assert!(
+        delivered.iter().any(|e| e["session"] == last.as_str()),
+        "the latest session is kept"
+    );
+}
+
+#[tokio::test]
+async fn an_oversize_subscription_id_is_refused_naming_the_limit() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(subscribe(long_id(0, 256), json!({"session": "keep"})))
+        .await;
+    for id in [long_id(1, 257), long_id(2, 16 * 1024)] {
+        let error = refused(&relay, &mut ws, subscribe(id, json!({})), "keep").await;
+        assert_eq!(error["code"], "limit-exceeded");
+        let detail = error["detail"].as_str().unwrap();
+        assert!(detail.contains("256 bytes"), "{detail}");
+    }
+    assert_eq!(relay.health().await["subscriptions"], 1);
+}
+
+#[tokio::test]
+async fn oversize_filters_are_refused_naming_the_limit() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(subscribe(json!("standing"), json!({"session": "keep"})))
+        .await;
+    let sessions: Vec<String> = (0..256).map(|n| format!("s{n}")).collect();
+    ws.subscribe(subscribe(json!("at-bound"), json!({ "session": sessions })))
+        .await;
+    let many: Vec<String> = (0..257).map(|n| format!("s{n}")).collect();
+    let wide = (json!({ "session": many }), "at most 256");
+    let long = (json!({"session": "s".repeat(20_000)}), "16384 bytes");
+    let keys: serde_json::Map<String, Value> =
+        (0..33).map(|n| (format!("x{n}"), json!(1))).collect();
+    let keyed = (Value::Object(keys), "at most 32");
+    for (n, (filter, limit)) in [wide, long, keyed].into_iter().enumerate() {
+        let error = refused(&relay, &mut ws, subscribe(json!(n), filter), "keep").await;
+        assert_eq!(error["code"], "limit-exceeded");
+        let detail = error["detail"].as_str().unwrap();
+        assert!(detail.contains(limit), "{detail}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversize_hello_is_refused_and_closed() {
+    let relay = start(Config::default()).await;
+    let mut big = emitter_hello("big/1", &["control.attention.respond"]);
+    big["identity"]["instance"] = "i".repeat(70 * 1024).into();
+    let mut ws = relay.ws_connect().await;
+    ws.send(&big).await;
+    let (frames, code) = ws.closed().await;
+    assert_eq!(frames[0]["type"], "error", "{frames:?}");
+    assert_eq!(frames[0]["code"], "limit-exceeded");
+    let detail = frames[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("65536"), "{detail}");
+    assert_eq!(code, Some(1009));
+    // A hello under the bound is taken.
+    let mut fits = emitter_hello("fits/1", &[]);
+    fits["capabilities"]["experimental"] = json!({"note": "x".repeat(60 * 1024)});
+    relay.ws_hello(fits).await;
+}
