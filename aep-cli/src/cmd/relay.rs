@@ -84,6 +84,17 @@ pub struct Args {
     #[arg(long, env = "AEP_BUFFER", default_value_t = 10_000, value_name = "N")]
     pub buffer: usize,
 
+    /// Bytes of events kept per session for replay; past it the oldest
+    /// are evicted (a resume from before them is told
+    /// `replay-exhausted`). A larger event is delivered live only.
+    #[arg(long, env = "AEP_MAX_BUFFER_BYTES", default_value_t = 32 << 20, value_name = "BYTES")]
+    pub max_buffer_bytes: usize,
+
+    /// Bytes of events kept for replay over all sessions; past it the
+    /// least recently written sessions are evicted.
+    #[arg(long, env = "AEP_MAX_BUFFERED_BYTES", default_value_t = 256 << 20, value_name = "BYTES")]
+    pub max_buffered_bytes: usize,
+
     /// Sessions held at once; the least recently written is evicted.
     #[arg(
         long,
@@ -156,6 +167,16 @@ pub struct Args {
     #[arg(long, env = "AEP_PING_SECS", default_value_t = 15, value_name = "SECS")]
     pub ping_secs: u64,
 
+    /// Seconds a new connection may take to send its request head (the
+    /// token included) before it is closed, freeing its slot.
+    #[arg(
+        long,
+        env = "AEP_HEAD_TIMEOUT_SECS",
+        default_value_t = 10,
+        value_name = "SECS"
+    )]
+    pub head_timeout_secs: u64,
+
     /// The TLS certificate chain (PEM); serve HTTPS and WSS.
     #[arg(long, env = "AEP_TLS_CERT", requires = "tls_key", value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
@@ -218,10 +239,17 @@ pub fn run(args: &Args) -> Status {
         print: args.print_ui_url,
         token: token.as_ref().map(|t| t.expose().to_owned()),
     };
-    let ping = Duration::from_secs(args.ping_secs.max(1));
+    if let Err(message) = check_ranges(args) {
+        diag!("aep relay: error: {message}");
+        return Status::Failure;
+    }
+    let ping = Duration::from_secs(args.ping_secs);
     let mut config = Config::default()
         .token(token)
         .buffer(args.buffer)
+        .max_buffer_bytes(args.max_buffer_bytes)
+        .max_buffered_bytes(args.max_buffered_bytes)
+        .head_timeout(Duration::from_secs(args.head_timeout_secs))
         .max_sessions(args.max_sessions)
         .max_body(args.max_body)
         .max_batch(args.max_batch)
@@ -234,6 +262,10 @@ pub fn run(args: &Args) -> Status {
         .ui(ui.on);
     if let Some(n) = args.max_from {
         config = config.max_from(n);
+    }
+    if let Err(message) = config.validate() {
+        diag!("aep relay: error: {message}");
+        return Status::Failure;
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -327,8 +359,10 @@ async fn serve(listen: SocketAddr, config: Config, secure: bool, ui: UiUrl) -> S
     let shutdown = relay.shutdown_handle();
     tokio::spawn(async move {
         stop.await;
-        tracing::info!("shutting down: draining connections");
+        // The drain first: logging is best-effort (standard error may be
+        // a closed pipe) and must never stand in its way.
         shutdown.shutdown();
+        tracing::info!("shutting down: draining connections");
     });
     match relay.serve(listener).await {
         Ok(drained) => {
@@ -376,6 +410,40 @@ fn signals() -> impl std::future::Future<Output = ()> {
     }
 }
 
+/// The limits the relay's own check cannot see (a zero it would raise to
+/// its least value, the timers): refused with the flag and its range.
+fn check_ranges(args: &Args) -> Result<(), String> {
+    let counts = [
+        ("--buffer", args.buffer),
+        ("--max-sessions", args.max_sessions),
+        ("--max-batch", args.max_batch),
+        ("--max-from", args.max_from.unwrap_or(1)),
+        ("--queue-soft", args.queue_soft),
+        ("--max-subscriptions", args.max_subscriptions),
+        ("--max-connections", args.max_connections),
+    ];
+    for (flag, value) in counts {
+        if value == 0 {
+            return Err(format!("{flag} 0 is out of range: use at least 1"));
+        }
+    }
+    if args.queue_soft >= args.queue_hard {
+        return Err(format!(
+            "--queue-soft {} must be below --queue-hard {}",
+            args.queue_soft, args.queue_hard
+        ));
+    }
+    for (flag, value) in [
+        ("--ping-secs", args.ping_secs),
+        ("--head-timeout-secs", args.head_timeout_secs),
+    ] {
+        if !(1..=3600).contains(&value) {
+            return Err(format!("{flag} {value} is out of range: use 1 to 3600"));
+        }
+    }
+    Ok(())
+}
+
 fn read_token(args: &Args) -> Result<Option<Token>, String> {
     if let Some(path) = &args.token_file {
         let text = std::fs::read_to_string(path)
@@ -399,6 +467,10 @@ fn init_logging(format: LogFormat) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // A failed write (standard error a closed pipe) is dropped: the
+        // default reports it with `eprintln!`, which panics on the same
+        // closed pipe and would take down the task that logged.
+        .log_internal_errors(false)
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
