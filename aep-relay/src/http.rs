@@ -355,6 +355,19 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
                 "commands flow only over the authenticated WebSocket (AEP-0004 §4.1)".to_owned(),
                 Refusal::Command,
             ),
+            Ok(event)
+                if crate::routing::is_ack(event.event.type_())
+                    && app.hub.routed(event.event.cause()) =>
+            {
+                (
+                    "unauthorized",
+                    format!(
+                        "command {:?} was routed to a WebSocket connection; only that connection acknowledges it (AEP-0004 §8)",
+                        event.event.cause().unwrap_or_default()
+                    ),
+                    Refusal::Unauthorized,
+                )
+            }
             Ok(event) => {
                 admitted.push(event);
                 continue;

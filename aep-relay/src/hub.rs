@@ -343,6 +343,13 @@ impl Hub {
             .check_ack(conn, event.cause(), event.session())
     }
 
+    /// Whether `cause` names a command this relay routed and still
+    /// remembers: its acknowledgement is believed only from the
+    /// connection it was routed to, never from a `POST`.
+    pub fn routed(&self, cause: Option<&str>) -> bool {
+        cause.is_some_and(|cause| self.lock().routes.routed(cause))
+    }
+
     /// Routes a command (its exact frame text) to its one owner, then
     /// keeps it in the session's history and fans it out.
     pub fn route(&self, command: &Admitted, frame: Bytes) -> Result<(), Refused> {

@@ -456,6 +456,11 @@ impl Routes {
 
     /// Whether `conn` may acknowledge command `cause` of `session`: only
     /// the connection the command was routed to may. Says why not.
+    /// Whether `command` is a routed command still remembered.
+    pub fn routed(&self, command: &str) -> bool {
+        self.routed.contains_key(command)
+    }
+
     pub fn check_ack(
         &self,
         conn: u64,

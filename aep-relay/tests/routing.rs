@@ -347,6 +347,15 @@ async fn a_consumer_sends_only_commands_and_only_the_target_acknowledges() {
         (&json!("unauthorized"), &forged["id"])
     );
 
+    // Over HTTP too: a POST is never the connection a command went to.
+    let forged = ack(&cancel, "control.rejected", 2);
+    let (status, body) = json_body(relay.post_lines(&[forged.to_string()]).await).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (400, &json!("unauthorized")),
+        "{body}"
+    );
+
     // A consumer may still send commands (and `attention.routed`).
     let mut routed = command("attention.routed", "job");
     routed["data"] = json!({"request": "att-1", "to": "ops"});
