@@ -29,6 +29,12 @@ impl Key {
     }
 }
 
+/// What a buffered entry costs beyond its frame and dedupe key: the
+/// `Stored` itself and its `Arc`, the buffer's `(Key, Arc)` slot, the
+/// dedupe set's entry and the key's `Arc` (a round figure above their
+/// sizes, so the byte bounds hold in resident memory too).
+pub(crate) const ENTRY_OVERHEAD: usize = std::mem::size_of::<Stored>() + 128;
+
 /// One event, serialised once and shared by every delivery of it.
 #[derive(Debug)]
 pub(crate) struct Stored {
@@ -83,9 +89,12 @@ impl Stored {
         self.frame.slice(self.json.clone())
     }
 
-    /// The bytes this entry holds, for the buffered-bytes gauge.
+    /// The bytes this entry holds in a replay buffer, for the byte bounds
+    /// and the buffered-bytes gauge: its frame, its dedupe key, and
+    /// [`ENTRY_OVERHEAD`] for the structures that hold it, so that many
+    /// small events are charged what they cost, not only their text.
     pub fn size(&self) -> usize {
-        self.frame.len()
+        self.frame.len() + self.dedupe.len() + ENTRY_OVERHEAD
     }
 
     /// Its place in a session's history (`minor` 0: a positioned event).
