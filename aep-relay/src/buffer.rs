@@ -266,7 +266,10 @@ impl Buffers {
     /// session's start), up to the last entry held now: what arrives
     /// later is the live subscription's. It holds no event; each
     /// [`read`](Buffers::read) takes the next ones from the buffer as it
-    /// is then.
+    /// is then. (An event that arrives later with a position below the
+    /// last one held, before the cursor passes it, is read by the cursor
+    /// as well as delivered live: a duplicate, which AEP-0003 allows,
+    /// never a gap.)
     pub fn cursor(&self, session: &str, after: Option<Key>) -> Cursor {
         Cursor {
             session: session.to_owned(),
@@ -516,6 +519,58 @@ mod tests {
             seqs(&b.replay("s", Some(Key::after(0, 0)))),
             [None, Some(1)]
         );
+    }
+
+    #[test]
+    fn a_cursor_reads_what_was_held_in_chunks_and_says_what_went_before_it() {
+        let mut b = Buffers::new(4, 10);
+        for seq in 0..4 {
+            b.admit(&stored("s", &format!("e{seq}"), 0, Some(seq)));
+        }
+        let mut cursor = b.cursor("s", None);
+        let read = b.read(&mut cursor, 2);
+        assert_eq!(
+            read.events.iter().map(|s| s.seq).collect::<Vec<_>>(),
+            [Some(0), Some(1)]
+        );
+        assert!(read.exhausted.is_none() && !read.done);
+        // Two more arrive (live's, not the cursor's) and push 0 and 1 out:
+        // nothing the cursor still owed was evicted.
+        b.admit(&stored("s", "e4", 0, Some(4)));
+        b.admit(&stored("s", "e5", 0, Some(5)));
+        let read = b.read(&mut cursor, 2);
+        assert!(read.exhausted.is_none());
+        assert_eq!(
+            read.events.iter().map(|s| s.seq).collect::<Vec<_>>(),
+            [Some(2), Some(3)]
+        );
+        let read = b.read(&mut cursor, 2);
+        assert!(
+            read.events.is_empty() && read.done,
+            "seq 4 and 5 are live's"
+        );
+
+        // A cursor overtaken by eviction says so, once, with the earliest
+        // held, and owes nothing past what was held when it began.
+        let mut cursor = b.cursor_held("s");
+        assert_eq!(b.read(&mut cursor, 1).events[0].seq, Some(2));
+        for seq in 6..12 {
+            b.admit(&stored("s", &format!("e{seq}"), 0, Some(seq)));
+        }
+        let read = b.read(&mut cursor, 1);
+        assert_eq!(read.exhausted, Some(Earliest { epoch: 0, seq: 8 }));
+        assert!(read.events.is_empty() && read.done);
+
+        // A session evicted whole while its cursor waited: said too.
+        let mut b = Buffers::new(4, 1);
+        b.admit(&stored("s", "e0", 0, Some(0)));
+        b.admit(&stored("s", "e1", 0, Some(1)));
+        let mut cursor = b.cursor("s", None);
+        assert_eq!(b.read(&mut cursor, 1).events.len(), 1);
+        b.admit(&stored("t", "t0", 0, Some(0)));
+        let read = b.read(&mut cursor, 1);
+        assert_eq!(read.exhausted, Some(Earliest { epoch: 0, seq: 2 }));
+        assert!(read.done);
     }
 
     #[test]

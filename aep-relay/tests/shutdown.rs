@@ -125,3 +125,73 @@ async fn after_shutdown_nothing_is_accepted() {
         .expect("an answer in time");
     assert!(connected.is_err(), "the listener is closed");
 }
+
+/// While a large batch is fanned out, a subscription gets in and
+/// `/healthz` answers: the batch takes the relay's lock a chunk at a time
+/// and lets those waiting for it in between, so the subscription takes
+/// the rest of the batch live (with the lock held for the whole batch, it
+/// could only register once the batch was done, and would take none of
+/// it), and no worker thread stays blocked behind the batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_and_healthz_get_in_while_a_large_batch_is_fanned_out() {
+    let relay = std::sync::Arc::new(start(Config::default()).await);
+    // Subscriptions that take nothing of the batch but keep its fan-out
+    // busy.
+    let mut consumers = Vec::new();
+    for c in 0..20 {
+        let mut ws = relay.ws("consumer").await;
+        for s in 0..64 {
+            ws.subscribe(json!({"type": "subscribe", "id": format!("{c}-{s}"), "filter": {"session": "elsewhere"}}))
+                .await;
+        }
+        consumers.push(ws);
+    }
+    let mut late = relay.ws("consumer").await;
+    let total = 10_000;
+    let lines: Vec<String> = (0..total)
+        .map(|seq| status("big", seq, "info").to_string())
+        .collect();
+    let poster = relay.clone();
+    let post = tokio::spawn(async move { poster.post_lines(&lines).await.status() });
+
+    // Once the batch is being fanned out (bounded look)...
+    let mut started = false;
+    for _ in 0..2_000 {
+        let seen = relay.metric("aep_relay_events_in_total").await;
+        if seen > 0 && seen < total {
+            started = true;
+            break;
+        }
+        assert!(!post.is_finished(), "the batch ended before it was seen");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert!(started, "the batch was never seen in flight");
+    // ...a live subscription asks for the lock, and /healthz is asked.
+    late.send(&json!({"type": "subscribe", "id": "late", "filter": {"session": "big"}}))
+        .await;
+    let health = tokio::time::timeout(WAIT, relay.health())
+        .await
+        .expect("/healthz answers");
+    assert_eq!(health["ok"], true);
+    assert_eq!(
+        late.json().await,
+        json!({"type": "subscribed", "id": "late"})
+    );
+    assert_eq!(
+        tokio::time::timeout(WAIT, post)
+            .await
+            .expect("the POST ends")
+            .unwrap(),
+        202
+    );
+    // The late subscription took the end of the batch live, in order.
+    let frames = late.until(|f| f["seq"] == total - 1).await;
+    let seqs: Vec<u64> = frames.iter().filter_map(|f| f["seq"].as_u64()).collect();
+    assert!(
+        seqs.len() > 1,
+        "the subscription registered only after the whole batch"
+    );
+    let first = seqs[0];
+    assert_eq!(seqs, (first..total).collect::<Vec<_>>());
+    drop(consumers);
+}
