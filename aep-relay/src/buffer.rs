@@ -11,6 +11,7 @@
 //! the same, with the first position the relay could still hold.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use crate::stored::{Key, Stored};
@@ -91,8 +92,12 @@ pub(crate) struct Buffers {
     sessions: HashMap<Arc<str>, Session>,
     /// Write recency: tick → session.
     recency: BTreeMap<u64, Arc<str>>,
-    tombstones: HashMap<Arc<str>, Key>,
-    tombstone_order: VecDeque<Arc<str>>,
+    /// Evicted sessions' last keys, by a keyed hash of the session id:
+    /// a tombstone costs the same whatever the id's length, so ids of
+    /// evicted sessions cannot hold memory the byte bounds do not count.
+    tombstones: HashMap<u64, Key>,
+    tombstone_order: VecDeque<u64>,
+    tombstone_hasher: RandomState,
     tick: u64,
     bytes: usize,
     events: usize,
@@ -111,6 +116,7 @@ impl Buffers {
             recency: BTreeMap::new(),
             tombstones: HashMap::new(),
             tombstone_order: VecDeque::new(),
+            tombstone_hasher: RandomState::new(),
             tick: 0,
             bytes: 0,
             events: 0,
@@ -140,10 +146,11 @@ impl Buffers {
         if self.sessions.len() >= self.max_sessions && !self.sessions.contains_key(&name) {
             self.make_room();
         }
+        let tomb = self.tombstone_hasher.hash_one(&*name);
         let session = self.sessions.entry(name.clone()).or_insert_with(|| {
-            let evicted = self.tombstones.remove(&name);
+            let evicted = self.tombstones.remove(&tomb);
             if evicted.is_some() {
-                self.tombstone_order.retain(|t| t != &name);
+                self.tombstone_order.retain(|t| *t != tomb);
             }
             Session {
                 evicted,
@@ -238,8 +245,9 @@ impl Buffers {
         self.events -= session.entries.len();
         let last = session.entries.back().map(|(k, _)| *k).max(session.evicted);
         if let Some(last) = last {
-            self.tombstones.insert(name.clone(), last);
-            self.tombstone_order.push_back(name);
+            let tomb = self.tombstone_hasher.hash_one(&*name);
+            self.tombstones.insert(tomb, last);
+            self.tombstone_order.push_back(tomb);
             while self.tombstone_order.len() > self.max_sessions {
                 if let Some(old) = self.tombstone_order.pop_front() {
                     self.tombstones.remove(&old);
@@ -306,7 +314,8 @@ impl Buffers {
             return read;
         }
         let Some(held) = self.sessions.get(cursor.session.as_str()) else {
-            read.exhausted = match self.tombstones.get(cursor.session.as_str()) {
+            let tomb = self.tombstone_hasher.hash_one(cursor.session.as_str());
+            read.exhausted = match self.tombstones.get(&tomb) {
                 Some(last) if cursor.after.is_none_or(|after| *last > after) => Some(Earliest {
                     epoch: last.epoch,
                     seq: u64::try_from(last.seq + 1).unwrap_or(0),
@@ -476,6 +485,24 @@ mod tests {
             .exhausted
             .is_none());
         assert_eq!(b.events(), 3);
+    }
+
+    #[test]
+    fn a_tombstone_keeps_no_copy_of_the_session_id() {
+        let mut b = Buffers::new(10, 1);
+        let long = "s".repeat(64 * 1024);
+        let first = stored(&long, "e0", 0, Some(0));
+        let name = first.session.clone().unwrap();
+        b.admit(&first);
+        drop(first);
+        b.admit(&stored("t", "e1", 0, Some(0))); // evicts the long one
+        b.take_evicted();
+        assert_eq!(Arc::strong_count(&name), 1, "the evicted id is still held");
+        // The tombstone still tells a resume into it what was lost.
+        assert_eq!(
+            b.replay(&long, Some(Key::after(0, -1))).exhausted,
+            Some(Earliest { epoch: 0, seq: 1 })
+        );
     }
 
     #[test]

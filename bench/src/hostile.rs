@@ -376,25 +376,39 @@ pub async fn run(relay: &Relay, attack: &str, scale: Scale) -> Result<Outcome, E
 /// (which the relay answers by closing): how big the `closing` frame is.
 async fn closing(relay: &Relay, scale: Scale) -> Result<String, Error> {
     let mut ws = relay.socket(hello("consumer", None)).await?;
-    let mut taken = 0;
+    // An id the relay refuses is retried at 200 bytes, so the positions
+    // and the `closing` frame are exercised at the bound as well.
+    let (mut taken, mut shorter) = (0, 0);
     let mut refused = None;
     for i in 0..scale.subscriptions {
         let id = format!("{i:04}{}", "i".repeat(scale.id_bytes));
         let reply = ws.subscribe(Value::String(id), json!({})).await?;
         if reply["type"] == "subscribed" {
             taken += 1;
-        } else {
-            refused.get_or_insert_with(|| brief(&reply));
+            continue;
+        }
+        refused.get_or_insert_with(|| brief(&reply));
+        let id = format!("{i:04}{}", "i".repeat(scale.id_bytes.min(200)));
+        if ws.subscribe(Value::String(id), json!({})).await?["type"] == "subscribed" {
+            shorter += 1;
         }
     }
-    let lines: Vec<String> = (0..scale.sessions)
-        .map(|s| event(&format!("closing-{s}"), 0, 0))
-        .collect();
-    relay.post(Bytes::from(lines.join("\n") + "\n")).await?;
-    // Read what was delivered so every position is recorded.
-    let deliveries = taken * scale.sessions;
-    for _ in 0..deliveries {
-        ws.next_text().await?;
+    let refused = refused.map(|r| format!("{r}; {shorter} taken with 200-byte ids instead"));
+    let taken = taken + shorter;
+    // Batches small enough for the consumer's queue, each read before
+    // the next, so every position is recorded.
+    let mut deliveries = 0;
+    let sessions: Vec<usize> = (0..scale.sessions).collect();
+    for group in sessions.chunks(32) {
+        let lines: Vec<String> = group
+            .iter()
+            .map(|s| event(&format!("closing-{s}"), 0, 0))
+            .collect();
+        relay.post(Bytes::from(lines.join("\n") + "\n")).await?;
+        for _ in 0..taken * group.len() {
+            ws.next_text().await?;
+            deliveries += 1;
+        }
     }
     ws.0.send(Message::binary(vec![0u8; 4]))
         .await
@@ -544,7 +558,7 @@ async fn post_owned(target: Target, path: String, lines: Vec<String>) {
 /// Subscriptions with huge inclusion arrays, then events fanned out.
 async fn filters(relay: &Relay, scale: Scale) -> Result<String, Error> {
     let mut ws = relay.socket(hello("consumer", None)).await?;
-    let mut taken = 0;
+    let (mut taken, mut shorter) = (0, 0);
     let mut refused = None;
     for i in 0..scale.subscriptions {
         let mut sessions = strings(scale.filter_bytes, &format!("f{i}-"));
@@ -554,17 +568,30 @@ async fn filters(relay: &Relay, scale: Scale) -> Result<String, Error> {
         let reply = ws.subscribe(json!(i), json!({"session": sessions})).await?;
         if reply["type"] == "subscribed" {
             taken += 1;
-        } else {
-            refused.get_or_insert_with(|| brief(&reply));
+            continue;
+        }
+        refused.get_or_insert_with(|| brief(&reply));
+        // At the bound instead: the most values an inclusion may hold.
+        let mut at_bound = strings(250 * 32, &format!("f{i}-"));
+        if let Some(list) = at_bound.as_array_mut() {
+            list.truncate(255);
+            list.push(Value::String("filters".into()));
+        }
+        let reply = ws.subscribe(json!(i), json!({"session": at_bound})).await?;
+        if reply["type"] == "subscribed" {
+            shorter += 1;
         }
     }
+    let refused =
+        refused.map(|r| format!("{r}; {shorter} taken with 256-value inclusions instead"));
+    let taken = taken + shorter;
     let count = 200;
     let lines: Vec<String> = (0..count).map(|seq| event("filters", seq, 0)).collect();
     let began = Instant::now();
     relay.post(Bytes::from(lines.join("\n") + "\n")).await?;
     let took = began.elapsed();
     Ok(format!(
-        "{taken} subscriptions with {} KiB filters taken{}; {count} events posted in {:.0} ms ({:.2} ms per event)",
+        "{taken} subscriptions taken, asked with {} KiB filters{}; {count} events posted in {:.0} ms ({:.2} ms per event)",
         scale.filter_bytes / 1024,
         refused.map_or(String::new(), |r| format!(" (first refusal: {r})")),
         took.as_secs_f64() * 1000.0,
@@ -609,7 +636,7 @@ async fn replay(relay: &Relay, scale: Scale) -> Result<String, Error> {
 
 /// Idle emitters, each with a large hello.
 async fn hellos(relay: &Relay, scale: Scale) -> Result<String, Error> {
-    let mut held = Vec::new();
+    let (mut held, mut smaller) = (Vec::new(), Vec::new());
     let mut refused = None;
     for i in 0..scale.hellos {
         let emits = strings(scale.hello_bytes, &format!("h{i}."));
@@ -617,17 +644,24 @@ async fn hellos(relay: &Relay, scale: Scale) -> Result<String, Error> {
             Ok(ws) => held.push(ws),
             Err(e) => {
                 refused.get_or_insert_with(|| e.to_string());
+                // At the bound instead: a hello of about 60 KiB.
+                let emits = strings(scale.hello_bytes.min(60 * 1024), &format!("h{i}."));
+                if let Ok(ws) = relay.socket(hello("emitter", Some(emits))).await {
+                    smaller.push(ws);
+                }
             }
         }
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let kept = held.len();
-    drop(held);
+    let (kept, instead) = (held.len(), smaller.len());
+    drop((held, smaller));
     Ok(format!(
         "{kept} of {} emitters with {} KiB hellos held{}",
         scale.hellos,
         scale.hello_bytes / 1024,
-        refused.map_or(String::new(), |r| format!(" (first refusal: {r})"))
+        refused.map_or(String::new(), |r| format!(
+            " (first refusal: {r}; {instead} held with 60 KiB hellos instead)"
+        ))
     ))
 }
 
