@@ -63,6 +63,7 @@ pub struct Config {
     pub(crate) buffer: usize,
     pub(crate) max_buffer_bytes: usize,
     pub(crate) max_buffered_bytes: usize,
+    pub(crate) max_inflight_bytes: usize,
     pub(crate) max_sessions: usize,
     pub(crate) max_body: usize,
     pub(crate) max_batch: usize,
@@ -89,6 +90,7 @@ impl Default for Config {
             buffer: 10_000,
             max_buffer_bytes: 32 << 20,
             max_buffered_bytes: 256 << 20,
+            max_inflight_bytes: 64 << 20,
             max_sessions: 500,
             max_body: 16 << 20,
             max_batch: 10_000,
@@ -140,6 +142,16 @@ impl Config {
     /// it the least recently written sessions are evicted first.
     pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_bytes = bytes;
+        self
+    }
+
+    /// Bytes of `POST /events` bodies read and ingested at once, over all
+    /// connections (default 64 MiB): a POST that would take more is
+    /// answered `503 {"error":"busy"}` with `Retry-After`, before its body
+    /// is read. A body counts its `Content-Length`, or `--max-body` when
+    /// it has none. At least `--max-body`.
+    pub fn max_inflight_bytes(mut self, bytes: usize) -> Self {
+        self.max_inflight_bytes = bytes;
         self
     }
 
@@ -280,7 +292,7 @@ impl Config {
         } else {
             GIB
         };
-        let ranges: [(&str, usize, usize, usize, &str); 11] = [
+        let ranges: [(&str, usize, usize, usize, &str); 12] = [
             ("--buffer", self.buffer, 1, 1_000_000, ""),
             ("--max-sessions", self.max_sessions, 1, 1_000_000, ""),
             ("--max-body", self.max_body, 1024, GIB, " bytes"),
@@ -296,6 +308,13 @@ impl Config {
                 1024,
                 max_total,
                 " bytes",
+            ),
+            (
+                "--max-inflight-bytes",
+                self.max_inflight_bytes,
+                self.max_body,
+                max_total,
+                " bytes (at least --max-body)",
             ),
             (
                 "--max-buffer-bytes",

@@ -30,6 +30,9 @@ pub(crate) struct App {
     /// Upgraded WebSocket connections, which outlive their HTTP request.
     pub sockets: TaskTracker,
     pub started: Instant,
+    /// KiB of `POST` bodies that may be read and ingested at once
+    /// (`--max-inflight-bytes`).
+    pub inflight: Arc<tokio::sync::Semaphore>,
 }
 
 /// The query parameters of a request.
@@ -326,6 +329,26 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
     if declared.is_some_and(|n| n > max_body as u64) {
         return refuse(Refusal::TooLarge, too_large(max_body));
     }
+    // The body and what it parses into are held until the ingest ends:
+    // over all connections, at most `--max-inflight-bytes` of them.
+    let need = declared
+        .map_or(max_body, |n| n as usize)
+        .div_ceil(1024)
+        .max(1);
+    let Ok(_inflight) = app
+        .inflight
+        .clone()
+        .try_acquire_many_owned(u32::try_from(need).unwrap_or(u32::MAX))
+    else {
+        let mut response = json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"error": "busy", "detail": format!("the relay is reading {} bytes of other requests, its --max-inflight-bytes; retry shortly", app.hub.config.max_inflight_bytes)}),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return refuse(Refusal::Limit, response);
+    };
     let body = match read_body(request.into_body(), max_body).await {
         Ok(body) => body,
         Err(response) => return refuse(Refusal::TooLarge, response),
@@ -357,13 +380,13 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
             ),
             Ok(event)
                 if crate::routing::is_ack(event.event.type_())
-                    && app.hub.routed(event.event.cause()) =>
+                    && app.hub.owned(event.event.session()) =>
             {
                 (
                     "unauthorized",
                     format!(
-                        "command {:?} was routed to a WebSocket connection; only that connection acknowledges it (AEP-0004 §8)",
-                        event.event.cause().unwrap_or_default()
+                        "session {:?} has an owner connected (or returning); only its connection acknowledges the commands it was sent (AEP-0004 §8)",
+                        event.event.session().unwrap_or_default()
                     ),
                     Refusal::Unauthorized,
                 )

@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::fanout::{self, Forms, Outbox, Subscriber};
 use crate::ingest::Admitted;
 use crate::metrics::Metrics;
-use crate::routing::{Declared, Refused, Roster, Routes};
+use crate::routing::{Claiming, Declared, Refused, Roster, Routes};
 use crate::stored::{Key, Stored};
 
 /// The events of a batch buffered and fanned out under one taking of the
@@ -196,21 +196,29 @@ impl Hub {
             let mut cut = 0;
             for admitted in chunk {
                 self.metrics.events_in.inc();
-                let admission = state.buffers.admit(&admitted.stored);
-                if admission == Admission::Duplicate {
+                let duplicate = state.buffers.admit(&admitted.stored) == Admission::Duplicate;
+                if duplicate {
                     self.metrics.duplicates.inc();
                 }
                 forget_evicted(state);
-                // Only an event the buffer accepted claims its session, under
-                // its own `source` (a replayed duplicate claims nothing).
-                if let (Admission::Buffered, Some(conn), Some(session), Some(_)) = (
-                    &admission,
-                    from,
-                    &admitted.stored.session,
-                    admitted.stored.seq,
-                ) {
+                // A positioned event claims its session under its `source`;
+                // a re-sent one (a duplicate) only while nobody holds the
+                // session live: an agent back on a new connection re-sends
+                // what it is not sure arrived and owns its session again
+                // by it, but an impostor re-sending the owner's events
+                // while the owner is connected claims nothing.
+                if let (Some(conn), Some(session), Some(_)) =
+                    (from, &admitted.stored.session, admitted.stored.seq)
+                {
                     let source = admitted.event.source();
-                    state.routes.claim(conn, session, source, Instant::now());
+                    let claim = if duplicate {
+                        Claiming::Resent
+                    } else {
+                        Claiming::Fresh
+                    };
+                    state
+                        .routes
+                        .claim(conn, session, source, claim, Instant::now());
                 }
                 cut += fanout::fan_out(
                     &state.subscribers,
@@ -340,14 +348,14 @@ impl Hub {
         let event = &ack.event;
         self.lock()
             .routes
-            .check_ack(conn, event.cause(), event.session())
+            .check_ack(conn, event.session(), event.source(), Instant::now())
     }
 
-    /// Whether `cause` names a command this relay routed and still
-    /// remembers: its acknowledgement is believed only from the
-    /// connection it was routed to, never from a `POST`.
-    pub fn routed(&self, cause: Option<&str>) -> bool {
-        cause.is_some_and(|cause| self.lock().routes.routed(cause))
+    /// Whether `session` has an owner (a live claim, or one held for its
+    /// return): acks of its commands then come over the owner's
+    /// connection, never a `POST`.
+    pub fn owned(&self, session: Option<&str>) -> bool {
+        session.is_some_and(|s| self.lock().routes.owned(s, Instant::now()))
     }
 
     /// Routes a command (its exact frame text) to its one owner, then
@@ -361,7 +369,7 @@ impl Hub {
         let event = &command.event;
         state
             .routes
-            .route(session, event.type_(), event.id(), frame, Instant::now())?;
+            .route(session, event.type_(), frame, Instant::now())?;
         self.metrics.commands_routed.inc();
         self.metrics.events_in.inc();
         let state = &mut *state;

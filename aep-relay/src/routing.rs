@@ -3,23 +3,25 @@
 //! Routing denies, never diverts (AEP-0001 §12, AEP-0004 §8):
 //!
 //! - **Who claims.** A WebSocket connection of role `emitter` or `both`
-//!   claims a session when the buffer *accepts* one of its positioned
-//!   events of that session (a duplicate claims nothing), and the claim is
-//!   tied to that event's `source`. A `consumer` connection never claims,
-//!   and a command claims nothing.
+//!   claims a session with a positioned event of that session, tied to the
+//!   event's `source`; an event the buffer already held (re-sent) claims
+//!   only a session no connection holds live. A `consumer` connection
+//!   never claims, and a command claims nothing.
 //! - **Grace.** When its connection leaves, a claim is held for a grace
 //!   (`Config::claim_grace`): meanwhile a command to the session is
-//!   refused `no-route`, and only a connection emitting an accepted event
-//!   of the session under the same `source` takes the claim over.
+//!   refused `no-route`, and only a connection emitting an event of the
+//!   session under the same `source` takes the claim over.
 //! - **One target.** A command goes to exactly one live claimant, byte for
 //!   byte. None is `no-route`; several live claimants, or claims (live or
 //!   in grace) under different sources, are `ambiguous`; a claimant whose
 //!   declared `control.accepts` lacks the type is `unsupported` on its
 //!   behalf; a full command queue (entries or bytes) is `busy`.
-//! - **Whose ack.** An ack (`control.accepted`, `control.rejected`) is
-//!   believed only from the connection its command was routed to; the
-//!   relay remembers the last [`ROUTED_ENTRIES`] routed commands (at most
-//!   [`ROUTED_BYTES`] of ids), oldest forgotten first.
+//! - **Whose ack.** An ack (`control.accepted`, `control.rejected`) speaks
+//!   for the command's target, the session's owner: it is believed from the
+//!   owner's connection, from one taking the claim over under the same
+//!   `source` (an agent back after its connection dropped), and on a
+//!   session nobody owns; from any other connection, or over `POST` while
+//!   the session has an owner, it is refused.
 //! - **Bounds.** Claims follow the buffer: a session the buffer evicts
 //!   loses its claims, so a connection holds at most `max_sessions`
 //!   claims; a session holds at most [`MAX_CLAIMANTS`] claims (past it the
@@ -39,10 +41,6 @@ use tokio::sync::mpsc;
 /// Claims one session may hold at once (live or in grace); past it the
 /// session is `ambiguous` until its claims are gone.
 pub(crate) const MAX_CLAIMANTS: usize = 16;
-/// Routed commands remembered for checking their acks.
-pub(crate) const ROUTED_ENTRIES: usize = 4096;
-/// Bytes of command ids and sessions remembered for checking acks.
-pub(crate) const ROUTED_BYTES: usize = 1 << 20;
 /// Bytes of commands waiting for one target connection (besides the
 /// entry bound of its queue); a command is always taken into an empty
 /// queue, however large.
@@ -178,6 +176,16 @@ impl Claims {
     }
 }
 
+/// How the event that claims a session reached the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claiming {
+    /// A new event: it claims.
+    Fresh,
+    /// One the buffer already held (the same `source` and `id`): it claims
+    /// only a session no connection holds live.
+    Resent,
+}
+
 /// The refusal codes of AEP-0004 §4.2 (and `busy` when the owner's
 /// command queue is full).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,23 +225,11 @@ impl Refused {
     }
 }
 
-/// A routed command, remembered so its ack is believed only from the
-/// connection it went to.
-struct Routed {
-    conn: u64,
-    session: Arc<str>,
-    generation: u64,
-}
-
-/// Connections, their claims, and the routed commands awaiting acks.
+/// Connections and their claims.
 pub(crate) struct Routes {
     grace: Duration,
     conns: HashMap<u64, Conn>,
     owners: HashMap<Arc<str>, Claims>,
-    routed: HashMap<Arc<str>, Routed>,
-    routed_order: VecDeque<(Arc<str>, u64, usize)>,
-    routed_bytes: usize,
-    generation: u64,
 }
 
 /// A roster snapshot: `(session, serialized members)` per live claim,
@@ -274,10 +270,6 @@ impl Routes {
             grace,
             conns: HashMap::new(),
             owners: HashMap::new(),
-            routed: HashMap::new(),
-            routed_order: VecDeque::new(),
-            routed_bytes: 0,
-            generation: 0,
         }
     }
 
@@ -317,7 +309,14 @@ impl Routes {
 
     /// Records that the buffer accepted `conn`'s positioned event of
     /// `session` under `source`.
-    pub fn claim(&mut self, conn: u64, session: &Arc<str>, source: &str, now: Instant) {
+    pub fn claim(
+        &mut self,
+        conn: u64,
+        session: &Arc<str>,
+        source: &str,
+        claiming: Claiming,
+        now: Instant,
+    ) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -326,6 +325,18 @@ impl Routes {
         }
         let claims = self.owners.entry(session.clone()).or_default();
         claims.expire(now);
+        if claims.list.is_empty() {
+            // Every recorded claim is gone: a crowd that came before counts
+            // no more.
+            claims.crowded = false;
+        }
+        let held_live = claims
+            .list
+            .iter()
+            .any(|c| matches!(c.holder, Holder::Live(_)));
+        if claiming == Claiming::Resent && held_live {
+            return;
+        }
         let away = claims
             .list
             .iter_mut()
@@ -358,13 +369,12 @@ impl Routes {
         }
     }
 
-    /// Sends `command` (its exact frame text, id `command_id`) to the one
-    /// owner of `session`, or says why not.
+    /// Sends `command` (its exact frame text) to the one owner of
+    /// `session`, or says why not.
     pub fn route(
         &mut self,
         session: &str,
         command_type: &str,
-        command_id: &str,
         command: Bytes,
         now: Instant,
     ) -> Result<(), Refused> {
@@ -399,10 +409,6 @@ impl Routes {
                 .unwrap_or(now);
             return Err(Refused::Away(until.saturating_duration_since(now)));
         };
-        let session = self
-            .owners
-            .get_key_value(session)
-            .map_or_else(|| Arc::from(session), |(k, _)| k.clone());
         let owner = self.conns.get_mut(&conn).ok_or(Refused::NoRoute)?;
         if !owner.declared.accepts(command_type) {
             return Err(Refused::Unsupported);
@@ -419,64 +425,53 @@ impl Routes {
                 mpsc::error::TrySendError::Closed(_) => Refused::NoRoute,
             });
         }
-        self.remember(command_id, conn, session);
         Ok(())
     }
 
-    /// Remembers that command `id` went to `conn`, forgetting the oldest
-    /// past [`ROUTED_ENTRIES`] or [`ROUTED_BYTES`].
-    fn remember(&mut self, id: &str, conn: u64, session: Arc<str>) {
-        self.generation += 1;
-        let id: Arc<str> = Arc::from(id);
-        let size = id.len() + session.len();
-        self.routed.insert(
-            id.clone(),
-            Routed {
-                conn,
-                session,
-                generation: self.generation,
-            },
-        );
-        self.routed_order.push_back((id, self.generation, size));
-        self.routed_bytes += size;
-        while self.routed_order.len() > ROUTED_ENTRIES || self.routed_bytes > ROUTED_BYTES {
-            let Some((old, generation, size)) = self.routed_order.pop_front() else {
-                break;
-            };
-            self.routed_bytes -= size;
-            if self
-                .routed
-                .get(&old)
-                .is_some_and(|r| r.generation == generation)
-            {
-                self.routed.remove(&old);
-            }
-        }
+    /// Whether `session` has an owner: a live claim, or one held for its
+    /// owner's return. Acks of its commands then come from that owner's
+    /// connection only, never from a `POST`.
+    pub fn owned(&mut self, session: &str, now: Instant) -> bool {
+        self.owners.get_mut(session).is_some_and(|claims| {
+            claims.expire(now);
+            !claims.list.is_empty()
+        })
     }
 
-    /// Whether `conn` may acknowledge command `cause` of `session`: only
-    /// the connection the command was routed to may. Says why not.
-    /// Whether `command` is a routed command still remembered.
-    pub fn routed(&self, command: &str) -> bool {
-        self.routed.contains_key(command)
-    }
-
+    /// Whether `conn` may acknowledge a command to `session` with an event
+    /// under `source` (AEP-0004 §8: an ack speaks for the command's
+    /// target, so it comes from the session's owner): yes from the
+    /// connection that owns it, or from one that takes the claim over with
+    /// this very event (no other connection holds it live, and every claim
+    /// held for a returning owner is under `source`), and on a session
+    /// nobody owns. Says why not.
     pub fn check_ack(
-        &self,
+        &mut self,
         conn: u64,
-        cause: Option<&str>,
         session: Option<&str>,
+        source: &str,
+        now: Instant,
     ) -> Result<(), String> {
-        let Some(cause) = cause else {
-            return Err(
-                "an acknowledgement needs the command's id as its cause (AEP-0004 §3)".into(),
-            );
+        let Some(session) = session else {
+            return Err("an acknowledgement names the session of its command (AEP-0004 §3)".into());
         };
-        match self.routed.get(cause) {
-            Some(r) if r.conn == conn && session == Some(&*r.session) => Ok(()),
-            Some(_) => Err(format!("command {cause:?} was not routed to this connection; only its target acknowledges it (AEP-0004 §8)")),
-            None => Err(format!("this relay routed no command {cause:?} it still remembers (the last {ROUTED_ENTRIES} routed commands, at most {ROUTED_BYTES} bytes of ids); only a command's target acknowledges it")),
+        let Some(claims) = self.owners.get_mut(session) else {
+            return Ok(());
+        };
+        claims.expire(now);
+        let mine = claims
+            .list
+            .iter()
+            .any(|c| matches!(c.holder, Holder::Live(live) if live == conn));
+        let other_live = claims
+            .list
+            .iter()
+            .any(|c| matches!(c.holder, Holder::Live(live) if live != conn));
+        let foreign = claims.list.iter().any(|c| &*c.source != source);
+        if mine || (!other_live && !foreign) {
+            return Ok(());
         }
+        Err(format!("session {session:?} is owned by another connection; only its owner acknowledges the commands it was sent (AEP-0004 §8)"))
     }
 
     /// The roster: one entry per live (connection, claimed session), in
@@ -560,18 +555,18 @@ mod tests {
         let mut routes = routes();
         let (tx, mut rx) = mpsc::channel(4);
         routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(1, &Arc::from("s"), SRC, now);
+        routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
         let cmd = Bytes::from_static(b"{\"type\":\"control.cancel\"}");
         routes
-            .route("s", "control.cancel", "c1", cmd.clone(), now)
+            .route("s", "control.cancel", cmd.clone(), now)
             .unwrap();
         assert_eq!(rx.try_recv().unwrap(), cmd);
         assert_eq!(
-            routes.route("s", "control.pause", "c2", cmd.clone(), now),
+            routes.route("s", "control.pause", cmd.clone(), now),
             Err(Refused::Unsupported)
         );
         assert_eq!(
-            routes.route("t", "control.cancel", "c3", cmd, now),
+            routes.route("t", "control.cancel", cmd, now),
             Err(Refused::NoRoute)
         );
     }
@@ -583,24 +578,24 @@ mod tests {
         for id in 1..=2 {
             let (tx, _) = mpsc::channel(4);
             routes.connect(id, declared(Role::Both, &["control.cancel"]), tx);
-            routes.claim(id, &Arc::from("s"), SRC, now);
+            routes.claim(id, &Arc::from("s"), SRC, Claiming::Fresh, now);
         }
         let (tx, _) = mpsc::channel(4);
         routes.connect(3, declared(Role::Consumer, &["control.cancel"]), tx);
-        routes.claim(3, &Arc::from("c"), SRC, now);
+        routes.claim(3, &Arc::from("c"), SRC, Claiming::Fresh, now);
         let cmd = Bytes::from_static(b"{}");
         assert_eq!(
-            routes.route("s", "control.cancel", "c1", cmd.clone(), now),
+            routes.route("s", "control.cancel", cmd.clone(), now),
             Err(Refused::Ambiguous(2))
         );
         assert_eq!(
-            routes.route("c", "control.cancel", "c2", cmd.clone(), now),
+            routes.route("c", "control.cancel", cmd.clone(), now),
             Err(Refused::NoRoute)
         );
         routes.disconnect(2, now);
         // The remaining owner's channel is closed (its receiver dropped).
         assert_eq!(
-            routes.route("s", "control.cancel", "c3", cmd, now),
+            routes.route("s", "control.cancel", cmd, now),
             Err(Refused::NoRoute)
         );
         assert_eq!(roster_values(&routes).len(), 1);
@@ -613,16 +608,22 @@ mod tests {
         let s: Arc<str> = Arc::from("s");
         let (tx, _rx1) = mpsc::channel(4);
         routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(1, &s, SRC, t0);
+        routes.claim(1, &s, SRC, Claiming::Fresh, t0);
         routes.disconnect(1, t0);
         // An impostor under another source: ambiguous, not a new owner.
         let (tx, mut rx2) = mpsc::channel(4);
         routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(2, &s, "urn:impostor", t0 + Duration::from_secs(1));
+        routes.claim(
+            2,
+            &s,
+            "urn:impostor",
+            Claiming::Fresh,
+            t0 + Duration::from_secs(1),
+        );
         let cmd = Bytes::from_static(b"{}");
         let at = t0 + Duration::from_secs(2);
         assert_eq!(
-            routes.route("s", "control.cancel", "c1", cmd.clone(), at),
+            routes.route("s", "control.cancel", cmd.clone(), at),
             Err(Refused::Ambiguous(2))
         );
         assert!(rx2.try_recv().is_err());
@@ -634,12 +635,11 @@ mod tests {
             declared(Role::Emitter, &["control.cancel"]),
             mpsc::channel(4).0,
         );
-        routes.claim(3, &s, SRC, at);
+        routes.claim(3, &s, SRC, Claiming::Fresh, at);
         routes.disconnect(3, at);
         let refused = routes.route(
             "s",
             "control.cancel",
-            "c2",
             cmd.clone(),
             at + Duration::from_secs(1),
         );
@@ -648,12 +648,11 @@ mod tests {
         // The owner's source on a new connection takes the claim over.
         let (tx, mut rx4) = mpsc::channel(4);
         routes.connect(4, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(4, &s, SRC, at + Duration::from_secs(2));
+        routes.claim(4, &s, SRC, Claiming::Fresh, at + Duration::from_secs(2));
         routes
             .route(
                 "s",
                 "control.cancel",
-                "c3",
                 cmd.clone(),
                 at + Duration::from_secs(2),
             )
@@ -672,69 +671,82 @@ mod tests {
             declared(Role::Emitter, &["control.cancel"]),
             mpsc::channel(4).0,
         );
-        routes.claim(1, &s, SRC, t0);
+        routes.claim(1, &s, SRC, Claiming::Fresh, t0);
         routes.disconnect(1, t0);
         let (tx, mut rx) = mpsc::channel(4);
         routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(2, &s, "urn:other", t0 + GRACE);
+        routes.claim(2, &s, "urn:other", Claiming::Fresh, t0 + GRACE);
         let cmd = Bytes::from_static(b"{}");
         routes
-            .route("s", "control.cancel", "c1", cmd.clone(), t0 + GRACE)
+            .route("s", "control.cancel", cmd.clone(), t0 + GRACE)
             .unwrap();
         assert_eq!(rx.try_recv().unwrap(), cmd);
         assert!(routes.owners["s"].list.len() == 1);
     }
 
     #[test]
-    fn only_the_target_acknowledges_and_the_memory_is_bounded() {
+    fn only_the_owner_acknowledges_and_a_returning_owner_does_too() {
         let now = Instant::now();
         let mut routes = routes();
-        let (tx, mut rx) = mpsc::channel(ROUTED_ENTRIES + 8);
-        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(1, &Arc::from("s"), SRC, now);
+        routes.connect(1, declared(Role::Emitter, &[]), mpsc::channel(1).0);
+        routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
         routes.connect(2, declared(Role::Both, &[]), mpsc::channel(1).0);
-        routes
-            .route("s", "control.cancel", "c0", Bytes::from_static(b"{}"), now)
-            .unwrap();
-        assert_eq!(routes.check_ack(1, Some("c0"), Some("s")), Ok(()));
-        assert!(routes.check_ack(2, Some("c0"), Some("s")).is_err());
-        assert!(routes.check_ack(1, Some("c0"), Some("t")).is_err());
-        assert!(routes.check_ack(1, None, Some("s")).is_err());
-        assert!(routes.check_ack(1, Some("never"), Some("s")).is_err());
-        for n in 1..=ROUTED_ENTRIES {
-            routes
-                .route(
-                    "s",
-                    "control.cancel",
-                    &format!("c{n}"),
-                    Bytes::from_static(b"{}"),
-                    now,
-                )
-                .unwrap();
-            let _ = rx.try_recv();
+        assert_eq!(routes.check_ack(1, Some("s"), SRC, now), Ok(()));
+        // Another connection, under the owner's source or another: no.
+        assert!(routes.check_ack(2, Some("s"), SRC, now).is_err());
+        assert!(routes.check_ack(2, Some("s"), "urn:other", now).is_err());
+        assert!(routes.check_ack(1, None, SRC, now).is_err());
+        // A session nobody owns: the ack claims it as it is ingested.
+        assert_eq!(routes.check_ack(2, Some("free"), "urn:x", now), Ok(()));
+        assert!(routes.owned("s", now) && !routes.owned("free", now));
+
+        // The owner's connection drops before it acks; the agent comes
+        // back on another and acks from there, under its source only.
+        routes.disconnect(1, now);
+        routes.connect(3, declared(Role::Emitter, &[]), mpsc::channel(1).0);
+        assert_eq!(routes.check_ack(3, Some("s"), SRC, now), Ok(()));
+        assert!(routes.check_ack(3, Some("s"), "urn:other", now).is_err());
+        assert!(routes.owned("s", now), "held for the grace");
+        assert!(!routes.owned("s", now + GRACE), "gone after it");
+    }
+
+    #[test]
+    fn a_resent_event_claims_only_a_session_nobody_holds_live() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let s: Arc<str> = Arc::from("s");
+        for id in 1..=3 {
+            routes.connect(id, declared(Role::Emitter, &[]), mpsc::channel(1).0);
         }
-        assert_eq!(routes.routed.len(), ROUTED_ENTRIES);
-        assert!(
-            routes.check_ack(1, Some("c0"), Some("s")).is_err(),
-            "oldest forgotten"
+        routes.claim(1, &s, SRC, Claiming::Fresh, now);
+        routes.claim(2, &s, SRC, Claiming::Resent, now);
+        assert_eq!(routes.claims_of(2), 0, "the owner is live");
+        routes.disconnect(1, now);
+        routes.claim(3, &s, SRC, Claiming::Resent, now);
+        assert_eq!(routes.claims_of(3), 1, "held for its return: taken over");
+        routes.claim(2, &Arc::from("free"), SRC, Claiming::Resent, now);
+        assert_eq!(routes.claims_of(2), 1, "nobody owned it");
+    }
+
+    #[test]
+    fn a_crowd_that_left_no_longer_makes_the_session_ambiguous() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let s: Arc<str> = Arc::from("crowd");
+        for id in 1..=MAX_CLAIMANTS as u64 + 1 {
+            routes.connect(id, declared(Role::Emitter, &[]), mpsc::channel(1).0);
+            routes.claim(id, &s, &format!("urn:{id}"), Claiming::Fresh, now);
+            routes.disconnect(id, now);
+        }
+        assert!(routes.owners["crowd"].crowded);
+        let later = now + GRACE;
+        let (tx, _rx) = mpsc::channel(4);
+        routes.connect(100, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(100, &s, SRC, Claiming::Fresh, later);
+        assert_eq!(
+            routes.route("crowd", "control.cancel", Bytes::new(), later),
+            Ok(())
         );
-        assert_eq!(routes.check_ack(1, Some("c1"), Some("s")), Ok(()));
-        // Bytes: long ids are forgotten sooner.
-        let long = "x".repeat(ROUTED_BYTES / 4);
-        for n in 0..8 {
-            routes
-                .route(
-                    "s",
-                    "control.cancel",
-                    &format!("{long}{n}"),
-                    Bytes::from_static(b"{}"),
-                    now,
-                )
-                .unwrap();
-            let _ = rx.try_recv();
-        }
-        assert!(routes.routed_bytes <= ROUTED_BYTES);
-        assert!(routes.routed.len() < 4);
     }
 
     #[test]
@@ -747,7 +759,7 @@ mod tests {
             mpsc::channel(4).0,
         );
         for n in 0..100 {
-            routes.claim(1, &Arc::from(format!("s{n}")), SRC, now);
+            routes.claim(1, &Arc::from(format!("s{n}")), SRC, Claiming::Fresh, now);
             if n >= 10 {
                 routes.forget_session(&format!("s{}", n - 10));
             }
@@ -761,14 +773,14 @@ mod tests {
                 declared(Role::Emitter, &["control.cancel"]),
                 mpsc::channel(4).0,
             );
-            routes.claim(id, &s, &format!("urn:{id}"), now);
+            routes.claim(id, &s, &format!("urn:{id}"), Claiming::Fresh, now);
         }
         assert_eq!(routes.owners["crowd"].list.len(), MAX_CLAIMANTS);
         for id in 10..10 + MAX_CLAIMANTS as u64 {
             routes.disconnect(id, now);
         }
         // The one left over was never recorded: still refused, not routed.
-        let refused = routes.route("crowd", "control.cancel", "c", Bytes::new(), now);
+        let refused = routes.route("crowd", "control.cancel", Bytes::new(), now);
         assert_eq!(refused, Err(Refused::Ambiguous(MAX_CLAIMANTS)));
     }
 
@@ -782,8 +794,8 @@ mod tests {
             declared(Role::Emitter, &["control.attention.respond"]),
             tx,
         );
-        routes.claim(1, &Arc::from("s1"), SRC, now);
-        routes.claim(1, &Arc::from("s0"), SRC, now);
+        routes.claim(1, &Arc::from("s1"), SRC, Claiming::Fresh, now);
+        routes.claim(1, &Arc::from("s0"), SRC, Claiming::Fresh, now);
         assert_eq!(
             roster_values(&routes),
             [
@@ -805,32 +817,28 @@ mod tests {
         let mut routes = routes();
         let (tx, _rx) = mpsc::channel(1);
         routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(1, &Arc::from("s"), SRC, now);
+        routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
         routes
-            .route("s", "control.cancel", "a", Bytes::new(), now)
+            .route("s", "control.cancel", Bytes::new(), now)
             .unwrap();
         assert_eq!(
-            routes.route("s", "control.cancel", "b", Bytes::new(), now),
+            routes.route("s", "control.cancel", Bytes::new(), now),
             Err(Refused::Busy)
         );
         let (tx, mut rx) = mpsc::channel(16);
         routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
-        routes.claim(2, &Arc::from("t"), SRC, now);
+        routes.claim(2, &Arc::from("t"), SRC, Claiming::Fresh, now);
         let big = || Bytes::from(vec![b' '; COMMAND_BYTES / 2]);
-        routes
-            .route("t", "control.cancel", "c", big(), now)
-            .unwrap();
-        routes
-            .route("t", "control.cancel", "d", big(), now)
-            .unwrap();
+        routes.route("t", "control.cancel", big(), now).unwrap();
+        routes.route("t", "control.cancel", big(), now).unwrap();
         assert_eq!(
-            routes.route("t", "control.cancel", "e", Bytes::from_static(b"{}"), now),
+            routes.route("t", "control.cancel", Bytes::from_static(b"{}"), now),
             Err(Refused::BusyBytes(COMMAND_BYTES))
         );
         // Once the connection has written one, its bytes no longer count.
         drop(rx.try_recv().unwrap());
         routes
-            .route("t", "control.cancel", "f", Bytes::from_static(b"{}"), now)
+            .route("t", "control.cancel", Bytes::from_static(b"{}"), now)
             .unwrap();
     }
 }

@@ -96,6 +96,9 @@ impl Relay {
         }
         Ok(Relay {
             app: App {
+                inflight: Arc::new(tokio::sync::Semaphore::new(
+                    config.max_inflight_bytes.div_ceil(1024),
+                )),
                 hub: Arc::new(Hub::new(config)),
                 shutdown: CancellationToken::new(),
                 sockets: TaskTracker::new(),

@@ -365,3 +365,68 @@ async fn absurd_limits_are_refused_at_start() {
     assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
     assert!(refused.to_string().contains("--max-batch"), "{refused}");
 }
+
+#[tokio::test]
+async fn posts_past_the_in_flight_budget_are_busy_until_it_frees() {
+    use tokio::io::AsyncWriteExt;
+    // One 4 KiB body in flight takes the whole budget.
+    let relay = start(Config::default().max_body(4096).max_inflight_bytes(4096)).await;
+    let mut slow = tcp_connect(relay.addr, None).await;
+    let head = format!(
+        "POST /events HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nContent-Length: 4000\r\n\r\n",
+        relay.addr
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(b"{").await.unwrap();
+    let line = json!({"aep":"0.1","id":"b1","type":"progress.status","time":"2026-12-06T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}).to_string();
+    // Bounded: the slow body is read as soon as its head arrives.
+    let mut busy = None;
+    for _ in 0..200 {
+        let response = relay.post_lines(std::slice::from_ref(&line)).await;
+        if response.status() == 503 {
+            busy = Some(response);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let busy = busy.expect("a POST past the budget is answered 503");
+    assert_eq!(busy.headers()["retry-after"], "1");
+    let (_, body) = json_body(busy).await;
+    assert_eq!(body["error"], "busy", "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--max-inflight-bytes"),
+        "{body}"
+    );
+    assert!(
+        relay
+            .metric("aep_relay_refused_total{reason=\"limit-exceeded\"}")
+            .await
+            >= 1
+    );
+
+    // The slow client goes: its share is free again.
+    drop(slow);
+    let mut accepted = false;
+    for _ in 0..200 {
+        if relay.post_lines(std::slice::from_ref(&line)).await.status() == 202 {
+            accepted = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(accepted, "the budget is given back when a request ends");
+    relay.stop().await;
+}
+
+#[test]
+fn an_in_flight_budget_below_the_body_limit_is_refused_at_start() {
+    let error = Config::default()
+        .max_body(1 << 20)
+        .max_inflight_bytes(4096)
+        .validate()
+        .unwrap_err();
+    assert!(error.contains("--max-inflight-bytes 4096"), "{error}");
+}

@@ -472,3 +472,33 @@ async fn a_held_claim_ends_with_the_grace() {
     }
     panic!("the held claim never ended");
 }
+
+#[tokio::test]
+async fn an_agent_back_on_a_new_connection_owns_its_session_by_what_it_re_sends() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let accepts = ["control.cancel"];
+    let mut first = relay.ws_hello(emitter_hello("agent/1", &accepts)).await;
+    let started = event("session.started", "back", 0);
+    first.send(&started).await;
+    assert!(first.sync("claimed").await.is_empty());
+    drop(first);
+    relay
+        .wait_roster("the first connection gone", <[Value]>::is_empty)
+        .await;
+    // Back on a new connection, the agent re-sends what it is not sure
+    // arrived: a duplicate the buffer drops, which owns the session again.
+    let mut again = relay.ws_hello(emitter_hello("agent/2", &accepts)).await;
+    again.send(&started).await;
+    assert!(again.sync("re-sent").await.is_empty());
+    let mut sender = relay.ws("consumer").await;
+    let cancel = command("control.cancel", "back");
+    sender.send(&cancel).await;
+    assert_eq!(again.json().await, cancel);
+    // Its ack is believed from the new connection.
+    let accepted = ack(&cancel, "control.accepted", 1);
+    again.send(&accepted).await;
+    let refused = again.sync("acked").await;
+    assert!(refused.is_empty(), "{refused:?}");
+    let types = history_types(&relay, "back").await;
+    assert!(types.iter().any(|t| t == "control.accepted"), "{types:?}");
+}

@@ -95,6 +95,11 @@ pub struct Args {
     #[arg(long, env = "AEP_MAX_BUFFERED_BYTES", default_value_t = 256 << 20, value_name = "BYTES")]
     pub max_buffered_bytes: usize,
 
+    /// Bytes of POST bodies read and ingested at once, over all
+    /// connections; a POST past it is answered 503 busy (retry shortly).
+    #[arg(long, env = "AEP_MAX_INFLIGHT_BYTES", default_value_t = 64 << 20, value_name = "BYTES")]
+    pub max_inflight_bytes: usize,
+
     /// Sessions held at once; the least recently written is evicted.
     #[arg(
         long,
@@ -249,6 +254,7 @@ pub fn run(args: &Args) -> Status {
         .buffer(args.buffer)
         .max_buffer_bytes(args.max_buffer_bytes)
         .max_buffered_bytes(args.max_buffered_bytes)
+        .max_inflight_bytes(args.max_inflight_bytes)
         .head_timeout(Duration::from_secs(args.head_timeout_secs))
         .max_sessions(args.max_sessions)
         .max_body(args.max_body)
