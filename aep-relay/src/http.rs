@@ -353,9 +353,30 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
         Ok(body) => body,
         Err(response) => return refuse(Refusal::TooLarge, response),
     };
-    let max_batch = app.hub.config.max_batch;
+    // Parsing and fanning out a batch is CPU work: it runs off the async
+    // workers, so `/healthz`, other connections and the shutdown are never
+    // queued behind batches, however many arrive at once.
+    let hub = app.hub.clone();
+    match tokio::task::spawn_blocking(move || ingest_body(&hub, &body, batch)).await {
+        Ok(response) => response,
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the batch could not be ingested",
+        ),
+    }
+}
+
+/// Parses `body` (one event, or an NDJSON batch), refuses it whole at its
+/// first bad line, else buffers and fans it out: the answer to the POST.
+fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
+    let refuse = |why, response| {
+        hub.metrics.refuse(why);
+        response
+    };
+    let max_batch = hub.config.max_batch;
     let lines = if batch {
-        match ingest::batch(&body, max_batch) {
+        match ingest::batch(body, max_batch) {
             Ok(lines) => lines,
             Err(count) => {
                 return refuse(
@@ -380,7 +401,7 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
             ),
             Ok(event)
                 if crate::routing::is_ack(event.event.type_())
-                    && app.hub.owned(event.event.session()) =>
+                    && hub.owned(event.event.session()) =>
             {
                 (
                     "unauthorized",
@@ -406,7 +427,7 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
             ),
         );
     }
-    app.hub.ingest(&admitted, None);
+    hub.ingest(&admitted, None);
     json_response(StatusCode::ACCEPTED, json!({"accepted": admitted.len()}))
 }
 
