@@ -29,10 +29,11 @@ use crate::relay::Error;
 const STEP: Duration = Duration::from_secs(60);
 
 /// The attacks, in the order they run (`sigterm` ends the relay).
-pub const ATTACKS: [&str; 8] = [
+pub const ATTACKS: [&str; 9] = [
     "closing",
     "claims",
     "fanout",
+    "batches",
     "filters",
     "replay",
     "hellos",
@@ -361,6 +362,7 @@ pub async fn run(relay: &Relay, attack: &str, scale: Scale) -> Result<Outcome, E
         "closing" => closing(relay, scale).await,
         "claims" => claims(relay, scale).await,
         "fanout" => fanout(relay, scale, false).await,
+        "batches" => batches(relay, scale).await,
         "filters" => filters(relay, scale).await,
         "replay" => replay(relay, scale).await,
         "hellos" => hellos(relay, scale).await,
@@ -534,6 +536,45 @@ async fn fanout(relay: &Relay, scale: Scale, sigterm: bool) -> Result<String, Er
         } else {
             format!("exited after {:.0} ms", exit.as_secs_f64() * 1000.0)
         }
+    ))
+}
+
+/// Consumers whose many filters match nothing, then three large batches
+/// at once: the relay's CPU goes to filtering, and `/healthz` must still
+/// answer.
+async fn batches(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    let mut consumers = Vec::new();
+    for c in 0..(scale.consumers / 3).max(1) {
+        let mut ws = relay.socket(hello("consumer", None)).await?;
+        for i in 0..scale.subscriptions {
+            let mut sessions = strings(250 * 32, &format!("b{c}-{i}-"));
+            if let Some(list) = sessions.as_array_mut() {
+                list.truncate(255);
+            }
+            ws.subscribe(json!(i), json!({"session": sessions})).await?;
+        }
+        consumers.push(ws);
+    }
+    let began = Instant::now();
+    let posts: Vec<_> = (0..3)
+        .map(|b| {
+            let lines: Vec<String> = (0..scale.batch as u64)
+                .map(|seq| event(&format!("batch-{b}"), seq, 0))
+                .collect();
+            let path = format!("/events{}", relay.query(true));
+            tokio::spawn(post_owned(relay.target.clone(), path, lines))
+        })
+        .collect();
+    for post in posts {
+        let _ = tokio::time::timeout(STEP, post).await;
+    }
+    drop(consumers);
+    Ok(format!(
+        "{} consumers x {} subscriptions matching nothing; three {}-event POSTs at once took {:.0} ms",
+        (scale.consumers / 3).max(1),
+        scale.subscriptions,
+        scale.batch,
+        began.elapsed().as_secs_f64() * 1000.0
     ))
 }
 

@@ -57,6 +57,7 @@ async fn every_attack_but_sigterm_runs_to_its_end() {
             "closing" => "4 subscriptions taken; 32 deliveries read; closing frame: ",
             "claims" => "50 sessions claimed; roster: \"roster\" (50 entries",
             "fanout" => "2 consumers x 4 subscriptions; a 100-event POST answered in",
+            "batches" => "1 consumers x 4 subscriptions matching nothing; three 100-event POSTs",
             "filters" => "4 subscriptions taken, asked with 2 KiB filters; 200 events posted",
             "replay" => "a silent from=all reader while 2 sessions x 60 events",
             "hellos" => "3 of 3 emitters with 2 KiB hellos held",
