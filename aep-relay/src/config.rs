@@ -71,6 +71,7 @@ pub struct Config {
     pub(crate) max_frame: usize,
     pub(crate) queue_soft: usize,
     pub(crate) queue_hard: usize,
+    pub(crate) queue_bytes: usize,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_connections: usize,
     pub(crate) ping_interval: Duration,
@@ -98,6 +99,7 @@ impl Default for Config {
             max_frame: 4 << 20,
             queue_soft: 1_024,
             queue_hard: 4_096,
+            queue_bytes: 32 << 20,
             max_subscriptions: 64,
             max_connections: 4_096,
             ping_interval: Duration::from_secs(15),
@@ -192,6 +194,17 @@ impl Config {
     pub fn queue(mut self, soft: usize, hard: usize) -> Self {
         self.queue_hard = hard.max(2);
         self.queue_soft = soft.clamp(1, self.queue_hard - 1);
+        self
+    }
+
+    /// Bytes a consumer's queue may hold (default 32 MiB), each delivery
+    /// counted as its event's buffered size: a delivery that would take
+    /// it past this cuts the consumer off, as the hard bound does (one
+    /// delivery of any size fits into an empty queue). Events a queue
+    /// holds outlive their eviction from the buffer; this bounds what a
+    /// consumer that stopped reading keeps alive.
+    pub fn queue_bytes(mut self, bytes: usize) -> Self {
+        self.queue_bytes = bytes;
         self
     }
 
@@ -292,7 +305,7 @@ impl Config {
         } else {
             GIB
         };
-        let ranges: [(&str, usize, usize, usize, &str); 12] = [
+        let ranges: [(&str, usize, usize, usize, &str); 13] = [
             ("--buffer", self.buffer, 1, 1_000_000, ""),
             ("--max-sessions", self.max_sessions, 1, 1_000_000, ""),
             ("--max-body", self.max_body, 1024, GIB, " bytes"),
@@ -300,6 +313,13 @@ impl Config {
             ("--max-from", self.max_positions(), 1, 1_000_000, ""),
             ("--max-frame", self.max_frame, 1024, GIB, " bytes"),
             ("--queue-hard", self.queue_hard, 2, 1_000_000, ""),
+            (
+                "--queue-bytes",
+                self.queue_bytes,
+                64 * 1024,
+                max_total,
+                " bytes",
+            ),
             ("--max-subscriptions", self.max_subscriptions, 1, 65_536, ""),
             ("--max-connections", self.max_connections, 1, 1_000_000, ""),
             (

@@ -22,7 +22,7 @@
 //! with one flag read each, however many consumers were cut, and their
 //! removal is one pass over the subscriptions.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use aep::filter::Filter;
@@ -37,9 +37,33 @@ pub(crate) type Delivery = (u64, Arc<Stored>);
 
 /// The receiving end a consumer connection reads deliveries from.
 pub(crate) struct Inbox {
-    pub rx: mpsc::Receiver<Delivery>,
+    rx: mpsc::Receiver<Delivery>,
     /// Set when the relay cut this consumer off at the hard bound.
     pub overflowed: Arc<AtomicBool>,
+    /// The bytes the queue holds (each delivery's [`Stored::size`]).
+    bytes: Arc<AtomicUsize>,
+}
+
+impl Inbox {
+    /// The next delivery (cancel-safe, as `mpsc::Receiver::recv`).
+    pub async fn recv(&mut self) -> Option<Delivery> {
+        let delivery = self.rx.recv().await;
+        self.taken(delivery.as_ref());
+        delivery
+    }
+
+    /// The next delivery if one is waiting.
+    pub fn try_recv(&mut self) -> Option<Delivery> {
+        let delivery = self.rx.try_recv().ok();
+        self.taken(delivery.as_ref());
+        delivery
+    }
+
+    fn taken(&self, delivery: Option<&Delivery>) {
+        if let Some((_, stored)) = delivery {
+            self.bytes.fetch_sub(stored.size(), Ordering::AcqRel);
+        }
+    }
 }
 
 /// The relay's end of a consumer's queue.
@@ -48,22 +72,42 @@ pub(crate) struct Outbox {
     tx: mpsc::Sender<Delivery>,
     soft: usize,
     hard: usize,
+    max_bytes: usize,
+    bytes: Arc<AtomicUsize>,
     overflowed: Arc<AtomicBool>,
 }
 
 /// A bounded queue toward one consumer: `soft` and `hard` bound its depth
-/// when an ingest begins, `batch` is the most one ingest may add on top.
+/// when an ingest begins, `batch` is the most one ingest may add on top;
+/// no bound in bytes (see [`bounded`]).
+#[cfg(test)]
 pub(crate) fn queue(soft: usize, hard: usize, batch: usize) -> (Outbox, Inbox) {
+    bounded(soft, hard, batch, usize::MAX)
+}
+
+/// [`queue`], and at most `max_bytes` held at once: a delivery that would
+/// take the queue past it cuts the consumer off (one delivery of any size
+/// fits into an empty queue). What a queue holds is shared with the
+/// buffer, but outlives its eviction: this bounds what one consumer that
+/// stopped reading keeps alive.
+pub(crate) fn bounded(soft: usize, hard: usize, batch: usize, max_bytes: usize) -> (Outbox, Inbox) {
     let (tx, rx) = mpsc::channel(hard.saturating_add(batch).max(1));
     let overflowed = Arc::new(AtomicBool::new(false));
+    let bytes = Arc::new(AtomicUsize::new(0));
     (
         Outbox {
             tx,
             soft,
             hard,
+            max_bytes,
+            bytes: bytes.clone(),
             overflowed: overflowed.clone(),
         },
-        Inbox { rx, overflowed },
+        Inbox {
+            rx,
+            overflowed,
+            bytes,
+        },
     )
 }
 
@@ -92,10 +136,23 @@ impl Outbox {
         if depth >= self.soft && delivery.1.severity <= Severity::Info {
             return Offer::Shed;
         }
+        // Counted before it is sent, so the consumer never takes away
+        // bytes that were not added.
+        let size = delivery.1.size();
+        let held = self.bytes.fetch_add(size, Ordering::AcqRel);
+        if held > 0 && held + size > self.max_bytes {
+            self.bytes.fetch_sub(size, Ordering::AcqRel);
+            return self.cut_off();
+        }
         match self.tx.try_send(delivery) {
             Ok(()) => Offer::Queued,
-            Err(mpsc::error::TrySendError::Full(_)) => self.cut_off(),
-            Err(mpsc::error::TrySendError::Closed(_)) => Offer::Closed,
+            Err(e) => {
+                self.bytes.fetch_sub(size, Ordering::AcqRel);
+                match e {
+                    mpsc::error::TrySendError::Full(_) => self.cut_off(),
+                    mpsc::error::TrySendError::Closed(_) => Offer::Closed,
+                }
+            }
         }
     }
 
@@ -405,6 +462,26 @@ mod tests {
         assert!(!inbox.overflowed.load(Ordering::Acquire));
         assert_eq!(outbox.offer((1, stored("notice")), 4), Offer::Closed);
         assert!(inbox.overflowed.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_queue_past_its_bytes_cuts_the_consumer_off_and_reading_frees_them() {
+        let size = stored("notice").size();
+        let (outbox, mut inbox) = bounded(100, 200, 0, 2 * size);
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
+        assert!(inbox.try_recv().is_some(), "one read");
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
+        assert!(!inbox.overflowed.load(Ordering::Acquire));
+        // Full in bytes, far below its bounds in events: cut off.
+        assert_eq!(offer_one(&outbox, "critical"), Offer::Closed);
+        assert!(inbox.overflowed.load(Ordering::Acquire));
+        // One delivery of any size fits into an empty queue.
+        let (outbox, mut inbox) = bounded(100, 200, 0, 1);
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Closed);
+        assert!(inbox.try_recv().is_some());
+        assert_eq!(inbox.bytes.load(Ordering::Acquire), 0, "all given back");
     }
 
     #[test]

@@ -534,7 +534,7 @@ mod tests {
         let mut seqs: Vec<u64> = replay.map(|i| seq(&i)).collect();
         assert_eq!(seqs.len(), when, "the replay is what was in when it joined");
         let mut live: Vec<Delivery> = Vec::new();
-        while let Ok(delivery) = inbox.rx.try_recv() {
+        while let Some(delivery) = inbox.try_recv() {
             live.push(delivery);
         }
         seqs.extend(live.iter().map(|(_, s)| s.seq.expect("positioned")));

@@ -15,7 +15,7 @@ use futures_util::stream::{self, Stream};
 use serde_json::Value;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
-use crate::fanout::{queue, Inbox, Outbox};
+use crate::fanout::{bounded, Inbox, Outbox};
 use crate::http::{error, App, Params};
 use crate::hub::{From, Hub, Replay, ReplayItem, Request};
 use crate::metrics::Refusal;
@@ -103,10 +103,11 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         .then(|| subscribe::named_session(filter_json.as_ref()))
         .flatten();
 
-    let (outbox, inbox) = queue(
+    let (outbox, inbox) = bounded(
         hub.config.queue_soft,
         hub.config.queue_hard,
         hub.config.max_batch,
+        hub.config.queue_bytes,
     );
     let id = hub.next_id();
     let replay = hub.subscribe(Request {
@@ -249,13 +250,13 @@ fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>>
                 s.done = true;
                 Bytes::from_static(b": shutting-down\n\n")
             }
-            delivery = s.inbox.rx.recv() => match delivery {
+            delivery = s.inbox.recv() => match delivery {
                 Some((_, stored)) if !s.inbox.overflowed.load(Ordering::Acquire) => {
                     let mut chunk = BytesMut::from(&stored.sse()[..]);
                     while chunk.len() < CHUNK {
-                        match s.inbox.rx.try_recv() {
-                            Ok((_, more)) => chunk.put_slice(&more.sse()),
-                            Err(_) => break,
+                        match s.inbox.try_recv() {
+                            Some((_, more)) => chunk.put_slice(&more.sse()),
+                            None => break,
                         }
                     }
                     chunk.freeze()

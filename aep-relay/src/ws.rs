@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::{interval_at, timeout, timeout_at, Instant, MissedTickBehavior};
 
-use crate::fanout::{queue, Inbox, Outbox};
+use crate::fanout::{bounded, Inbox, Outbox};
 use crate::http::{error, App, Params};
 use crate::hub::{ReplayItem, Request};
 use crate::ingest;
@@ -209,10 +209,11 @@ struct Connection {
 
 impl Connection {
     fn new(app: App, socket: WebSocket) -> Connection {
-        let (outbox, inbox) = queue(
+        let (outbox, inbox) = bounded(
             app.hub.config.queue_soft,
             app.hub.config.queue_hard,
             app.hub.config.max_batch,
+            app.hub.config.queue_bytes,
         );
         Connection {
             id: app.hub.next_id(),
@@ -339,7 +340,7 @@ impl Connection {
                     None | Some(Err(_)) => Err(End::Gone),
                 },
                 Some(command) = commands.recv() => self.send_text(command).await,
-                delivery = self.inbox.rx.recv() => match delivery {
+                delivery = self.inbox.recv() => match delivery {
                     Some((sub, stored)) if !self.inbox.overflowed.load(Ordering::Acquire) => {
                         if let (Some(session), Some(seq)) = (&stored.session, stored.seq) {
                             if self.subs.contains_key(&sub) {

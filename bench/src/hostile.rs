@@ -706,8 +706,15 @@ async fn hellos(relay: &Relay, scale: Scale) -> Result<String, Error> {
     ))
 }
 
-/// Large events into one session.
+/// Large events into one session, watched by a live consumer that never
+/// reads (what its queue keeps alive outlives the buffer's eviction).
 async fn big_events(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    let stalled = relay
+        .target
+        .connect()
+        .await?
+        .stream(&format!("/stream{}", relay.query(true)))
+        .await?;
     let mut accepted = 0;
     let mut refused = None;
     for seq in 0..scale.big_events as u64 {
@@ -719,8 +726,9 @@ async fn big_events(relay: &Relay, scale: Scale) -> Result<String, Error> {
             }
         }
     }
+    drop(stalled);
     Ok(format!(
-        "{accepted} of {} events of {} KiB accepted{}; buffered bytes {:?}",
+        "{accepted} of {} events of {} KiB accepted with a consumer that never reads{}; buffered bytes {:?}",
         scale.big_events,
         scale.big_event_bytes / 1024,
         refused.map_or(String::new(), |r| format!(" (first refusal: {r})")),

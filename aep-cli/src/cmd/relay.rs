@@ -150,6 +150,12 @@ pub struct Args {
     )]
     pub queue_hard: usize,
 
+    /// Bytes queued toward one consumer at which it is disconnected
+    /// (it resumes from its last position): what a consumer that stopped
+    /// reading keeps alive.
+    #[arg(long, env = "AEP_QUEUE_BYTES", default_value_t = 32 << 20, value_name = "BYTES")]
+    pub queue_bytes: usize,
+
     /// Subscriptions one WebSocket connection may hold.
     #[arg(
         long,
@@ -261,6 +267,7 @@ pub fn run(args: &Args) -> Status {
         .max_batch(args.max_batch)
         .max_frame(args.max_frame)
         .queue(args.queue_soft, args.queue_hard)
+        .queue_bytes(args.queue_bytes)
         .max_subscriptions(args.max_subscriptions)
         .max_connections(args.max_connections)
         .ping(ping, ping * 6)
