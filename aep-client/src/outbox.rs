@@ -72,32 +72,13 @@ impl Outbox {
 
     /// Queues `item`, dropping `debug`/`info` first when full; waits for
     /// room when everything queued (and `item`) is `notice` or above.
-    pub async fn push(&self, item: Queued) -> Result<(), Closed> {
+    pub async fn push(&self, mut item: Queued) -> Result<(), Closed> {
         loop {
             let drained = self.drained.notified();
-            {
-                let mut inner = self.lock();
-                if inner.closed {
-                    return Err(Closed);
-                }
-                if inner.items.len() < self.capacity {
-                    inner.items.push_back(item);
-                    drop(inner);
-                    self.filled.notify_one();
-                    return Ok(());
-                }
-                if let Some(at) = inner.items.iter().position(|q| low(q.severity)) {
-                    inner.items.remove(at);
-                    inner.items.push_back(item);
-                    drop(inner);
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                    self.filled.notify_one();
-                    return Ok(());
-                }
-                if low(item.severity) {
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                    return Ok(());
-                }
+            match self.offer(item) {
+                Ok(()) => return Ok(()),
+                Err((TryPush::Closed, _)) => return Err(Closed),
+                Err((TryPush::Full, back)) => item = back,
             }
             drained.await;
         }
@@ -107,9 +88,16 @@ impl Outbox {
     /// that when the box is full of `notice`-and-above lines and `item` is
     /// one too, it is handed back (`Full`) instead of waiting for room.
     pub fn try_push(&self, item: Queued) -> Result<(), TryPush> {
+        self.offer(item).map_err(|(why, _)| why)
+    }
+
+    /// One attempt of [`push`](Outbox::push): queued (or, when full, a
+    /// `debug`/`info` line dropped to make room, or `item` itself dropped
+    /// when it is one), else why not, with `item` handed back.
+    fn offer(&self, item: Queued) -> Result<(), (TryPush, Queued)> {
         let mut inner = self.lock();
         if inner.closed {
-            return Err(TryPush::Closed);
+            return Err((TryPush::Closed, item));
         }
         if inner.items.len() < self.capacity {
             inner.items.push_back(item);
@@ -129,7 +117,7 @@ impl Outbox {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
-        Err(TryPush::Full)
+        Err((TryPush::Full, item))
     }
 
     /// The next item, waiting for one; `None` once closed and empty.
