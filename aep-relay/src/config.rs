@@ -148,10 +148,9 @@ impl Config {
     }
 
     /// Bytes of `POST /events` bodies read and ingested at once, over all
-    /// connections (default 64 MiB): a POST that would take more is
-    /// answered `503 {"error":"busy"}` with `Retry-After`, before its body
-    /// is read. A body counts its `Content-Length`, or `--max-body` when
-    /// it has none. At least `--max-body`.
+    /// connections (default 64 MiB), each body counted as its bytes
+    /// arrive: a POST that would take more is answered
+    /// `503 {"error":"busy"}` with `Retry-After`. At least `--max-body`.
     pub fn max_inflight_bytes(mut self, bytes: usize) -> Self {
         self.max_inflight_bytes = bytes;
         self

@@ -12,8 +12,10 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use http_body_util::{BodyExt, Limited};
+use bytes::BytesMut;
+use http_body_util::BodyExt;
 use serde_json::{json, Value};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -30,7 +32,7 @@ pub(crate) struct App {
     /// Upgraded WebSocket connections, which outlive their HTTP request.
     pub sockets: TaskTracker,
     pub started: Instant,
-    /// KiB of `POST` bodies that may be read and ingested at once
+    /// Bytes of `POST` bodies that may be read and ingested at once
     /// (`--max-inflight-bytes`).
     pub inflight: Arc<tokio::sync::Semaphore>,
 }
@@ -330,28 +332,11 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
         return refuse(Refusal::TooLarge, too_large(max_body));
     }
     // The body and what it parses into are held until the ingest ends:
-    // over all connections, at most `--max-inflight-bytes` of them.
-    let need = declared
-        .map_or(max_body, |n| n as usize)
-        .div_ceil(1024)
-        .max(1);
-    let Ok(_inflight) = app
-        .inflight
-        .clone()
-        .try_acquire_many_owned(u32::try_from(need).unwrap_or(u32::MAX))
-    else {
-        let mut response = json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            json!({"error": "busy", "detail": format!("the relay is reading {} bytes of other requests, its --max-inflight-bytes; retry shortly", app.hub.config.max_inflight_bytes)}),
-        );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return refuse(Refusal::Limit, response);
-    };
-    let body = match read_body(request.into_body(), max_body).await {
-        Ok(body) => body,
-        Err(response) => return refuse(Refusal::TooLarge, response),
+    // over all connections, at most `--max-inflight-bytes` of bodies,
+    // counted as their bytes arrive (an idle upload holds what it sent).
+    let (body, _inflight) = match read_body(request.into_body(), max_body, &app).await {
+        Ok(read) => read,
+        Err((why, response)) => return refuse(why, response),
     };
     // Parsing and fanning out a batch is CPU work: it runs off the async
     // workers, so `/healthz`, other connections and the shutdown are never
@@ -444,22 +429,70 @@ fn too_large(max: usize) -> Response {
 
 /// The body, at most `max` bytes; over it, the 413 to answer (the rest of
 /// the upload is not read: the connection closes after the answer).
-async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
-    let collect = Limited::new(body, max).collect();
-    match tokio::time::timeout(BODY_TIMEOUT, collect).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(max)),
-        Ok(Err(_)) => Err(error(
-            StatusCode::BAD_REQUEST,
-            "body",
-            "the request body could not be read",
-        )),
-        Err(_) => Err(error(
-            StatusCode::REQUEST_TIMEOUT,
-            "timeout",
-            "the request body took too long",
+async fn read_body(
+    body: Body,
+    max: usize,
+    app: &App,
+) -> Result<(Bytes, OwnedSemaphorePermit), (Refusal, Response)> {
+    let mut held = app
+        .inflight
+        .clone()
+        .try_acquire_many_owned(0)
+        .expect("the semaphore is never closed");
+    let mut bytes = BytesMut::new();
+    let read = async {
+        let mut body = body;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| {
+                let response = error(
+                    StatusCode::BAD_REQUEST,
+                    "body",
+                    "the request body could not be read",
+                );
+                (Refusal::TooLarge, response)
+            })?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if bytes.len() + data.len() > max {
+                return Err((Refusal::TooLarge, too_large(max)));
+            }
+            let more = u32::try_from(data.len())
+                .ok()
+                .and_then(|n| app.inflight.clone().try_acquire_many_owned(n).ok());
+            let Some(more) = more else {
+                return Err((Refusal::Limit, busy(app.hub.config.max_inflight_bytes)));
+            };
+            held.merge(more);
+            bytes.extend_from_slice(&data);
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(BODY_TIMEOUT, read).await {
+        Ok(Ok(())) => Ok((bytes.freeze(), held)),
+        Ok(Err(refused)) => Err(refused),
+        Err(_) => Err((
+            Refusal::TooLarge,
+            error(
+                StatusCode::REQUEST_TIMEOUT,
+                "timeout",
+                "the request body took too long",
+            ),
         )),
     }
+}
+
+/// `503 busy`: the bodies being read and ingested take `max` bytes, the
+/// relay's `--max-inflight-bytes`.
+fn busy(max: usize) -> Response {
+    let mut response = json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({"error": "busy", "detail": format!("the relay is reading {max} bytes of other requests, its --max-inflight-bytes; retry shortly")}),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 #[cfg(test)]

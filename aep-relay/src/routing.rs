@@ -440,11 +440,12 @@ impl Routes {
 
     /// Whether `conn` may acknowledge a command to `session` with an event
     /// under `source` (AEP-0004 §8: an ack speaks for the command's
-    /// target, so it comes from the session's owner): yes from the
-    /// connection that owns it, or from one that takes the claim over with
-    /// this very event (no other connection holds it live, and every claim
-    /// held for a returning owner is under `source`), and on a session
-    /// nobody owns. Says why not.
+    /// target, the session's one owner): yes when every claim on the
+    /// session is under `source` and none is held live by another
+    /// connection (this connection owns it, or takes it over with this
+    /// very event as the owner back after a drop), and on a session
+    /// nobody owns. A connection that only made the session ambiguous
+    /// (a claim under another source, a crowd) is no owner. Says why not.
     pub fn check_ack(
         &mut self,
         conn: u64,
@@ -459,19 +460,18 @@ impl Routes {
             return Ok(());
         };
         claims.expire(now);
-        let mine = claims
-            .list
-            .iter()
-            .any(|c| matches!(c.holder, Holder::Live(live) if live == conn));
+        if claims.list.is_empty() {
+            return Ok(());
+        }
         let other_live = claims
             .list
             .iter()
             .any(|c| matches!(c.holder, Holder::Live(live) if live != conn));
         let foreign = claims.list.iter().any(|c| &*c.source != source);
-        if mine || (!other_live && !foreign) {
-            return Ok(());
+        if claims.crowded || other_live || foreign {
+            return Err(format!("session {session:?} has no single owner under {source:?} on this connection; only its owner acknowledges the commands it was sent (AEP-0004 §8)"));
         }
-        Err(format!("session {session:?} is owned by another connection; only its owner acknowledges the commands it was sent (AEP-0004 §8)"))
+        Ok(())
     }
 
     /// The roster: one entry per live (connection, claimed session), in
@@ -726,6 +726,22 @@ mod tests {
         assert_eq!(routes.claims_of(3), 1, "held for its return: taken over");
         routes.claim(2, &Arc::from("free"), SRC, Claiming::Resent, now);
         assert_eq!(routes.claims_of(2), 1, "nobody owned it");
+    }
+
+    #[test]
+    fn a_co_claimant_under_another_source_is_no_owner() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let s: Arc<str> = Arc::from("s");
+        routes.connect(1, declared(Role::Emitter, &[]), mpsc::channel(1).0);
+        routes.connect(2, declared(Role::Emitter, &[]), mpsc::channel(1).0);
+        routes.claim(1, &s, SRC, Claiming::Fresh, now);
+        // The attacker claims too, under its own source: the session is
+        // ambiguous, and neither side speaks for it alone.
+        routes.claim(2, &s, "urn:evil", Claiming::Fresh, now);
+        assert!(routes.check_ack(2, Some("s"), "urn:evil", now).is_err());
+        assert!(routes.check_ack(2, Some("s"), SRC, now).is_err());
+        assert!(routes.check_ack(1, Some("s"), SRC, now).is_err());
     }
 
     #[test]

@@ -97,7 +97,9 @@ impl Relay {
         Ok(Relay {
             app: App {
                 inflight: Arc::new(tokio::sync::Semaphore::new(
-                    config.max_inflight_bytes.div_ceil(1024),
+                    config
+                        .max_inflight_bytes
+                        .min(tokio::sync::Semaphore::MAX_PERMITS),
                 )),
                 hub: Arc::new(Hub::new(config)),
                 shutdown: CancellationToken::new(),

@@ -369,15 +369,19 @@ async fn absurd_limits_are_refused_at_start() {
 #[tokio::test]
 async fn posts_past_the_in_flight_budget_are_busy_until_it_frees() {
     use tokio::io::AsyncWriteExt;
-    // One 4 KiB body in flight takes the whole budget.
+    // A body counts what has arrived of it: a slow upload of 4 000 bytes
+    // so far takes nearly the whole 4 KiB budget; one that has sent only
+    // its head takes nothing.
     let relay = start(Config::default().max_body(4096).max_inflight_bytes(4096)).await;
-    let mut slow = tcp_connect(relay.addr, None).await;
     let head = format!(
-        "POST /events HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nContent-Length: 4000\r\n\r\n",
+        "POST /events HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nContent-Length: 4096\r\n\r\n",
         relay.addr
     );
+    let mut idle = tcp_connect(relay.addr, None).await;
+    idle.write_all(head.as_bytes()).await.unwrap();
+    let mut slow = tcp_connect(relay.addr, None).await;
     slow.write_all(head.as_bytes()).await.unwrap();
-    slow.write_all(b"{").await.unwrap();
+    slow.write_all(&[b' '; 4000]).await.unwrap();
     let line = json!({"aep":"0.1","id":"b1","type":"progress.status","time":"2026-12-06T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}).to_string();
     // Bounded: the slow body is read as soon as its head arrives.
     let mut busy = None;
@@ -407,7 +411,8 @@ async fn posts_past_the_in_flight_budget_are_busy_until_it_frees() {
             >= 1
     );
 
-    // The slow client goes: its share is free again.
+    // The slow client goes: its share is free again (the idle one held
+    // none of it).
     drop(slow);
     let mut accepted = false;
     for _ in 0..200 {
@@ -418,6 +423,7 @@ async fn posts_past_the_in_flight_budget_are_busy_until_it_frees() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(accepted, "the budget is given back when a request ends");
+    drop(idle);
     relay.stop().await;
 }
 

@@ -502,3 +502,31 @@ async fn an_agent_back_on_a_new_connection_owns_its_session_by_what_it_re_sends(
     let types = history_types(&relay, "back").await;
     assert!(types.iter().any(|t| t == "control.accepted"), "{types:?}");
 }
+
+#[tokio::test]
+async fn a_co_claimant_under_another_source_cannot_acknowledge() {
+    let relay = start_with_token(Config::default(), TOKEN).await;
+    let mut target = owner(&relay, "t/1", &["control.cancel"], "job").await;
+    let mut sender = relay.ws("both").await;
+    let cancel = command("control.cancel", "job");
+    sender.send(&cancel).await;
+    assert_eq!(target.json().await, cancel);
+
+    // The attacker claims the session under its own source, then acks.
+    let mut attacker = relay.ws_hello(emitter_hello("evil/1", &[])).await;
+    let mut own = event("progress.status", "job", 1);
+    own["source"] = "urn:aep:test:evil".into();
+    attacker.send(&own).await;
+    assert!(attacker.sync("co-claimed").await.is_empty());
+    let mut forged = ack(&cancel, "control.accepted", 2);
+    forged["source"] = "urn:aep:test:evil".into();
+    attacker.send(&forged).await;
+    let frame = attacker.json().await;
+    assert_eq!(
+        (&frame["code"], &frame["cause"]),
+        (&json!("unauthorized"), &forged["id"]),
+        "{frame}"
+    );
+    let types = history_types(&relay, "job").await;
+    assert!(!types.iter().any(|t| t == "control.accepted"), "{types:?}");
+}
