@@ -104,3 +104,32 @@ fn sigterm_stops_a_relay_whose_stderr_is_closed() {
     let status = status.expect("SIGTERM stopped the relay");
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn log_lines_into_a_pipe_carry_no_colour() {
+    let mut relay = Command::new(env!("CARGO_BIN_EXE_aep"))
+        .args(["relay", "--listen", "127.0.0.1:0"])
+        .env_remove("AEP_TOKEN")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the aep binary runs");
+    let stderr = relay.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stderr).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(20));
+    let _ = relay.kill();
+    let _ = relay.wait();
+    let line = line.expect("the relay logged its start");
+    assert!(line.contains("listening on"), "{line:?}");
+    assert!(
+        !line.contains('\x1b'),
+        "an escape sequence in a pipe: {line:?}"
+    );
+}

@@ -54,6 +54,10 @@ pub fn run(args: &[String]) -> ExitCode {
             "--quiet",
             "--package",
             "aep-bench",
+            // The package has two binaries (the benchmark and
+            // `relay-load`): name the one to run.
+            "--bin",
+            "aep-bench",
             "--",
         ])
         .args(args)

@@ -474,6 +474,12 @@ fn read_token(args: &Args) -> Result<Option<Token>, String> {
     }
 }
 
+/// Whether log lines on standard error may carry colour.
+fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn init_logging(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("AEP_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
@@ -484,6 +490,9 @@ fn init_logging(format: LogFormat) {
         // default reports it with `eprintln!`, which panics on the same
         // closed pipe and would take down the task that logged.
         .log_internal_errors(false)
+        // Colour only for a person at a terminal: never into a file or a
+        // pipe, and never with `NO_COLOR` set (no-color.org).
+        .with_ansi(colour_on_stderr())
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
