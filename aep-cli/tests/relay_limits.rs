@@ -18,6 +18,18 @@ fn relay(args: &[&str]) -> std::process::Output {
         .expect("the aep binary runs")
 }
 
+/// The first line `from` gives, read on a thread of its own, so that the
+/// test waits for it with a bound.
+fn first_line(from: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(from).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    rx
+}
+
 #[test]
 fn absurd_limits_are_refused_naming_the_flag_and_range() {
     for (args, flag) in [
@@ -74,14 +86,7 @@ fn sigterm_stops_a_relay_whose_stderr_is_closed() {
         .expect("the aep binary runs");
     // Close our end of its standard error: every log line now fails.
     drop(relay.stderr.take());
-    let stdout = relay.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let printed = rx.recv_timeout(Duration::from_secs(20));
+    let printed = first_line(relay.stdout.take().unwrap()).recv_timeout(Duration::from_secs(20));
     let _ = Command::new("kill")
         .args(["-TERM", &relay.id().to_string()])
         .status();
@@ -116,14 +121,7 @@ fn log_lines_into_a_pipe_carry_no_colour() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the aep binary runs");
-    let stderr = relay.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stderr).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(Duration::from_secs(20));
+    let line = first_line(relay.stderr.take().unwrap()).recv_timeout(Duration::from_secs(20));
     let _ = relay.kill();
     let _ = relay.wait();
     let line = line.expect("the relay logged its start");
