@@ -159,6 +159,12 @@ fn the_demo_form_is_answered_from_the_page() {
             .click()
             .await
             .unwrap();
+        // The page reached is the session clicked (rows keep their place
+        // while both demos work, so the click cannot land on a neighbour).
+        b.wait_for("#session-title", "the session page", |t| {
+            t.contains(session)
+        })
+        .await;
         let card_css = ".session-view article[data-request]";
         let request_id = b
             .wait_attr(

@@ -103,7 +103,11 @@ export class FleetView {
     this.inboxEmpty.hidden = shown.length > 0;
     reconcile(this.inbox, shown.map((r) => this.app.cardFor(r).el));
 
-    const sessions = [...fleet.sessions.values()].sort((a, b) => (b.last ?? 0) - (a.last ?? 0));
+    // Newest first, in the order the sessions appeared: a row never moves
+    // under a pointer while its session and its neighbours keep working
+    // (ordering by last activity swapped busy rows between a look and a
+    // click).
+    const sessions = [...fleet.sessions.values()].reverse();
     this.noSessions.hidden = sessions.length > 0;
     reconcile(this.rows, sessions.map((s) => this.row(s, now)));
 
