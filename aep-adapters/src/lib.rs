@@ -21,9 +21,11 @@
 //!   invalid event returns a [`MapError`] instead.
 //! - Unknown hooks and events take the vendor-extension fallback of their
 //!   vocabulary, never an error.
-//! - No state is kept between inputs: what a runtime remembers (an open
+//! - No state is kept between inputs by the mappings: what a runtime remembers (an open
 //!   run, a tool-name join, the previous todo list, the previous status)
-//!   is carried in the input, or left to the runtime.
+//!   is carried in the input, or left to the runtime; [`runtime`] is
+//!   that runtime for command hooks, as pure functions and a sans-IO
+//!   state machine.
 #![deny(missing_docs)]
 
 mod acp;
@@ -47,6 +49,7 @@ mod otel;
 mod pi;
 mod posture;
 mod qwen_code;
+pub mod runtime;
 mod vocabulary;
 mod vscode;
 

@@ -18,12 +18,10 @@ use super::Status;
 use crate::diag;
 
 mod agent;
-mod attention;
 #[cfg(unix)]
 mod client;
 #[cfg(unix)]
 pub mod daemon;
-mod decision;
 mod record;
 mod settings;
 mod state;

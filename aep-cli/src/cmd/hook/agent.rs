@@ -1,9 +1,10 @@
-//! The agents `aep hook` runs for, and what each vendor's hooks say about
-//! identity: which hooks exist, where their configuration lives, and
-//! which payload member names the turn (the AEP run).
+//! The agents `aep hook` runs for, as the command line names them; what
+//! their hooks mean lives with their mappings
+//! ([`aep_adapters::runtime::HookAgent`]).
 
 use std::path::{Path, PathBuf};
 
+use aep_adapters::runtime::{HookAgent, Turn};
 use aep_adapters::Vocabulary;
 use serde_json::Value;
 
@@ -17,125 +18,55 @@ pub enum Agent {
     Codex,
 }
 
-/// Claude Code's hooks (the vendor's hooks reference), each mapped by
-/// Annex A.1 or deliberately silent.
-const CLAUDE_CODE_HOOKS: &[&str] = &[
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "Stop",
-    "StopFailure",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "PermissionDenied",
-    "Notification",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "PostCompact",
-    "TaskCreated",
-    "TaskCompleted",
-    "TeammateIdle",
-    "Elicitation",
-    "ElicitationResult",
-];
-
-/// Codex's ten command hooks (Annex A.2).
-const CODEX_HOOKS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PreCompact",
-    "PostCompact",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-];
-
 impl Agent {
+    /// The runtime's agent.
+    pub fn runtime(self) -> HookAgent {
+        match self {
+            Agent::ClaudeCode => HookAgent::ClaudeCode,
+            Agent::Codex => HookAgent::Codex,
+        }
+    }
+
+    /// The command line's name for the runtime's agent.
+    pub fn of(agent: HookAgent) -> Agent {
+        match agent {
+            HookAgent::ClaudeCode => Agent::ClaudeCode,
+            HookAgent::Codex => Agent::Codex,
+        }
+    }
+
     /// Its source vocabulary.
     pub fn vocabulary(self) -> Vocabulary {
-        match self {
-            Agent::ClaudeCode => Vocabulary::ClaudeCode,
-            Agent::Codex => Vocabulary::Codex,
-        }
+        self.runtime().vocabulary()
     }
 
     /// Its name: the `agent` of its events and its directories' name.
     pub fn name(self) -> &'static str {
-        self.vocabulary().agent()
+        self.runtime().name()
     }
 
     /// The hooks `--install` registers.
     pub fn hooks(self) -> &'static [&'static str] {
-        match self {
-            Agent::ClaudeCode => CLAUDE_CODE_HOOKS,
-            Agent::Codex => CODEX_HOOKS,
-        }
+        self.runtime().hooks()
     }
 
     /// Its hook configuration file: the project's, or under `home` for
     /// the user's.
     pub fn settings(self, user_home: Option<&Path>) -> PathBuf {
-        let (dir, file) = match self {
-            Agent::ClaudeCode => (".claude", "settings.json"),
-            Agent::Codex => (".codex", "hooks.json"),
-        };
+        let (dir, file) = self.runtime().settings_file();
         match user_home {
             Some(home) => home.join(dir).join(file),
             None => Path::new(dir).join(file),
         }
     }
 
-    /// The member of a payload that names its turn, where the vendor sends
-    /// one: Codex's `turn_id`, Claude Code's `prompt_id`.
-    fn turn_member(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "prompt_id",
-            Agent::Codex => "turn_id",
-        }
-    }
-
-    /// The run of a `hook` call, given the session's open run (updated):
-    /// the payload's turn id when it names one, else the run a prompt
-    /// opened (a new ULID when the prompt names none). A turn's end
-    /// (`Stop`, `StopFailure`) and the session's end close the open run; a
-    /// prompt that finds another run still open reports it interrupted.
+    /// The run of a `hook` call, given the session's open run (updated);
+    /// a prompt that names no turn opens a run with a new ULID.
     pub fn run_for(self, hook: &str, payload: &Value, open: &mut Option<String>) -> Turn {
-        let named = payload
-            .get(self.turn_member())
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
-        let mut interrupted = None;
-        let run = match hook {
-            "UserPromptSubmit" => {
-                let run = named.unwrap_or_else(|| {
-                    aep::control::Ids::new().next(aep_client::session::now_ms())
-                });
-                interrupted = open.replace(run.clone()).filter(|stale| *stale != run);
-                Some(run)
-            }
-            _ => named.or_else(|| open.clone()),
-        };
-        if matches!(hook, "Stop" | "StopFailure" | "SessionEnd") {
-            *open = None;
-        }
-        Turn { run, interrupted }
+        self.runtime().run_for(hook, payload, open, || {
+            aep::control::Ids::new().next(aep_client::session::now_ms())
+        })
     }
-}
-
-/// The run of one hook call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Turn {
-    /// The run its events belong to.
-    pub run: Option<String>,
-    /// A run left open by an interrupted turn, to close first.
-    pub interrupted: Option<String>,
 }
 
 #[cfg(test)]
@@ -144,49 +75,12 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_prompt_opens_the_run_its_turn_end_closes() {
+    fn a_prompt_naming_no_turn_opens_a_new_ulid_run() {
         let mut open = None;
-        let agent = Agent::ClaudeCode;
-        let turn = agent.run_for("UserPromptSubmit", &json!({}), &mut open);
-        let run = turn.run;
-        assert!(run.is_some() && turn.interrupted.is_none());
-        assert_eq!(open, run);
-        let tool = agent.run_for("PreToolUse", &json!({}), &mut open);
-        assert_eq!(tool.run, run);
-        let stop = agent.run_for("Stop", &json!({}), &mut open);
-        assert_eq!(stop.run, run);
-        assert_eq!(open, None);
-        assert_eq!(
-            agent.run_for("Notification", &json!({}), &mut open).run,
-            None
-        );
-    }
-
-    #[test]
-    fn a_prompt_over_an_open_run_reports_it_interrupted() {
-        let mut open = None;
-        let agent = Agent::Codex;
-        agent.run_for("UserPromptSubmit", &json!({"turn_id": "t1"}), &mut open);
-        let again = agent.run_for("UserPromptSubmit", &json!({"turn_id": "t1"}), &mut open);
-        assert_eq!(
-            again.interrupted, None,
-            "the same turn again is no interruption"
-        );
-        let next = agent.run_for("UserPromptSubmit", &json!({"turn_id": "t2"}), &mut open);
-        assert_eq!(next.interrupted.as_deref(), Some("t1"));
-        assert_eq!(next.run.as_deref(), Some("t2"));
-    }
-
-    #[test]
-    fn a_named_turn_is_the_run() {
-        let mut open = Some("stale".to_owned());
-        let run = Agent::Codex.run_for("PreToolUse", &json!({"turn_id": "t7"}), &mut open);
-        assert_eq!(run.run.as_deref(), Some("t7"));
-        let prompt =
-            Agent::ClaudeCode.run_for("UserPromptSubmit", &json!({"prompt_id": "p1"}), &mut open);
-        assert_eq!(prompt.run.as_deref(), Some("p1"));
-        assert_eq!(prompt.interrupted.as_deref(), Some("stale"));
-        assert_eq!(open.as_deref(), Some("p1"));
+        let turn = Agent::ClaudeCode.run_for("UserPromptSubmit", &json!({}), &mut open);
+        let run = turn.run.expect("a run");
+        assert_eq!(run.len(), 26, "a ULID: {run}");
+        assert_eq!(open.as_deref(), Some(run.as_str()));
     }
 
     #[test]
@@ -199,5 +93,8 @@ mod tests {
             Agent::Codex.settings(Some(Path::new("/h"))),
             Path::new("/h/.codex/hooks.json")
         );
+        for agent in [Agent::ClaudeCode, Agent::Codex] {
+            assert_eq!(Agent::of(agent.runtime()), agent);
+        }
     }
 }

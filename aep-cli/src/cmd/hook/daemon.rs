@@ -20,10 +20,18 @@
 //! the relay connection cannot take at once (the link is down, or its
 //! queue is full) marks the session as behind; when the link comes back
 //! the missed lines are sent again from the log, within a bound. A request
-//! whose line could not be queued is not held (nobody could see it).
+//! recorded while the link is up is held even when its line had to wait
+//! for room: it reaches the relay with the session's catching up, and its
+//! deadline bounds the wait either way.
 //! Right after the daemon starts, a call that could be held waits (at
 //! most [`STARTUP_GRACE`], without holding up other calls) for the
-//! relay's `hello` before it is recorded as answerable out of band only.
+//! relay's `hello` before it is recorded as answerable out of band only;
+//! the later calls of its session wait behind it, so a session's calls
+//! are recorded in the order they came.
+//!
+//! What is held, and how each hold ends, is
+//! [`aep_adapters::runtime::Holds`]: this file keeps the sockets, the
+//! session files and the clock.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Seek, SeekFrom};
@@ -31,8 +39,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aep::control::{Identity, Outgoing, Received, Target};
-use aep::form::{claude_code, mcp};
 use aep::{Capture, NackReason, Payload, Severity};
+use aep_adapters::runtime::{Answering, Asking, Holds, Settled};
 use aep_adapters::{Mapper, Posture};
 use aep_client::session::{Attrs, SessionEmitter};
 use aep_client::socket::{hello, Inbound, Socket, SocketConfig, TrySendError};
@@ -43,7 +51,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::agent::Agent;
-use super::decision;
 use super::record::{self, private_dir, Committed, Files, Home, Requests};
 use super::wire::{self, Reply, Request};
 use crate::cmd::Status;
@@ -284,75 +291,6 @@ struct Live {
     used: Instant,
 }
 
-/// What a held hook asks, which decides how an answer applies.
-enum Asking {
-    /// Allow or deny a tool call.
-    Permission,
-    /// AskUserQuestion's questions: its `tool_input` and what it reads as.
-    Questions {
-        input: Value,
-        call: claude_code::AskUserQuestion,
-    },
-    /// An MCP elicitation's form.
-    Elicitation(Box<mcp::Elicitation>),
-}
-
-impl Asking {
-    /// What a hook call asks, when it is one the daemon can hold.
-    fn of(agent: Agent, text: &str) -> Option<Asking> {
-        let payload: Value = serde_json::from_str(text).ok()?;
-        let hook = payload.get("hook_event_name")?.as_str()?;
-        match (agent, hook) {
-            (Agent::ClaudeCode, "PermissionRequest")
-                if payload.get("tool_name").and_then(Value::as_str) == Some("AskUserQuestion") =>
-            {
-                let input = payload.get("tool_input")?.clone();
-                match serde_json::from_value(input.clone()) {
-                    Ok(call) => Some(Asking::Questions { input, call }),
-                    Err(_) => Some(Asking::Permission),
-                }
-            }
-            (_, "PermissionRequest") => Some(Asking::Permission),
-            (Agent::ClaudeCode, "Elicitation") => {
-                let params = aep_adapters::elicitation_params(text).ok()??;
-                let form = mcp::map(&params, agent.name(), Capture::Full).ok()?;
-                Some(Asking::Elicitation(Box::new(form)))
-            }
-            _ => None,
-        }
-    }
-
-    /// What `answer` applies: the hook's output and the answer to record
-    /// (form values gated at `ceiling`), or why it breaks the request.
-    fn apply(&self, answer: &aep::Answer, ceiling: Capture) -> Result<decision::Applied, String> {
-        let (mut applied, fields) = match self {
-            Asking::Permission => return decision::permission(answer),
-            Asking::Questions { input, call } => (
-                decision::questions(input, call, answer)?,
-                claude_code::request(call, "agent", Capture::Full).fields,
-            ),
-            Asking::Elicitation(form) => (
-                decision::elicitation(form, answer)?,
-                form.request.fields.clone(),
-            ),
-        };
-        if let (Some(values), Some(fields)) = (&applied.answer.values, &fields) {
-            applied.answer.values = Some(aep::form::gate_values(fields, values, ceiling));
-        }
-        Ok(applied)
-    }
-}
-
-/// A hook held open on a request.
-struct Hold {
-    session: String,
-    agent: Agent,
-    asking: Asking,
-    since: Instant,
-    deadline: Instant,
-    decision: oneshot::Sender<String>,
-}
-
 /// Where a session's lines stopped reaching the relay: its log, and the
 /// offset of the first line not sent. Every later line of the session is
 /// in the log after it.
@@ -370,12 +308,14 @@ struct Daemon {
     relay: Option<Socket>,
     linked: bool,
     sessions: HashMap<String, Live>,
-    holds: HashMap<String, Hold>,
+    /// The hooks held open, each woken with its decision.
+    holds: Holds<oneshot::Sender<String>>,
     attention_timeout: Duration,
     /// Sessions whose lines the relay has not all been given.
     behind: HashMap<String, Behind>,
-    /// Calls that could be held, waiting for the first `hello`.
-    parked: Vec<Call>,
+    /// Calls that could be held, waiting for the first `hello`, and the
+    /// later calls of their sessions, with their session ids.
+    parked: Vec<(String, Call)>,
     /// When the daemon started.
     started: Instant,
     /// What is left of this reconnect's catching up: lines, bytes.
@@ -403,7 +343,7 @@ impl Daemon {
             relay,
             linked: false,
             sessions: HashMap::new(),
-            holds: HashMap::new(),
+            holds: Holds::new(MAX_HOLDS),
             attention_timeout: super::attention_timeout(),
             behind: HashMap::new(),
             parked: Vec::new(),
@@ -454,15 +394,11 @@ impl Daemon {
         // Whatever is still held goes back to the vendor's own dialog, and
         // its request is closed (no one can answer it over control now);
         // a parked call is recorded out of band.
-        let held: Vec<(String, Hold)> = self.holds.drain().collect();
-        for (id, hold) in held {
-            let mut data = aep::Object::new();
-            data.insert("resolution".into(), json!("dismissed"));
-            data.insert("latency_ms".into(), json!(waited_ms(&hold)));
-            if let Err(e) = self.settle(&id, &hold, "attention.resolved", data) {
-                tracing::warn!(session = %hold.session, "cannot close a held request: {e}");
+        for settled in self.holds.drain(self.now_ms()) {
+            if let Err(e) = self.settle(&settled) {
+                tracing::warn!(session = %settled.session, "cannot close a held request: {e}");
             }
-            let _ = hold.decision.send(String::new());
+            let _ = settled.waiter.send(String::new());
         }
         let relay = self.relay.take();
         self.linked = false;
@@ -474,7 +410,7 @@ impl Daemon {
 
     /// Records the parked calls (now linked, or no longer waiting).
     fn unpark(&mut self) {
-        for call in std::mem::take(&mut self.parked) {
+        for (_, call) in std::mem::take(&mut self.parked) {
             self.call(call);
         }
     }
@@ -482,7 +418,8 @@ impl Daemon {
     /// Records one hook call, and holds it when it asks for permission
     /// and a person can answer over the relay. A call that could be held
     /// while the relay has not said `hello` yet, right after the start,
-    /// is parked until it does (or [`STARTUP_GRACE`] passes).
+    /// is parked until it does (or [`STARTUP_GRACE`] passes), and so is
+    /// every later call of its session until then.
     fn call(&mut self, call: Call) {
         let Some((agent, mapper)) = self.mappers.get(call.request.agent.as_str()) else {
             let _ = call
@@ -509,13 +446,14 @@ impl Daemon {
             return;
         }
         let text = &call.request.payload;
-        let asking = Asking::of(agent, text).filter(|_| self.holds.len() < MAX_HOLDS);
-        if asking.is_some()
+        let asking = Asking::of(agent.runtime(), text).filter(|_| self.holds.has_room());
+        let session = session_of(text);
+        let awaits_hello = asking.is_some()
             && !self.linked
             && self.relay.is_some()
-            && self.started.elapsed() < STARTUP_GRACE
-        {
-            self.parked.push(call);
+            && self.started.elapsed() < STARTUP_GRACE;
+        if awaits_hello || self.parked.iter().any(|(s, _)| *s == session) {
+            self.parked.push((session, call));
             return;
         }
         let asking = asking.filter(|_| self.linked);
@@ -552,50 +490,61 @@ impl Daemon {
             live.target.settle_request(id);
         }
         for id in &recorded.closed {
-            if let Some(held) = self.holds.remove(id) {
-                let _ = held.decision.send(String::new());
+            if let Some(waiter) = self.holds.release(id) {
+                let _ = waiter.send(String::new());
             }
         }
-        let queued = self.send(
+        // Lines the link cannot take now are sent from the log later: a
+        // request among them is held all the same.
+        self.send(
             &recorded.session,
             &recorded.log,
             recorded.at,
             &recorded.lines,
         );
-        match (asking, recorded.opened.first()) {
-            // A request the relay was not given cannot be answered there.
-            (Some(asking), Some(id)) if queued => {
-                let now = Instant::now();
+        let held = match (asking, recorded.opened.first()) {
+            (Some(asking), Some(id)) => {
                 let timeout = call
                     .request
                     .timeout_ms
                     .map_or(self.attention_timeout, Duration::from_millis)
                     .min(MAX_HOLD);
-                self.holds.insert(
-                    id.clone(),
-                    Hold {
-                        session: recorded.session.clone(),
-                        agent,
-                        asking,
-                        since: now,
-                        deadline: now + timeout,
-                        decision: call.decision,
-                    },
-                );
+                let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                let now = self.now_ms();
+                let session = &recorded.session;
+                let waiter = call.decision;
+                self.holds.hold(
+                    id,
+                    session,
+                    agent.runtime(),
+                    asking,
+                    now,
+                    timeout_ms,
+                    waiter,
+                )
             }
-            _ => {
-                let _ = call.decision.send(String::new());
-            }
+            _ => Err(call.decision),
+        };
+        if let Err(waiter) = held {
+            let _ = waiter.send(String::new());
         }
+    }
+
+    /// Milliseconds since the daemon started: the holds' clock.
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The live session, made when new (the longest unused dropped past
     /// the bound).
     fn live(&mut self, agent: Agent, session: &str) -> &mut Live {
         if !self.sessions.contains_key(session) && self.sessions.len() >= MAX_SESSIONS {
+            // A session a hook is held in stays: its answer must find it.
+            let holds = &self.holds;
             let oldest = self
                 .sessions
                 .iter()
+                .filter(|(id, _)| !holds.holds_session(id))
                 .min_by_key(|(_, live)| live.used)
                 .map(|(id, _)| id.clone());
             if let Some(oldest) = oldest {
@@ -787,21 +736,12 @@ impl Daemon {
             Ok(Received::Resend(out)) => lines.push(out.into_line()),
             Ok(Received::InProgress) | Err(_) => {}
             Ok(Received::Decide(command)) => {
-                let held = command
-                    .event()
-                    .subject
-                    .as_deref()
-                    .and_then(|id| {
-                        self.holds
-                            .get(id)
-                            .map(|h| (id.to_owned(), h.session.clone()))
-                    })
-                    .filter(|(_, s)| *s == session);
+                let request = command.event().subject.clone().unwrap_or_default();
                 let live = self.sessions.get_mut(&session).expect("made above");
                 let stamp = &mut |_: &str| files.stamp();
                 let target = &mut live.target;
-                let outcome = match (command.payload(), held) {
-                    (Payload::ControlCancel(_), _) => target
+                let outcome = match command.payload() {
+                    Payload::ControlCancel(_) => target
                         .reject(
                             command.key(),
                             NackReason::Refused,
@@ -809,29 +749,31 @@ impl Daemon {
                             stamp,
                         )
                         .map(|out| vec![out]),
-                    (Payload::ControlAttentionRespond(respond), Some((id, _))) => {
-                        let asking = &self.holds[&id].asking;
-                        match asking.apply(&respond.answer, self.ceiling) {
-                            Ok(applied) => {
+                    Payload::ControlAttentionRespond(respond) => {
+                        let answering =
+                            self.holds
+                                .answer(&session, &request, &respond.answer, self.ceiling);
+                        match answering {
+                            Answering::Applies(applied) => {
                                 let answered = answer(target, &command, &applied.answer, stamp);
                                 if answered.is_ok() {
-                                    decided = Some((id, applied.stdout));
+                                    decided = Some((request, applied.stdout));
                                 }
                                 answered
                             }
-                            Err(why) => target
+                            Answering::Breaks(why) => target
                                 .reject(command.key(), NackReason::Invalid, Some(&why), stamp)
+                                .map(|out| vec![out]),
+                            Answering::NotHeld => target
+                                .reject(
+                                    command.key(),
+                                    NackReason::Invalid,
+                                    Some("the request is not pending here"),
+                                    stamp,
+                                )
                                 .map(|out| vec![out]),
                         }
                     }
-                    (Payload::ControlAttentionRespond(_), None) => target
-                        .reject(
-                            command.key(),
-                            NackReason::Invalid,
-                            Some("the request is not pending here"),
-                            stamp,
-                        )
-                        .map(|out| vec![out]),
                     _ => target
                         .reject(command.key(), NackReason::Unsupported, None, stamp)
                         .map(|out| vec![out]),
@@ -853,8 +795,8 @@ impl Daemon {
             Err(e) => tracing::warn!(%session, "{e}"),
         }
         if let Some((id, stdout)) = decided {
-            if let Some(hold) = self.holds.remove(&id) {
-                let _ = hold.decision.send(stdout);
+            if let Some(waiter) = self.holds.release(&id) {
+                let _ = waiter.send(stdout);
             }
         }
     }
@@ -863,66 +805,34 @@ impl Daemon {
     /// decision back to the vendor's dialog), and settles those whose hook
     /// is gone (`attention.resolved`, dismissed: nobody can answer them).
     fn expire(&mut self) {
-        let now = Instant::now();
-        let gone: Vec<String> = self
-            .holds
-            .iter()
-            .filter(|(_, h)| h.decision.is_closed())
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in gone {
-            let Some(hold) = self.holds.remove(&id) else {
-                continue;
-            };
-            let mut data = aep::Object::new();
-            data.insert("resolution".into(), json!("dismissed"));
-            data.insert("latency_ms".into(), json!(waited_ms(&hold)));
-            if let Err(e) = self.settle(&id, &hold, "attention.resolved", data) {
-                tracing::warn!(session = %hold.session, "cannot settle a request whose hook is gone: {e}");
+        let now = self.now_ms();
+        for settled in self.holds.tick(now, oneshot::Sender::is_closed) {
+            if let Err(e) = self.settle(&settled) {
+                tracing::warn!(session = %settled.session, "cannot record how a held request ended: {e}");
             }
-        }
-        let due: Vec<String> = self
-            .holds
-            .iter()
-            .filter(|(_, h)| h.deadline <= now)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            let Some(hold) = self.holds.remove(&id) else {
-                continue;
-            };
-            let mut data = aep::Object::new();
-            data.insert("after_ms".into(), json!(waited_ms(&hold)));
-            if let Err(e) = self.settle(&id, &hold, "attention.timeout", data) {
-                tracing::warn!(session = %hold.session, "cannot time out a request: {e}");
-            }
-            let _ = hold.decision.send(String::new());
+            let _ = settled.waiter.send(String::new());
         }
         self.catch_up();
     }
 
-    /// Records how a held request ended (`type_` with `data`, about the
-    /// request): taken off the session's pending list, the event at the
-    /// session's next position committed to its log, observed by its
-    /// target, and given to the relay.
-    fn settle(
-        &mut self,
-        id: &str,
-        hold: &Hold,
-        type_: &str,
-        data: aep::Object,
-    ) -> Result<(), String> {
-        let mut files = Files::open(&self.home, hold.agent, &self.host, &hold.session)?;
+    /// Records how a held request ended without an answer: taken off the
+    /// session's pending list, the event at the session's next position
+    /// committed to its log, observed by its target, and given to the
+    /// relay.
+    fn settle(&mut self, settled: &Settled<oneshot::Sender<String>>) -> Result<(), String> {
+        let (id, session) = (settled.id.as_str(), settled.session.as_str());
+        let agent = Agent::of(settled.agent);
+        let type_ = settled.ending.event_type();
+        let mut files = Files::open(&self.home, agent, &self.host, session)?;
         let state = files.state();
         state.pending.retain(|p| p.id != id);
         let (run, epoch, next_seq) = (state.run.clone(), state.epoch, state.next_seq);
         let mut emitter =
-            SessionEmitter::new(&files.source, hold.agent.name(), &hold.session, epoch)
-                .starting_at(next_seq);
+            SessionEmitter::new(&files.source, agent.name(), session, epoch).starting_at(next_seq);
         let event = emitter
             .raw(
                 type_,
-                Some(aep::Data::from_object(&data)),
+                Some(aep::Data::from_object(&settled.ending.data())),
                 Attrs {
                     run,
                     subject: Some(id.to_owned()),
@@ -932,21 +842,29 @@ impl Daemon {
             )
             .map_err(|e| format!("the {type_} event did not validate: {e}"))?;
         files.state().next_seq = emitter.next_seq();
-        if let Some(live) = self.sessions.get_mut(&hold.session) {
+        if let Some(live) = self.sessions.get_mut(session) {
             live.target.observe(&event);
             live.target.settle_request(id);
         }
         let line = serde_json::to_string(&event).map_err(|e| e.to_string())?;
         let lines = [line];
         let Committed { log, at, .. } = files.commit(&lines)?;
-        self.send(&hold.session, &log, at, &lines);
+        self.send(session, &log, at, &lines);
         Ok(())
     }
 }
 
-/// How long a hold has waited, in milliseconds.
-fn waited_ms(hold: &Hold) -> u64 {
-    u64::try_from(hold.since.elapsed().as_millis()).unwrap_or(u64::MAX)
+/// The session a hook payload names (empty when it names none).
+fn session_of(text: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        #[serde(default)]
+        session_id: Option<String>,
+    }
+    serde_json::from_str::<Named>(text)
+        .ok()
+        .and_then(|n| n.session_id)
+        .unwrap_or_default()
 }
 
 /// How one session's catching up ended.
@@ -1147,5 +1065,151 @@ mod tests {
             Resent::Spent
         ));
         assert_eq!(behind.from, 0);
+    }
+
+    /// A daemon over a temporary home whose relay is a socket to nowhere
+    /// queueing `outbox` lines.
+    fn daemon(home: &Path, outbox: usize) -> Daemon {
+        Daemon::new(
+            Home(home.to_owned()),
+            Posture::default(),
+            Some(nowhere(outbox)),
+        )
+    }
+
+    /// Hands `daemon` a Claude Code hook call; its two answers.
+    fn call(
+        daemon: &mut Daemon,
+        payload: &str,
+    ) -> (
+        oneshot::Receiver<Result<(), String>>,
+        oneshot::Receiver<String>,
+    ) {
+        let (recorded_tx, recorded) = oneshot::channel();
+        let (decision_tx, decision) = oneshot::channel();
+        daemon.call(Call {
+            request: Request {
+                agent: Agent::ClaudeCode.name().to_owned(),
+                payload: payload.to_owned(),
+                timeout_ms: Some(60_000),
+                call: None,
+                serves: None,
+            },
+            recorded: recorded_tx,
+            decision: decision_tx,
+        });
+        (recorded, decision)
+    }
+
+    /// The types in `session`'s log, in order.
+    fn logged_types(home: &Path, session: &str) -> Vec<String> {
+        let dir = home.join("logs").join(Agent::ClaudeCode.name());
+        let mut types = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                for line in std::fs::read_to_string(path).unwrap().lines() {
+                    let event: Value = serde_json::from_str(line).unwrap();
+                    if event["session"] == session {
+                        types.push(event["type"].as_str().unwrap().to_owned());
+                    }
+                }
+            }
+        }
+        types
+    }
+
+    const PROMPT: &str = r#"{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}"#;
+    const ASK: &str = r#"{"hook_event_name":"PermissionRequest","session_id":"s",
+        "tool_name":"Bash","tool_input":{"command":"rm -rf build"}}"#;
+    const TOOL: &str = r#"{"hook_event_name":"PreToolUse","session_id":"s",
+        "tool_name":"Read","tool_input":{"file_path":"a"}}"#;
+
+    #[tokio::test]
+    async fn a_request_whose_line_waits_for_room_is_held_all_the_same() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 1);
+        daemon.linked = true;
+        // A prompt and a tool call fill the one-line queue: the session
+        // falls behind.
+        for payload in [PROMPT, TOOL] {
+            let (recorded, _) = call(&mut daemon, payload);
+            assert_eq!(recorded.await.unwrap(), Ok(()));
+        }
+        assert!(daemon.behind.contains_key("s"));
+        let (recorded, mut decision) = call(&mut daemon, ASK);
+        assert_eq!(recorded.await.unwrap(), Ok(()));
+        assert_eq!(daemon.holds.len(), 1, "the request is held");
+        assert!(decision.try_recv().is_err(), "no decision yet");
+        let logged = std::fs::read_to_string(
+            std::fs::read_dir(home.path().join("logs/claude-code"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            logged.contains(r#""respond_via":["control"]"#),
+            "recorded answerable over control: {logged}"
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_behind_a_parked_call_of_their_session_keep_their_order() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        // Just started, no hello yet: the permission is parked...
+        let (mut asked, _ask_decision) = call(&mut daemon, ASK);
+        assert!(asked.try_recv().is_err(), "parked");
+        // ...and so is the tool call after it in the same session.
+        let (mut tool, _) = call(&mut daemon, TOOL);
+        assert!(tool.try_recv().is_err(), "parked behind the permission");
+        // Another session's call is not held up.
+        let other = TOOL.replace(r#""s""#, r#""t""#);
+        let (other, _) = call(&mut daemon, &other);
+        assert_eq!(other.await.unwrap(), Ok(()));
+        daemon.linked = true;
+        daemon.unpark();
+        assert_eq!(asked.await.unwrap(), Ok(()));
+        assert_eq!(tool.await.unwrap(), Ok(()));
+        let types: Vec<String> = logged_types(home.path(), "s")
+            .into_iter()
+            .filter(|t| t == "attention.requested" || t == "tool.requested")
+            .collect();
+        assert_eq!(
+            types,
+            ["attention.requested", "tool.requested"],
+            "s's calls in the order they came"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_with_a_held_hook_is_never_the_one_evicted() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        for n in 0..MAX_SESSIONS {
+            daemon.live(Agent::ClaudeCode, &format!("s{n}"));
+        }
+        // s0 is the longest unused, but a hook is held in it.
+        let (waiter, _decision) = oneshot::channel();
+        let asking = Asking::of(Agent::ClaudeCode.runtime(), ASK).unwrap();
+        let now = daemon.now_ms();
+        daemon
+            .holds
+            .hold(
+                "r",
+                "s0",
+                Agent::ClaudeCode.runtime(),
+                asking,
+                now,
+                60_000,
+                waiter,
+            )
+            .unwrap();
+        daemon.live(Agent::ClaudeCode, "new");
+        assert_eq!(daemon.sessions.len(), MAX_SESSIONS);
+        assert!(daemon.sessions.contains_key("s0"), "the held session stays");
+        assert!(!daemon.sessions.contains_key("s1"), "the next oldest went");
     }
 }

@@ -14,9 +14,9 @@ use aep_client::session::{now_ms, source_uri, Attrs, SessionEmitter};
 use serde_json::Value;
 
 use super::agent::Agent;
-use super::attention;
 use super::state::{Held, SessionState, LOCK_WAIT};
 use crate::cmd::sink::names;
+use aep_adapters::runtime::pending as attention;
 
 /// Where the hook keeps its files: `$AEP_HOME`, else `~/.aep`.
 #[derive(Debug, Clone)]

@@ -29,7 +29,7 @@ pub struct SessionState {
     pub run: Option<String>,
     /// The attention requests recorded and not yet closed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pending: Vec<super::attention::Pending>,
+    pub pending: Vec<aep_adapters::runtime::pending::Pending>,
     /// The ids of the last calls recorded (at most [`RECENT_CALLS`],
     /// oldest first): a call handed to the daemon and then recorded by
     /// its hook as well, or the other way round, is written once.

@@ -1,11 +1,12 @@
-//! Attention requests a hook call records without holding the hook open.
+//! Attention requests a runtime has recorded and not yet seen closed.
 //!
-//! Such a request is answered in the vendor's own dialog, so it says
-//! `respond_via: ["oob"]`, and it stays pending in the session's state
-//! until the session shows it is over: the tool it gated finished, failed
-//! or was denied (matched by tool name and input), the MCP server's
-//! elicitation ended (`ElicitationResult`, matched by elicitation id or
-//! server), or the turn or session ended. Each then closes with one
+//! A request stays pending in the session's state until it is answered
+//! (over control, by a held hook) or the session shows it is over: the
+//! tool it gated finished, failed or was denied (matched by tool name and
+//! input), the MCP server's elicitation ended (`ElicitationResult`,
+//! matched by elicitation id or server), or the turn or session ended. A
+//! call that matches closes the oldest request of its key only: two
+//! identical prompts are two requests, closed by two tool ends. Each then closes with one
 //! `attention.resolved {resolution: "dismissed"}` naming it, before the
 //! events of the call that closed it, so no request is left open
 //! (AEP-0002 §7). An elicitation the person accepted in the vendor's
@@ -14,9 +15,9 @@
 //! `attention.resolved {resolution: "answered"}`. A result no pending
 //! request matches emits nothing.
 
+use crate::MappedEvent;
 use aep::form::gate_values;
 use aep::{Capture, FieldSpec, Object};
-use aep_adapters::MappedEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -40,10 +41,10 @@ pub struct Pending {
 /// What a hook call closes.
 #[derive(Debug, PartialEq)]
 pub enum Closes {
-    /// The requests with this key.
+    /// The oldest request with this key.
     Key(String),
-    /// The requests with this key, answered out of band with these form
-    /// values (none: declined or cancelled, so dismissed).
+    /// The oldest request with this key, answered out of band with these
+    /// form values (none: declined or cancelled, so dismissed).
     Answered(String, Option<Object>),
     /// Every pending request.
     All,
@@ -98,7 +99,7 @@ fn elicitation_key(payload: &Value) -> String {
     format!("elicitation:{}", aep::digest::digest(&json!(id)))
 }
 
-/// Takes out of `pending` what `closes` closes (and the oldest past
+/// Takes out of `pending` (oldest first) what `closes` closes (and the oldest past
 /// [`MAX_PENDING`] once `opening` more are added), returning the events
 /// that close them, oldest first: `attention.resolved` (dismissed), or
 /// for an out-of-band answer `attention.answered` (its values gated at
@@ -111,17 +112,16 @@ pub fn close(
     ceiling: Capture,
 ) -> Vec<MappedEvent> {
     let mut closed = Vec::new();
-    pending.retain(|p| {
-        let hit = match closes {
-            Closes::All => true,
-            Closes::Key(key) | Closes::Answered(key, _) => &p.key == key,
-            Closes::Nothing => false,
-        };
-        if hit {
-            closed.push((p.clone(), true));
+    match closes {
+        Closes::All => closed.extend(pending.drain(..).map(|p| (p, true))),
+        Closes::Key(key) | Closes::Answered(key, _) => {
+            // The vector is oldest first: the first match is the oldest.
+            if let Some(at) = pending.iter().position(|p| &p.key == key) {
+                closed.push((pending.remove(at), true));
+            }
         }
-        !hit
-    });
+        Closes::Nothing => {}
+    }
     let over = (pending.len() + opening).saturating_sub(MAX_PENDING);
     closed.extend(pending.drain(..over.min(pending.len())).map(|p| (p, false)));
     closed.sort_by_key(|(p, _)| p.at_ms);
@@ -295,5 +295,27 @@ mod tests {
         let ids: Vec<_> = closed.iter().map(|e| e.subject.clone().unwrap()).collect();
         assert_eq!(ids, ["r0", "r1"]);
         assert_eq!(open.len(), MAX_PENDING - 2);
+    }
+
+    #[test]
+    fn two_identical_prompts_are_closed_one_tool_end_each_oldest_first() {
+        let ls = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+        let key = opens("PermissionRequest", &ls).unwrap();
+        let mut open = vec![pending("a", 10, &key), pending("b", 20, &key)];
+        let closed = close_at(&mut open, &closes("PostToolUse", &ls), 0, 30);
+        let ids: Vec<_> = closed.iter().map(|e| e.subject.clone().unwrap()).collect();
+        assert_eq!(ids, ["a"]);
+        assert_eq!(open.len(), 1);
+        let closed = close_at(&mut open, &closes("PostToolUse", &ls), 0, 40);
+        assert_eq!(closed[0].subject.as_deref(), Some("b"));
+        assert!(open.is_empty());
+        // An elicitation with no id is keyed by its server: one result
+        // closes one of them.
+        let ask = json!({"mcp_server_name": "db"});
+        let key = opens("Elicitation", &ask).unwrap();
+        let mut open = vec![pending("e1", 1, &key), pending("e2", 2, &key)];
+        let closed = close_at(&mut open, &closes("ElicitationResult", &ask), 0, 3);
+        assert_eq!(closed.len(), 1);
+        assert_eq!(open[0].id, "e2");
     }
 }
