@@ -51,7 +51,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::agent::Agent;
-use super::record::{self, private_dir, Committed, Files, Home, Requests};
+use super::record::{self, private_dir, Committed, Files, Home, OpenError, Requests};
+use super::state::LOCK_WAIT;
 use super::wire::{self, Reply, Request};
 use crate::cmd::Status;
 use crate::diag;
@@ -79,6 +80,12 @@ const QUEUE: usize = 4096;
 const RESEND_LINES: usize = 2048;
 /// The most bytes sent again from the session logs per reconnect.
 const RESEND_BYTES: u64 = 8 << 20;
+/// How long the loop waits for a session's lock held by a hook process
+/// when answering a command or settling a request; a hook call whose
+/// session is locked waits instead (parked, retried each tick, for at
+/// most the lock's usual wait), so one stuck process never stalls the
+/// other sessions.
+const BRIEF_LOCK_WAIT: Duration = Duration::from_millis(20);
 
 /// The arguments of `aep adapter serve`.
 #[derive(Debug, clap::Args)]
@@ -291,6 +298,13 @@ struct Live {
     used: Instant,
 }
 
+/// A hook call waiting its turn.
+struct Parked {
+    session: String,
+    since: Instant,
+    call: Call,
+}
+
 /// Where a session's lines stopped reaching the relay: its log, and the
 /// offset of the first line not sent. Every later line of the session is
 /// in the log after it.
@@ -313,9 +327,10 @@ struct Daemon {
     attention_timeout: Duration,
     /// Sessions whose lines the relay has not all been given.
     behind: HashMap<String, Behind>,
-    /// Calls that could be held, waiting for the first `hello`, and the
-    /// later calls of their sessions, with their session ids.
-    parked: Vec<(String, Call)>,
+    /// Calls waiting, in the order they came: for the first `hello` (a
+    /// call that could be held), for their session's lock, or behind an
+    /// earlier waiting call of their session.
+    parked: Vec<Parked>,
     /// When the daemon started.
     started: Instant,
     /// What is left of this reconnect's catching up: lines, bytes.
@@ -378,9 +393,9 @@ impl Daemon {
                 Some(inbound) = recv(&mut self.relay) => self.inbound(inbound),
                 _ = tick.tick() => {
                     self.expire();
-                    if self.started.elapsed() >= STARTUP_GRACE {
-                        self.unpark();
-                    }
+                    // Calls still waiting for the hello or a lock park
+                    // themselves again.
+                    self.unpark();
                     if self.holds.is_empty()
                         && self.parked.is_empty()
                         && (self.retiring || last_call.elapsed() >= idle)
@@ -410,8 +425,8 @@ impl Daemon {
 
     /// Records the parked calls (now linked, or no longer waiting).
     fn unpark(&mut self) {
-        for (_, call) in std::mem::take(&mut self.parked) {
-            self.call(call);
+        for parked in std::mem::take(&mut self.parked) {
+            self.call_since(parked.call, parked.since);
         }
     }
 
@@ -419,8 +434,15 @@ impl Daemon {
     /// and a person can answer over the relay. A call that could be held
     /// while the relay has not said `hello` yet, right after the start,
     /// is parked until it does (or [`STARTUP_GRACE`] passes), and so is
-    /// every later call of its session until then.
+    /// every later call of its session until then. A call whose session's
+    /// lock another process holds is parked too, for at most
+    /// [`LOCK_WAIT`].
     fn call(&mut self, call: Call) {
+        self.call_since(call, Instant::now());
+    }
+
+    /// [`Daemon::call`] for a call waiting since `since`.
+    fn call_since(&mut self, call: Call, since: Instant) {
         let Some((agent, mapper)) = self.mappers.get(call.request.agent.as_str()) else {
             let _ = call
                 .recorded
@@ -447,25 +469,51 @@ impl Daemon {
         }
         let text = &call.request.payload;
         let asking = Asking::of(agent.runtime(), text).filter(|_| self.holds.has_room());
-        let session = session_of(text);
+        let session = match record::session_of(text) {
+            Ok(session) => session,
+            Err(e) => {
+                let _ = call.recorded.send(Err(e));
+                return;
+            }
+        };
         let awaits_hello = asking.is_some()
             && !self.linked
             && self.relay.is_some()
             && self.started.elapsed() < STARTUP_GRACE;
-        if awaits_hello || self.parked.iter().any(|(s, _)| *s == session) {
-            self.parked.push((session, call));
+        if awaits_hello || self.parked.iter().any(|p| p.session == session) {
+            self.parked.push(Parked {
+                session,
+                since,
+                call,
+            });
             return;
         }
+        let files =
+            match Files::open_within(&self.home, agent, &self.host, &session, Duration::ZERO) {
+                Ok(files) => files,
+                Err(OpenError::Busy(_)) if since.elapsed() < LOCK_WAIT => {
+                    self.parked.push(Parked {
+                        session,
+                        since,
+                        call,
+                    });
+                    return;
+                }
+                Err(e) => {
+                    let _ = call.recorded.send(Err(e.to_string()));
+                    return;
+                }
+            };
         let asking = asking.filter(|_| self.linked);
         let requests = if asking.is_some() {
             Requests::Control
         } else {
             Requests::OutOfBand
         };
-        let recorded = record::record(
+        let recorded = record::record_in(
+            files,
             agent,
             mapper,
-            &self.home,
             &self.host,
             text,
             call.request.call.as_deref(),
@@ -579,13 +627,7 @@ impl Daemon {
             return false;
         }
         if !self.linked {
-            self.behind.insert(
-                session.to_owned(),
-                Behind {
-                    log: log.to_owned(),
-                    from: at,
-                },
-            );
+            self.fall_behind(session, log, at);
             return false;
         }
         let mut from = at;
@@ -601,18 +643,31 @@ impl Daemon {
                     if self.behind.is_empty() {
                         self.budget = resend_bounds();
                     }
-                    self.behind.insert(
-                        session.to_owned(),
-                        Behind {
-                            log: log.to_owned(),
-                            from,
-                        },
-                    );
+                    self.fall_behind(session, log, from);
                     return false;
                 }
             }
         }
         true
+    }
+
+    /// Notes that `session`'s lines from offset `from` of its `log` on are
+    /// still to be sent; past [`MAX_SESSIONS`] sessions behind, they are in
+    /// the log only, and the daemon's log says so.
+    fn fall_behind(&mut self, session: &str, log: &Path, from: u64) {
+        if self.behind.len() >= MAX_SESSIONS {
+            tracing::warn!(
+                %session,
+                "{MAX_SESSIONS} sessions are behind already: the lines of {} from byte {from} on are in the log only",
+                log.display()
+            );
+            return;
+        }
+        let behind = Behind {
+            log: log.to_owned(),
+            from,
+        };
+        self.behind.insert(session.to_owned(), behind);
     }
 
     /// Gives the relay lines that are in no log (a command's outcome sent
@@ -717,7 +772,8 @@ impl Daemon {
             tracing::debug!(%session, "a command for a session this daemon does not hold");
             return;
         };
-        let mut files = match Files::open(&self.home, agent, &self.host, &session) {
+        let opened = Files::open_within(&self.home, agent, &self.host, &session, BRIEF_LOCK_WAIT);
+        let mut files = match opened {
             Ok(files) => files,
             Err(e) => {
                 tracing::warn!(%session, "cannot answer a command: {e}");
@@ -823,7 +879,8 @@ impl Daemon {
         let (id, session) = (settled.id.as_str(), settled.session.as_str());
         let agent = Agent::of(settled.agent);
         let type_ = settled.ending.event_type();
-        let mut files = Files::open(&self.home, agent, &self.host, session)?;
+        let mut files =
+            Files::open_within(&self.home, agent, &self.host, session, BRIEF_LOCK_WAIT)?;
         let state = files.state();
         state.pending.retain(|p| p.id != id);
         let (run, epoch, next_seq) = (state.run.clone(), state.epoch, state.next_seq);
@@ -852,19 +909,6 @@ impl Daemon {
         self.send(session, &log, at, &lines);
         Ok(())
     }
-}
-
-/// The session a hook payload names (empty when it names none).
-fn session_of(text: &str) -> String {
-    #[derive(serde::Deserialize)]
-    struct Named {
-        #[serde(default)]
-        session_id: Option<String>,
-    }
-    serde_json::from_str::<Named>(text)
-        .ok()
-        .and_then(|n| n.session_id)
-        .unwrap_or_default()
 }
 
 /// How one session's catching up ended.
@@ -1211,5 +1255,76 @@ mod tests {
         assert_eq!(daemon.sessions.len(), MAX_SESSIONS);
         assert!(daemon.sessions.contains_key("s0"), "the held session stays");
         assert!(!daemon.sessions.contains_key("s1"), "the next oldest went");
+    }
+
+    /// [`call`], for a call waiting since `since`.
+    fn call_waiting_since(
+        daemon: &mut Daemon,
+        payload: &str,
+        since: Instant,
+    ) -> oneshot::Receiver<Result<(), String>> {
+        let (recorded_tx, recorded) = oneshot::channel();
+        let (decision_tx, _) = oneshot::channel();
+        let request = Request {
+            agent: Agent::ClaudeCode.name().to_owned(),
+            payload: payload.to_owned(),
+            timeout_ms: None,
+            call: None,
+            serves: None,
+        };
+        let call = Call {
+            request,
+            recorded: recorded_tx,
+            decision: decision_tx,
+        };
+        daemon.call_since(call, since);
+        recorded
+    }
+
+    #[tokio::test]
+    async fn a_session_locked_by_another_process_waits_without_stalling_the_others() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        daemon.linked = true;
+        // Another process (a hook recording by itself) holds s's lock.
+        let host = daemon.host.clone();
+        let held = Files::open(&daemon.home, Agent::ClaudeCode, &host, "s").unwrap();
+        let mut s_call = call_waiting_since(&mut daemon, TOOL, Instant::now());
+        assert!(s_call.try_recv().is_err(), "s waits for its lock");
+        let t_call = TOOL.replace(r#""s""#, r#""t""#);
+        let t_call = call_waiting_since(&mut daemon, &t_call, Instant::now());
+        assert_eq!(t_call.await.unwrap(), Ok(()), "t is not held up");
+        // Still locked: the next tick parks it again.
+        daemon.unpark();
+        assert!(s_call.try_recv().is_err());
+        drop(held);
+        daemon.unpark();
+        assert_eq!(s_call.await.unwrap(), Ok(()));
+        assert_eq!(
+            logged_types(home.path(), "s").last().unwrap(),
+            "tool.requested"
+        );
+        // A lock held past the usual wait fails the call (its hook then
+        // records it by itself).
+        let held = Files::open(&daemon.home, Agent::ClaudeCode, &host, "s").unwrap();
+        let long_ago = Instant::now() - LOCK_WAIT;
+        let late = call_waiting_since(&mut daemon, TOOL, long_ago);
+        let failed = late.await.unwrap().unwrap_err();
+        assert!(failed.contains("lock"), "{failed}");
+        drop(held);
+    }
+
+    #[tokio::test]
+    async fn past_the_bound_of_sessions_behind_the_lines_stay_in_the_log_only() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        let log = home.path().join("a.jsonl");
+        for n in 0..MAX_SESSIONS {
+            daemon.send(&format!("s{n}"), &log, 0, &["{}".to_owned()]);
+        }
+        assert_eq!(daemon.behind.len(), MAX_SESSIONS);
+        assert!(!daemon.send("one-more", &log, 0, &["{}".to_owned()]));
+        assert_eq!(daemon.behind.len(), MAX_SESSIONS);
+        assert!(!daemon.behind.contains_key("one-more"));
     }
 }

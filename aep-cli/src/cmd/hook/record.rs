@@ -120,14 +120,56 @@ pub struct Files {
     pub session: String,
 }
 
+/// Why a session's files could not be taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// Another process held the session's lock past the wait.
+    Busy(String),
+    /// Anything else.
+    Failed(String),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Busy(why) | OpenError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<OpenError> for String {
+    fn from(e: OpenError) -> String {
+        e.to_string()
+    }
+}
+
 impl Files {
-    /// Takes the lock of `agent`'s `session` and reads its state.
+    /// Takes the lock of `agent`'s `session`, waiting at most
+    /// [`LOCK_WAIT`] for another process of the session, and reads its
+    /// state.
     pub fn open(home: &Home, agent: Agent, host: &str, session: &str) -> Result<Files, String> {
+        Ok(Files::open_within(home, agent, host, session, LOCK_WAIT)?)
+    }
+
+    /// [`Files::open`], waiting at most `wait` for the lock (zero: one
+    /// try).
+    pub fn open_within(
+        home: &Home,
+        agent: Agent,
+        host: &str,
+        session: &str,
+        wait: std::time::Duration,
+    ) -> Result<Files, OpenError> {
         let source = source_uri(host, agent.name(), Some(session));
         let name = names::encode(&source, session);
         let log = home.logs(agent).join(format!("{name}.jsonl"));
-        let held = Held::acquire(&home.state(agent), &name, LOCK_WAIT)
-            .map_err(|e| format!("cannot take the session's state: {e}"))?;
+        let held = Held::acquire(&home.state(agent), &name, wait).map_err(|e| {
+            let why = format!("cannot take the session's state: {e}");
+            match e.kind() {
+                std::io::ErrorKind::TimedOut => OpenError::Busy(why),
+                _ => OpenError::Failed(why),
+            }
+        })?;
         Ok(Files {
             held,
             log,
@@ -186,20 +228,46 @@ pub fn record(
     call: Option<&str>,
     requests: Requests,
 ) -> Result<Recorded, String> {
+    let session = session_of(text)?;
+    let files = Files::open(home, agent, host, &session)?;
+    record_in(files, agent, mapper, host, text, call, requests)
+}
+
+/// The session a hook payload names.
+pub fn session_of(text: &str) -> Result<String, String> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        session_id: Option<String>,
+    }
+    let named: Named =
+        serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
+    named
+        .session_id
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| "the hook's input names no `session_id`".to_owned())
+}
+
+/// [`record`] in the session's `files`, taken by the caller (at its own
+/// wait for the lock).
+pub fn record_in(
+    mut files: Files,
+    agent: Agent,
+    mapper: &Mapper,
+    host: &str,
+    text: &str,
+    call: Option<&str>,
+    requests: Requests,
+) -> Result<Recorded, String> {
     let payload: Value =
         serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
-    let session = payload
-        .get("session_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or("the hook's input names no `session_id`")?;
+    let session = files.session.clone();
+    let session = session.as_str();
     let hook = payload
         .get("hook_event_name")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let mapped = mapper.map(text).map_err(|e| e.message().to_owned())?;
 
-    let mut files = Files::open(home, agent, host, session)?;
     if let Some(call) = call {
         if !files.state().first_record_of(call) {
             let session = files.session.clone();
