@@ -73,9 +73,20 @@ impl Aep {
     /// Runs `aep ARGS` with `stdin` as standard input; an error says why
     /// it could not run or did not finish in time.
     pub fn run(&self, args: &[&str], stdin: &[u8]) -> Result<Output, String> {
+        self.run_with(args, stdin, &[])
+    }
+
+    /// [`Aep::run`] with these environment variables set as well.
+    pub fn run_with(
+        &self,
+        args: &[&str],
+        stdin: &[u8],
+        env: &[(&str, &str)],
+    ) -> Result<Output, String> {
         let shown = format!("`aep {}`", args.join(" "));
         let mut child = Command::new(&self.path)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -122,5 +133,55 @@ fn wait(child: &mut Child) -> Result<Option<i32>, String> {
             }
             Err(e) => return Err(format!("cannot wait for it: {e}")),
         }
+    }
+}
+
+/// An `aep relay` on a loopback port of its own, stopped when dropped.
+#[derive(Debug)]
+pub struct Relay {
+    child: Child,
+    /// Its base URL.
+    pub url: String,
+}
+
+impl Relay {
+    /// Starts `aep relay` on `127.0.0.1:0` with `token`, and waits (at
+    /// most [`TIMEOUT`]) for the address it prints.
+    pub fn start(aep: &Aep, token: &str) -> Result<Relay, String> {
+        let mut child = Command::new(aep.path())
+            .args(["relay", "--listen", "127.0.0.1:0", "--print-ui-url"])
+            .env("AEP_TOKEN", token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run `aep relay` ({}): {e}", aep.path().display()))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+            let _ = tx.send(line);
+        });
+        let mut relay = Relay {
+            child,
+            url: String::new(),
+        };
+        let line = rx
+            .recv_timeout(TIMEOUT)
+            .map_err(|_| "`aep relay` printed no address".to_owned())?;
+        let url = line.trim().split("/#").next().unwrap_or_default();
+        if !url.starts_with("http://") {
+            return Err(format!("`aep relay` printed {line:?}, not its address"));
+        }
+        relay.url = url.to_owned();
+        Ok(relay)
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

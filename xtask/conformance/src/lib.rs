@@ -10,6 +10,7 @@
 //! | `downlevel` | `Event::down_level` |
 //! | `capture-gating` | `form::gate_values` |
 //! | `mappings` | `aep adapter map VOCABULARY`, one run per vocabulary and argument list ([`categories::mappings`]) |
+//! | `hook-runtime` | the Claude Code and Codex pins of `mappings/` through `aep hook` with a relay and the adapter daemon ([`categories::hooks`]) |
 //! | `attr-match` | `filter::Filter` for matching, `aep filter` for refusing invalid filters |
 //! | `ce-roundtrip` | `aep convert --to cloudevents` / `--from cloudevents` |
 //! | `otlp` | `aep convert --to otlp` |
@@ -70,7 +71,7 @@ pub fn run(dir: &Path, aep: &Path) -> Result<Report, String> {
     };
     let mut report = Report::default();
     for (name, run) in categories::ALL {
-        let category = if present.iter().any(|p| p == name) {
+        let category = if present.iter().any(|p| p == categories::directory(name)) {
             run(&context)
         } else {
             Category {
