@@ -306,3 +306,43 @@ async fn a_killed_session_continues_under_a_new_epoch_and_an_ended_one_does_not(
     assert!(String::from_utf8_lossy(&refused.stderr).contains("has ended"));
     relay.shutdown.shutdown();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_demo_on_a_session_with_a_live_writer_is_refused_naming_it() {
+    let relay = relay().await;
+    let session = "demo-twice";
+    let mut ws = watch(&relay.base, session).await;
+    let mut first = demo(&relay.base, session);
+    next(&mut ws, of_type("run.started")).await;
+    let second = finished(demo(&relay.base, session));
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("being written by a live connection"),
+        "{said}"
+    );
+    assert!(
+        said.contains("agent aep-demo"),
+        "the owner is named: {said}"
+    );
+    // The first goes on undisturbed and ends its session cleanly.
+    assert_eq!(stop(&mut first), 0);
+    let ended = next(&mut ws, of_type("session.ended")).await;
+    assert_eq!(ended["epoch"], 0);
+    relay.shutdown.shutdown();
+}
+
+/// The output of `child` once it exits, within the bound (killed and
+/// failed past it).
+fn finished(mut child: Child) -> std::process::Output {
+    let deadline = std::time::Instant::now() + WAIT;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("aep demo did not exit within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}

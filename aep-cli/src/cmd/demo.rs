@@ -28,12 +28,14 @@ recorded ack again, byte for byte.
 
 It runs until SIGTERM or SIGINT, then dismisses what is pending, ends its run
 and the session, and exits 0. A session that was not ended (the demo was
-killed) continues under a new epoch with --session; an ended one cannot.
+killed) continues under a new epoch with --session; an ended one cannot,
+and neither can one that a live connection is still writing (the relay's
+roster names it: two writers would break the session's positions).
 Events are emitted at capture `redacted`, through the redaction pipeline.";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 after a clean stop, 2 for usage errors, a relay that refuses
-the connection, or a session that has ended.
+the connection, a session that has ended, or one another connection writes.
 
 Examples:
   aep relay --token T &  aep demo --token T
@@ -114,6 +116,16 @@ async fn start(args: &Args) -> Status {
             }
         },
     };
+    if args.session.is_some() {
+        if let Some(owner) = live_owner(args, &session).await {
+            diag!(
+                "aep demo: error: session {session:?} is being written by a live connection \
+                 ({owner}); two writers would break its positions. Stop that one, or choose \
+                 another --session"
+            );
+            return Status::Failure;
+        }
+    }
     let settings = agent::Settings {
         relay: args.relay.clone(),
         token: args.token.clone(),
@@ -162,6 +174,53 @@ async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool), String>
     Ok(match last_epoch {
         Some(epoch) => (epoch + 1, false),
         None => (0, true),
+    })
+}
+
+/// Who holds `session` on the relay (from its `roster`: the claimant's
+/// agent and instance), when a live connection still does after a short
+/// while (a writer that was just killed may not be gone yet). `None` too
+/// when the relay cannot say (no roster, no connection): the demo then
+/// goes on.
+async fn live_owner(args: &Args, session: &str) -> Option<String> {
+    use aep_client::control::{ControlClient, ControlConfig};
+    let identity = aep::control::Identity::new("urn:aep:demo:owner-check", "aep-demo");
+    let config = ControlConfig::new(&args.relay, args.token.clone(), identity);
+    let client = ControlClient::connect_with(config).await.ok()?;
+    let mut owner = None;
+    for attempt in 0..10 {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        owner = match client.roster().await {
+            Ok(roster) => owner_in(roster, session),
+            Err(_) => None,
+        };
+        if owner.is_none() {
+            break;
+        }
+    }
+    client.close();
+    owner
+}
+
+/// The claimant of `session` in a roster, described.
+fn owner_in(roster: Vec<serde_json::Value>, session: &str) -> Option<String> {
+    let entry = roster
+        .into_iter()
+        .find(|entry| entry.get("session").and_then(serde_json::Value::as_str) == Some(session))?;
+    let said = |path: &[&str]| {
+        path.iter()
+            .try_fold(&entry, |v, key| v.get(*key))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let agent = said(&["identity", "agent"]).or_else(|| said(&["agent"]));
+    let instance = said(&["identity", "instance"]);
+    Some(match (agent, instance) {
+        (Some(agent), Some(instance)) => format!("agent {agent}, instance {instance}"),
+        (Some(agent), None) => format!("agent {agent}"),
+        _ => "an emitter".to_owned(),
     })
 }
 
