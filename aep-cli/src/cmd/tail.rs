@@ -145,6 +145,25 @@ pub fn run(args: &Args) -> Status {
     runtime.block_on(follow(args, relay, filter, state, positions))
 }
 
+/// A `--type` value that can match an event: a dotted type (`tool.requested`,
+/// a vendor's `x.acme.thing`) or a category's `prefix.*`. A bare word
+/// matches nothing, so it is refused, naming what was probably meant.
+fn check_type(type_: &str) -> Result<(), String> {
+    if type_.contains('.') {
+        return Ok(());
+    }
+    match type_.parse::<aep::Category>() {
+        Ok(_) => Err(format!(
+            "--type {type_}: `{type_}` is a category, not a type; --type '{type_}.*' follows \
+             all of its types"
+        )),
+        Err(_) => Err(format!(
+            "--type {type_}: event types are dotted, such as `tool.requested`; \
+             `category.*` follows a whole category"
+        )),
+    }
+}
+
 /// The filter of `--filter` and the flags that add to it.
 fn build_filter(args: &Args) -> Result<Option<Value>, String> {
     let mut members = match &args.filter {
@@ -165,6 +184,9 @@ fn build_filter(args: &Args) -> Result<Option<Value>, String> {
         Ok(())
     };
     if !args.types.is_empty() {
+        for type_ in &args.types {
+            check_type(type_)?;
+        }
         add("type", Value::from(args.types.clone()))?;
     }
     if let Some(session) = &args.session {
@@ -320,5 +342,16 @@ mod tests {
             .contains("given twice"));
         assert!(filter(&["--filter", "[1]"]).unwrap_err().contains("object"));
         assert!(filter(&["--severity", "loud"]).is_err());
+    }
+
+    #[test]
+    fn a_type_that_can_match_nothing_is_refused_naming_what_was_meant() {
+        let category = filter(&["--type", "tool"]).unwrap_err();
+        assert!(category.contains("--type 'tool.*'"), "{category}");
+        let word = filter(&["--type", "toolz"]).unwrap_err();
+        assert!(word.contains("dotted"), "{word}");
+        for fine in ["tool.requested", "tool.*", "x.acme.thing"] {
+            assert!(filter(&["--type", fine]).is_ok(), "{fine}");
+        }
     }
 }
