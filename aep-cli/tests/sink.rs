@@ -315,3 +315,42 @@ fn hostile_session_ids_make_safe_distinct_files() {
     }
     let _ = jsonl;
 }
+
+#[test]
+fn what_another_source_sends_a_session_is_kept_in_the_sessions_file_once() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, _err) = sink(&relay, dir.path(), &[]);
+    relay.post(&session("urn:aep:test", "s", 0, 3, 0));
+    until("the session is on disk", || count(dir.path(), "s") >= 3);
+    // An unpositioned event another source addressed to the session (a
+    // router's notice here; a person's answer is the same).
+    relay.post(&[routed("s", 1)]);
+    until("the notice is on disk", || count(dir.path(), "s") >= 4);
+    assert_eq!(stop(&mut child, "TERM"), Some(0));
+    let files = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".jsonl"))
+            .collect()
+    };
+    assert_eq!(files().len(), 1, "one file for the session: {:?}", files());
+    // Restarted, the sink is replayed what it holds: the notice stays once.
+    let (mut child, _err) = sink(&relay, dir.path(), &[]);
+    relay.post(&[routed("s", 2)]);
+    until("the second notice is on disk", || {
+        count(dir.path(), "s") >= 5
+    });
+    assert_eq!(stop(&mut child, "TERM"), Some(0));
+    assert_eq!(files().len(), 1, "{:?}", files());
+    let text = std::fs::read_to_string(dir.path().join(&files()[0])).unwrap();
+    let ids: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    assert_eq!(ids.iter().filter(|id| id.contains("routed-1")).count(), 1);
+    assert_valid(dir.path());
+}

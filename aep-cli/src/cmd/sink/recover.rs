@@ -1,8 +1,9 @@
 //! Reading a sink file back after a stop, clean or not: the torn last line
 //! a crash can leave (a write cut before its line end) is cut off, and the
 //! file tells where its session stands: its `(source, session)`, the
-//! highest `(epoch, seq)` it holds, and the ids of its events without a
-//! position. The file, not the state file, is the authority: it holds
+//! highest `(epoch, seq)` it holds, and the `(source, id)` of its events
+//! without a position (a command addressed to the session is kept in its
+//! file though another source sent it). The file, not the state file, is the authority: it holds
 //! exactly what was written before the crash.
 
 use std::fs::{File, OpenOptions};
@@ -30,7 +31,7 @@ pub struct Scan {
     /// The lowest position in it.
     pub min: Option<Pos>,
     /// The ids of its events without `seq`.
-    pub seqless: Vec<String>,
+    pub seqless: Vec<(String, String)>,
     /// Its size after the repair.
     pub size: u64,
 }
@@ -83,6 +84,12 @@ pub fn scan(path: &Path, repair: bool) -> io::Result<Scan> {
                 );
                 match &scan.key {
                     None => scan.key = Some(key),
+                    // Another source's unpositioned event of the session: a
+                    // command addressed to it, kept with it.
+                    Some(first) if first.1 == key.1 && head.seq.is_none() => {
+                        scan.seqless.push((head.source, head.id));
+                        continue;
+                    }
                     Some(first) if *first != key => {
                         diag!(
                             "aep sink: warning: {}:{number}: an event of another session ({:?}, {:?}); ignored for the resume point",
@@ -100,7 +107,7 @@ pub fn scan(path: &Path, repair: bool) -> io::Result<Scan> {
                         scan.max = scan.max.max(Some(pos));
                         scan.min = Some(scan.min.map_or(pos, |m| m.min(pos)));
                     }
-                    None => scan.seqless.push(head.id),
+                    None => scan.seqless.push((head.source, head.id)),
                 }
             }
             Err(_) => {
@@ -139,15 +146,16 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("aep-sink-recover-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.jsonl");
-        let good = "{\"id\":\"a\",\"source\":\"urn:a\",\"session\":\"s\",\"seq\":4}\n{\"id\":\"c\",\"source\":\"urn:x\",\"session\":\"s\"}\n{\"id\":\"b\",\"source\":\"urn:a\",\"session\":\"s\",\"seq\":2,\"epoch\":1}\n";
+        let good = "{\"id\":\"a\",\"source\":\"urn:a\",\"session\":\"s\",\"seq\":4}\n{\"id\":\"c\",\"source\":\"urn:x\",\"session\":\"s\"}\n{\"id\":\"d\",\"source\":\"urn:x\",\"session\":\"t\"}\n{\"id\":\"b\",\"source\":\"urn:a\",\"session\":\"s\",\"seq\":2,\"epoch\":1}\n";
         std::fs::write(&path, format!("{good}{{\"id\":\"torn\",\"sou")).unwrap();
         let scan = scan(&path, true).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), good);
         assert_eq!(scan.key, Some(("urn:a".into(), "s".into())));
         assert_eq!((scan.min, scan.max), (Some((0, 4)), Some((1, 2))));
-        assert!(
-            scan.seqless.is_empty(),
-            "another source's event is not this file's"
+        assert_eq!(
+            scan.seqless,
+            [("urn:x".to_owned(), "c".to_owned())],
+            "a command to the session is the file's, another session's event is not"
         );
         std::fs::write(&path, format!("{good}garbage\n{{}}\n")).unwrap();
         let again = super::scan(&path, true).unwrap();

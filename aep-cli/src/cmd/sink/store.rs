@@ -130,8 +130,8 @@ impl Store {
             None
         };
         for scan in &scans {
-            for id in &scan.seqless {
-                self.seqless.insert(&key.0, id);
+            for (source, id) in &scan.seqless {
+                self.seqless.insert(source, id);
             }
         }
         self.streams.insert(
@@ -194,12 +194,20 @@ impl Store {
         }
     }
 
-    /// Queues `line` (the event's JSON) for the event's file.
+    /// Queues `line` (the event's JSON) for the event's file: its own
+    /// `(source, session)`'s, but for an unpositioned event (a command
+    /// addressed to the session, sent by whoever answers it) of a source
+    /// with no file of its own in a session that has exactly one, which
+    /// goes with that one, so the session's file holds its answers.
     pub fn push(&mut self, event: &Event, line: &str) {
-        let key = (
-            event.source.clone(),
-            event.session.clone().unwrap_or_default(),
-        );
+        let session = event.session.clone().unwrap_or_default();
+        let mut key = (event.source.clone(), session);
+        if event.seq.is_none() && !key.1.is_empty() && !self.streams.contains_key(&key) {
+            let mut writers = self.streams.keys().filter(|(_, s)| *s == key.1);
+            if let (Some(writer), None) = (writers.next(), writers.next()) {
+                key = writer.clone();
+            }
+        }
         let stream = self
             .streams
             .entry(key)
