@@ -45,17 +45,43 @@ pub fn token(token: Option<&str>) -> Option<String> {
 /// `relay` without a trailing `/`, when it is an `http://` or `https://`
 /// URL with a host.
 pub fn check_url(relay: &str) -> Result<String, String> {
+    if let Some((base, _)) = relay.split_once('#') {
+        // The page's address (`--print-ui-url`): never say what follows.
+        return Err(format!(
+            "--relay holds a fragment (the page's address, #token=…); give the relay's base \
+             URL, {}, and its token as AEP_TOKEN",
+            base.trim().trim_end_matches('/')
+        ));
+    }
     let trimmed = relay.trim().trim_end_matches('/');
     let rest = trimmed
         .strip_prefix("http://")
         .or_else(|| trimmed.strip_prefix("https://"));
     match rest {
-        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(trimmed.to_owned()),
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => {
+            if let Some(endpoint) = ENDPOINTS.iter().find(|e| trimmed.ends_with(*e)) {
+                let base = &trimmed[..trimmed.len() - endpoint.len()];
+                return Err(format!(
+                    "--relay {relay:?} names the relay's {endpoint} endpoint; give its base URL: {base}"
+                ));
+            }
+            Ok(trimmed.to_owned())
+        }
         _ => Err(format!(
             "--relay {relay:?} is not a relay URL such as http://127.0.0.1:8787"
         )),
     }
 }
+
+/// The relay's endpoints, which a base URL never ends with.
+const ENDPOINTS: [&str; 6] = [
+    "/stream",
+    "/events",
+    "/socket",
+    "/healthz",
+    "/metrics",
+    "/.well-known/aep",
+];
 
 /// A tokio runtime for one command; `None` (said on standard error) when
 /// it cannot start.
@@ -157,6 +183,24 @@ mod tests {
         assert!(check_url("ftp://x").is_err());
         assert_eq!(token(Some("  ")), None);
         assert_eq!(token(Some(" t ")), Some("t".into()));
+    }
+
+    #[test]
+    fn an_endpoint_or_the_pages_address_is_refused_naming_the_base_url() {
+        let stream = check_url("http://127.0.0.1:8787/stream").unwrap_err();
+        assert!(stream.contains("/stream endpoint"), "{stream}");
+        assert!(
+            stream.ends_with("base URL: http://127.0.0.1:8787"),
+            "{stream}"
+        );
+        assert!(check_url("https://relay.example/aep/.well-known/aep").is_err());
+        assert!(
+            check_url("https://relay.example/aep").is_ok(),
+            "a path prefix is fine"
+        );
+        let page = check_url("http://127.0.0.1:8787/#token=s3cret").unwrap_err();
+        assert!(page.contains("http://127.0.0.1:8787,"), "{page}");
+        assert!(!page.contains("s3cret"), "the token is never said: {page}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod live;
 mod order;
 mod output;
 mod progress;
+mod reach;
 mod render;
 mod terminal;
 

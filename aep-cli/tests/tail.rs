@@ -119,5 +119,88 @@ fn a_bad_filter_and_a_refused_token_end_with_status_2() {
     wrong.env("AEP_TOKEN", "nope");
     let run = run_bounded(wrong, None);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("401"), "{}", run.stderr);
+    assert!(run.stderr.contains("refused the token"), "{}", run.stderr);
+}
+
+/// `aep ARGS` with no relay or token from the environment.
+fn bare(args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aep"));
+    command
+        .args(args)
+        .env_remove("AEP_RELAY")
+        .env_remove("AEP_TOKEN");
+    command
+}
+
+#[test]
+fn a_relay_never_reached_is_given_up_on_with_its_url_and_cause() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    for command in ["tail", "sink"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut args = vec![command, "--relay", url.as_str()];
+        if command == "sink" {
+            args.extend(["--out", out.to_str().unwrap()]);
+        }
+        let run = run_bounded(bare(&args), None);
+        assert_ne!(run.code, 0, "{command}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("never reached the relay at {url}"))
+                && run.stderr.contains("connection refused"),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("reconnecting"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_wrong_or_missing_token_and_an_endpoint_url_are_said_apart() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let missing = run_bounded(bare(&["tail", "--relay", &relay.base]), None);
+    assert_ne!(missing.code, 0);
+    assert!(
+        missing.stderr.contains("needs a token"),
+        "{}",
+        missing.stderr
+    );
+    let mut wrong = bare(&["tail", "--relay", &relay.base]);
+    wrong.env("AEP_TOKEN", "not-the-token");
+    let wrong = run_bounded(wrong, None);
+    assert_ne!(wrong.code, 0);
+    assert!(
+        wrong.stderr.contains("refused the token"),
+        "{}",
+        wrong.stderr
+    );
+    let endpoint = format!("{}/stream", relay.base);
+    let run = run_bounded(bare(&["tail", "--relay", &endpoint]), None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("give its base URL: {}", relay.base)),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_sink_given_a_file_for_its_directory_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "").unwrap();
+    let run = run_bounded(bare(&["sink", "--out", file.to_str().unwrap()]), None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is a file; give a directory"),
+        "{}",
+        run.stderr
+    );
 }

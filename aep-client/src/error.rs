@@ -7,7 +7,9 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// The relay could not be reached or the connection failed.
+    /// The relay could not be reached or the connection failed; the
+    /// cause in words (connection refused, the host name does not
+    /// resolve, TLS, ...).
     Network(String),
     /// The relay answered with an HTTP error status.
     Http {
@@ -39,7 +41,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Network(e) => write!(f, "network: {e}"),
+            Error::Network(e) => f.write_str(e),
             Error::Http { status, body } if body.is_empty() => write!(f, "HTTP {status}"),
             Error::Http { status, body } => write!(f, "HTTP {status}: {body}"),
             Error::Refused { code, detail } if detail.is_empty() => write!(f, "refused: {code}"),
@@ -69,7 +71,7 @@ impl From<tokio_tungstenite::tungstenite::Error> for Error {
                 Error::Http { status, body }
             }
             Ws::ConnectionClosed | Ws::AlreadyClosed => Error::Closed,
-            other => Error::Network(other.to_string()),
+            other => Error::Network(network_cause(&other)),
         }
     }
 }
@@ -79,7 +81,7 @@ impl From<reqwest::Error> for Error {
         if e.is_timeout() {
             Error::Timeout
         } else {
-            Error::Network(e.to_string())
+            Error::Network(network_cause(&e))
         }
     }
 }
@@ -88,6 +90,59 @@ impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
         Error::Io(e.to_string())
     }
+}
+
+/// What made a connection fail, in words: the chain of causes is walked
+/// for what a person can act on (nothing listens, the name does not
+/// resolve, TLS refused), else its innermost message.
+pub(crate) fn network_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    use std::io::ErrorKind;
+    let mut kind = None;
+    let mut tls = None;
+    let mut dns = false;
+    let mut innermost = e.to_string();
+    let mut current = Some(e);
+    let mut depth = 0;
+    while let Some(err) = current.filter(|_| depth < 16) {
+        let text = err.to_string();
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            kind = kind.or(Some(io.kind()));
+            // An I/O error's own source skips the error it wraps.
+            if let Some(inner) = io.get_ref() {
+                let inner = inner.to_string();
+                if tls.is_none() && looks_like_tls(&inner) {
+                    tls = Some(inner);
+                }
+            }
+        }
+        if tls.is_none() && looks_like_tls(&text) {
+            tls = Some(text.clone());
+        }
+        dns |= text.contains("dns error") || text.contains("failed to lookup address");
+        innermost = text;
+        current = err.source();
+        depth += 1;
+    }
+    if let Some(tls) = tls {
+        return format!("TLS failed: {tls}");
+    }
+    if dns {
+        return "the host name does not resolve".to_owned();
+    }
+    match kind {
+        Some(ErrorKind::ConnectionRefused) => {
+            "connection refused (nothing listens there)".to_owned()
+        }
+        Some(ErrorKind::TimedOut) => "the connection timed out".to_owned(),
+        Some(ErrorKind::ConnectionReset) => "the connection was reset".to_owned(),
+        Some(ErrorKind::ConnectionAborted) => "the connection was aborted".to_owned(),
+        _ => innermost,
+    }
+}
+
+fn looks_like_tls(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake")
 }
 
 /// At most `max` bytes of `body`, cut at a character boundary, for an
@@ -101,4 +156,69 @@ pub(crate) fn excerpt(body: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &body[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Wrapped(
+        &'static str,
+        Option<Box<dyn std::error::Error + Send + Sync>>,
+    );
+
+    impl fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as _)
+        }
+    }
+
+    #[test]
+    fn a_network_failure_says_its_cause_in_words() {
+        let refused = Wrapped(
+            "error sending request for url (http://127.0.0.1:9/events)",
+            Some(Box::new(Wrapped(
+                "client error (Connect)",
+                Some(Box::new(std::io::Error::from(
+                    std::io::ErrorKind::ConnectionRefused,
+                ))),
+            ))),
+        );
+        assert_eq!(
+            network_cause(&refused),
+            "connection refused (nothing listens there)"
+        );
+        let dns = Wrapped(
+            "error sending request",
+            Some(Box::new(Wrapped(
+                "dns error: failed to lookup address information",
+                None,
+            ))),
+        );
+        assert_eq!(network_cause(&dns), "the host name does not resolve");
+        let tls = Wrapped(
+            "error sending request",
+            Some(Box::new(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "invalid peer certificate: UnknownIssuer",
+            ))),
+        );
+        assert_eq!(
+            network_cause(&tls),
+            "TLS failed: invalid peer certificate: UnknownIssuer"
+        );
+        let other = Wrapped("outer", Some(Box::new(Wrapped("the innermost word", None))));
+        assert_eq!(network_cause(&other), "the innermost word");
+        assert_eq!(
+            Error::Network("connection refused".into()).to_string(),
+            "connection refused"
+        );
+    }
 }

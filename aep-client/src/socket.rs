@@ -322,9 +322,13 @@ async fn run(
         let mut ws = match open(&config.relay, config.token.as_deref()).await {
             Ok(ws) => ws,
             Err(Error::Http { status: 401, .. } | Error::Http { status: 403, .. }) => {
-                let _ = inbound
-                    .send(Inbound::Failed("the relay refused the token".into()))
-                    .await;
+                let why = match config.token {
+                    Some(_) => {
+                        "the relay refused the token: it is not the one the relay was started with"
+                    }
+                    None => "the relay needs a token (AEP_TOKEN) and none was given",
+                };
+                let _ = inbound.send(Inbound::Failed(why.into())).await;
                 return;
             }
             Err(Error::Invalid(why)) => {

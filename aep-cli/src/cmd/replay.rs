@@ -140,7 +140,7 @@ pub fn run(args: &Args) -> Status {
             Status::Clean
         }
         Err(why) => {
-            diag!("aep replay: aborted: {why}");
+            diag!("aep replay: aborted, posting to {relay}: {why}");
             Status::Findings
         }
     }
@@ -222,10 +222,14 @@ async fn emit(poster: &BatchPoster, plan: Plan) -> Result<(), String> {
 /// One batch, retried while the relay cannot be reached.
 async fn post(poster: &BatchPoster, lines: &[String]) -> Result<(), String> {
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(3));
-    for _ in 0..6 {
+    let mut last = String::new();
+    for _ in 0..TRIES {
         match poster.post(lines).await {
             BatchAnswer::Accepted => return Ok(()),
-            BatchAnswer::Retry(_) => tokio::time::sleep(backoff.next_wait()).await,
+            BatchAnswer::Retry(why) => {
+                last = why;
+                tokio::time::sleep(backoff.next_wait()).await;
+            }
             BatchAnswer::BadLine {
                 index,
                 code,
@@ -254,5 +258,10 @@ async fn post(poster: &BatchPoster, lines: &[String]) -> Result<(), String> {
             other => return Err(format!("unexpected answer: {other:?}")),
         }
     }
-    Err("the relay cannot be reached".into())
+    Err(format!(
+        "the relay cannot be reached ({last}), {TRIES} tries; `aep doctor` checks the address and the token"
+    ))
 }
+
+/// How many times one batch is tried while the relay cannot be reached.
+const TRIES: u32 = 6;

@@ -108,6 +108,8 @@ async fn capture(args: &Args, relay: String, mut store: Store) -> Status {
         .identity("aep-sink", format!("aep-sink/{}", std::process::id()))
         .replay_all()
         .start();
+    let mut reach = crate::reach::Reach::new("sink", &relay);
+    let token_given = args.relay.token().is_some();
     let mut stop = std::pin::pin!(crate::live::stop_signal());
     let mut queued = 0usize;
     let mut written = 0u64;
@@ -129,7 +131,7 @@ async fn capture(args: &Args, relay: String, mut store: Store) -> Status {
             item = sub.recv() => match item {
                 None => break Status::Clean,
                 Some(Err(e)) => {
-                    diag!("aep sink: error: {e}");
+                    diag!("aep sink: error: {}", crate::reach::explain(&e, &relay, token_given));
                     break Status::Failure;
                 }
                 Some(Ok(Item::Event(delivered))) => {
@@ -153,7 +155,17 @@ async fn capture(args: &Args, relay: String, mut store: Store) -> Status {
                         queued = 0;
                     }
                 }
-                Some(Ok(Item::Notice(notice))) => say(&relay, notice),
+                Some(Ok(Item::Notice(Notice::Disconnected(why)))) => {
+                    if reach.lost(&why.to_string()) {
+                        break Status::Failure;
+                    }
+                }
+                Some(Ok(Item::Notice(notice))) => {
+                    if matches!(notice, Notice::Connected { .. } | Notice::Reconnected { .. }) {
+                        reach.connected();
+                    }
+                    say(&relay, notice);
+                }
             }
         }
     };
@@ -178,7 +190,6 @@ fn say(relay: &str, notice: Notice) {
     match notice {
         Notice::Connected { .. } => diag!("aep sink: connected to {relay}"),
         Notice::Reconnected { .. } => diag!("aep sink: reconnected to {relay}"),
-        Notice::Disconnected(why) => diag!("aep sink: disconnected ({why}); reconnecting"),
         Notice::ReplayExhausted { session, earliest } => diag!(
             "aep sink: warning: replay-exhausted: the relay no longer holds session {session:?} before {}:{}: \
              events it evicted while the sink was away are missing from the capture",

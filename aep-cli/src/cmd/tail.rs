@@ -225,6 +225,8 @@ async fn follow(
         subscribe = subscribe.capture(capture);
     }
     let mut sub = subscribe.start();
+    let mut reach = crate::reach::Reach::new("tail", &relay);
+    let token_given = args.relay.token().is_some();
     let mut out = Stdout::new();
     let colour = out.is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut stop = std::pin::pin!(crate::live::stop_signal());
@@ -242,7 +244,7 @@ async fn follow(
             item = sub.recv() => match item {
                 None => break Status::Clean,
                 Some(Err(e)) => {
-                    diag!("aep tail: error: {e}");
+                    diag!("aep tail: error: {}", crate::reach::explain(&e, &relay, token_given));
                     break Status::Failure;
                 }
                 Some(Ok(Item::Event(delivered))) => {
@@ -261,7 +263,17 @@ async fn follow(
                     }
                     save_at = Some(Instant::now() + SAVE_AFTER);
                 }
-                Some(Ok(Item::Notice(notice))) => say(&relay, notice),
+                Some(Ok(Item::Notice(Notice::Disconnected(why)))) => {
+                    if reach.lost(&why.to_string()) {
+                        break Status::Failure;
+                    }
+                }
+                Some(Ok(Item::Notice(notice))) => {
+                    if matches!(notice, Notice::Connected { .. } | Notice::Reconnected { .. }) {
+                        reach.connected();
+                    }
+                    say(&relay, notice);
+                }
             }
         }
     };
@@ -279,7 +291,6 @@ fn say(relay: &str, notice: Notice) {
         ),
         Notice::Connected { .. } => diag!("aep tail: connected to {relay}"),
         Notice::Reconnected { .. } => diag!("aep tail: reconnected to {relay}"),
-        Notice::Disconnected(why) => diag!("aep tail: disconnected ({why}); reconnecting"),
         Notice::ReplayExhausted { session, earliest } => diag!(
             "aep tail: warning: replay-exhausted: the relay no longer holds session {session:?} before {}:{}; \
              what came before is missing here (a durable capture such as `aep sink` has it)",

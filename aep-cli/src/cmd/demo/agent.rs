@@ -124,15 +124,23 @@ impl Demo {
         }
         let mut pace = tokio::time::interval(self.settings.pace);
         pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut reach = crate::reach::Reach::new("demo", &self.settings.relay);
         loop {
             tokio::select! {
                 _ = &mut stop => break,
                 inbound = self.socket.recv() => match inbound {
                     Some(Inbound::Event(line)) => self.on_command(&line).await,
-                    Some(Inbound::Connected(_)) => diag!("aep demo: connected to {}", self.settings.relay),
-                    Some(Inbound::Disconnected(why)) => diag!("aep demo: disconnected ({why}); reconnecting"),
+                    Some(Inbound::Connected(_)) => {
+                        reach.connected();
+                        diag!("aep demo: connected to {}", self.settings.relay);
+                    }
+                    Some(Inbound::Disconnected(why)) => {
+                        if reach.lost(&why) {
+                            return Status::Failure;
+                        }
+                    }
                     Some(Inbound::Failed(why)) => {
-                        diag!("aep demo: error: the relay refused the connection: {why}");
+                        diag!("aep demo: error: the relay at {} refused the connection: {why}", self.settings.relay);
                         return Status::Failure;
                     }
                     Some(Inbound::Frame(frame)) => {

@@ -69,7 +69,13 @@ impl Store {
     /// Opens `dir` (created if missing), repairing and reading back every
     /// live file and the newest rotated file of each name.
     pub fn open(dir: &Path, relay: &str, rotate: Option<u64>) -> Result<Store, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "--out {}: is a file; give a directory (it is created when missing)",
+                dir.display()
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
         let mut live: HashSet<String> = HashSet::new();
         let mut rotated: HashMap<String, Vec<u64>> = HashMap::new();
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
