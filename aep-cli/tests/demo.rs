@@ -312,7 +312,7 @@ async fn a_second_demo_on_a_session_with_a_live_writer_is_refused_naming_it() {
     let relay = relay().await;
     let session = "demo-twice";
     let mut ws = watch(&relay.base, session).await;
-    let mut first = demo(&relay.base, session);
+    let mut first = Killed(demo(&relay.base, session));
     next(&mut ws, of_type("run.started")).await;
     let second = finished(demo(&relay.base, session));
     let said = String::from_utf8_lossy(&second.stderr);
@@ -326,7 +326,7 @@ async fn a_second_demo_on_a_session_with_a_live_writer_is_refused_naming_it() {
         "the owner is named: {said}"
     );
     // The first goes on undisturbed and ends its session cleanly.
-    assert_eq!(stop(&mut first), 0);
+    assert_eq!(stop(&mut first.0), 0);
     let ended = next(&mut ws, of_type("session.ended")).await;
     assert_eq!(ended["epoch"], 0);
     relay.shutdown.shutdown();
@@ -345,4 +345,14 @@ fn finished(mut child: Child) -> std::process::Output {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().unwrap()
+}
+
+/// A child killed when the test ends, whichever way it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
