@@ -17,15 +17,20 @@ pub struct RelayArgs {
     )]
     pub relay: String,
 
-    /// The relay's bearer token.
-    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    /// The relay's bearer token [env: AEP_TOKEN] (prefer the environment:
+    /// command lines are visible to other users of the machine).
+    // The environment is read here rather than by clap, so a usage error
+    // never shows `--token <TOKEN>` in its usage line as if it were the
+    // way to give it.
+    #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
 }
 
 impl RelayArgs {
-    /// The token, an empty one counting as none.
+    /// The token (`--token`, else `AEP_TOKEN`), an empty one counting as
+    /// none.
     pub fn token(&self) -> Option<String> {
-        token(self.token.as_deref())
+        token(self.token.as_deref()).or_else(|| token(std::env::var("AEP_TOKEN").ok().as_deref()))
     }
 
     /// The relay URL, checked: `http://` or `https://` and a host.

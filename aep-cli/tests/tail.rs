@@ -204,3 +204,18 @@ fn a_sink_given_a_file_for_its_directory_says_so() {
         run.stderr
     );
 }
+
+#[test]
+fn a_usage_error_never_shows_the_token_flag_when_the_environment_gives_it() {
+    let mut cancel = bare(&["cancel"]);
+    cancel.env("AEP_TOKEN", "from-the-environment");
+    let run = run_bounded(cancel, None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("Usage: aep cancel"), "{}", run.stderr);
+    assert!(!run.stderr.contains("--token"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("from-the-environment"),
+        "{}",
+        run.stderr
+    );
+}
