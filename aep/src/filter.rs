@@ -162,12 +162,65 @@ pub struct Filter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Predicate {
     /// Any of these (one for plain equality).
-    AnyOf(Vec<Alternative>),
+    AnyOf(Alternatives),
     /// A severity between the bounds, inclusive.
     Severity {
         gte: Option<Severity>,
         lte: Option<Severity>,
     },
+}
+
+/// The alternatives of an equality or inclusion, kept so that matching a
+/// value costs a binary search rather than a pass over every alternative:
+/// strings and type prefixes sorted, a value's candidate prefixes being
+/// its own dotted prefixes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Alternatives {
+    strs: Vec<String>,
+    ints: Vec<i128>,
+    bools: [bool; 2],
+    /// `prefix.` of each `prefix.*`, with its dot.
+    prefixes: Vec<String>,
+}
+
+impl Alternatives {
+    fn new(list: Vec<Alternative>) -> Alternatives {
+        let mut all = Alternatives::default();
+        for alternative in list {
+            match alternative {
+                Alternative::Str(s) => all.strs.push(s),
+                Alternative::Int(i) => all.ints.push(i),
+                Alternative::Bool(b) => all.bools[usize::from(b)] = true,
+                Alternative::TypePrefix(p) => all.prefixes.push(p),
+            }
+        }
+        for list in [&mut all.strs, &mut all.prefixes] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        all.ints.sort_unstable();
+        all.ints.dedup();
+        all
+    }
+
+    fn matches(&self, value: AttrValue<'_>) -> bool {
+        match value {
+            AttrValue::Str(have) => {
+                let listed = |list: &[String], text: &str| {
+                    list.binary_search_by(|s| s.as_str().cmp(text)).is_ok()
+                };
+                listed(&self.strs, have)
+                    || (!self.prefixes.is_empty()
+                        && have
+                            .match_indices('.')
+                            // `prefix.` matches what is longer than it.
+                            .filter(|(at, _)| at + 1 < have.len())
+                            .any(|(at, _)| listed(&self.prefixes, &have[..=at])))
+            }
+            AttrValue::Int(have) => self.ints.binary_search(&have).is_ok(),
+            AttrValue::Bool(have) => self.bools[usize::from(have)],
+        }
+    }
 }
 
 /// One alternative of an equality or inclusion.
@@ -391,7 +444,7 @@ fn default(key: &str) -> Option<AttrValue<'static>> {
 impl Predicate {
     fn matches(&self, value: AttrValue<'_>) -> bool {
         match self {
-            Predicate::AnyOf(alternatives) => alternatives.iter().any(|a| a.matches(value)),
+            Predicate::AnyOf(alternatives) => alternatives.matches(value),
             Predicate::Severity { gte, lte } => {
                 let AttrValue::Str(text) = value else {
                     return false;
@@ -401,20 +454,6 @@ impl Predicate {
                 };
                 gte.is_none_or(|low| level >= low) && lte.is_none_or(|high| level <= high)
             }
-        }
-    }
-}
-
-impl Alternative {
-    fn matches(&self, value: AttrValue<'_>) -> bool {
-        match (self, value) {
-            (Alternative::Str(want), AttrValue::Str(have)) => want == have,
-            (Alternative::Int(want), AttrValue::Int(have)) => *want == have,
-            (Alternative::Bool(want), AttrValue::Bool(have)) => *want == have,
-            (Alternative::TypePrefix(prefix), AttrValue::Str(have)) => {
-                have.len() > prefix.len() && have.starts_with(prefix.as_str())
-            }
-            _ => false,
         }
     }
 }
@@ -448,10 +487,12 @@ fn predicate(key: &str, value: &Value) -> Result<Predicate, FilterError> {
             .iter()
             .map(|element| alternative(key, element))
             .collect::<Result<_, _>>()
-            .map(Predicate::AnyOf),
+            .map(|list| Predicate::AnyOf(Alternatives::new(list))),
         Value::Object(operators) if key == "severity" => severity_comparison(operators),
         Value::Object(_) => Err(FilterError::new(key, Reason::ComparisonNotOnSeverity)),
-        scalar => Ok(Predicate::AnyOf(vec![alternative(key, scalar)?])),
+        scalar => Ok(Predicate::AnyOf(Alternatives::new(vec![alternative(
+            key, scalar,
+        )?]))),
     }
 }
 

@@ -405,3 +405,40 @@ fn the_borrowed_and_the_owned_event_match_alike() {
     assert!(f.matches(&EventRef::from_json(escaped).unwrap()));
     assert!(filter("{}").matches_json(r#"{"aep":"0.1"}"#).is_err());
 }
+
+#[test]
+fn a_long_inclusion_matches_exactly_its_members_and_prefixes() {
+    let sessions: Vec<String> = (0..256).map(|n| format!("s{n:03}")).collect();
+    let filter = filter(
+        &serde_json::json!({
+            "session": sessions,
+            "type": ["x.acme.*", "tool.*", "run.started", "tool.*"],
+            "epoch": [9, 3, 3],
+        })
+        .to_string(),
+    );
+    let at = |type_: &str, session: &str, epoch: u64| {
+        event(&format!(
+            r#""type":"{type_}","session":"{session}","seq":1,"epoch":{epoch}"#
+        ))
+    };
+    assert!(filter.matches(&at("tool.requested", "s000", 3)));
+    assert!(filter.matches(&at("run.started", "s255", 9)));
+    assert!(filter.matches(&at("x.acme.build.done", "s128", 3)));
+    assert!(
+        !filter.matches(&at("tool.requested", "s256", 3)),
+        "not listed"
+    );
+    assert!(
+        !filter.matches(&at("run.finished", "s000", 3)),
+        "another type"
+    );
+    assert!(
+        !filter.matches(&at("x.acmeco.thing", "s000", 3)),
+        "a longer segment"
+    );
+    assert!(
+        !filter.matches(&at("tool.requested", "s000", 4)),
+        "another epoch"
+    );
+}
