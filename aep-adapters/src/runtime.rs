@@ -32,7 +32,7 @@
 //! // runtime records `answer.answer`, then wakes the hook with the decision.
 //! let mut answer = Answer::new();
 //! answer.option = Some("allow".into());
-//! let Answering::Applies(applied) = holds.answer("s1", "req-1", &answer, Capture::Metadata)
+//! let Answering::Applies(applied) = holds.answer("s1", "req-1", &answer, Capture::Metadata, 1_000)
 //! else { panic!("req-1 is held") };
 //! assert!(applied.stdout.contains(r#""behavior":"allow""#));
 //! assert_eq!(holds.release("req-1"), Some("hook 1"));

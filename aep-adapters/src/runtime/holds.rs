@@ -240,10 +240,19 @@ impl<W> Holds<W> {
         Ok(())
     }
 
-    /// What `answer`, routed to `session` for request `id`, does. The hold
-    /// stays until [`Holds::release`].
-    pub fn answer(&self, session: &str, id: &str, answer: &Answer, ceiling: Capture) -> Answering {
-        match self.held.get(id).filter(|h| h.session == session) {
+    /// What `answer`, routed to `session` for request `id` at `now_ms`,
+    /// does. The hold stays until [`Holds::release`]. An answer at or past
+    /// the deadline finds nothing held (the next tick times the hold out).
+    pub fn answer(
+        &self,
+        session: &str,
+        id: &str,
+        answer: &Answer,
+        ceiling: Capture,
+        now_ms: u64,
+    ) -> Answering {
+        let held = self.held.get(id);
+        match held.filter(|h| h.session == session && now_ms < h.deadline_ms) {
             None => Answering::NotHeld,
             Some(hold) => match hold.asking.apply(answer, ceiling) {
                 Ok(applied) => Answering::Applies(applied),
@@ -273,6 +282,17 @@ impl<W> Holds<W> {
             hold.settled(id, Ending::TimedOut { after_ms })
         }));
         out
+    }
+
+    /// The holds of `session`, dismissed (nobody can answer them: say,
+    /// their requests never reached the relay), oldest first.
+    pub fn end_session(&mut self, session: &str, now_ms: u64) -> Vec<Settled<W>> {
+        self.take(|h| h.session == session)
+            .map(|(id, hold)| {
+                let latency_ms = now_ms.saturating_sub(hold.since_ms);
+                hold.settled(id, Ending::Dismissed { latency_ms })
+            })
+            .collect()
     }
 
     /// Every hold, dismissed (the runtime stops: nobody can answer them
@@ -459,7 +479,7 @@ mod tests {
             .hold("r2", "s", HookAgent::Codex, permission(), 5, 1_000, 2)
             .unwrap();
         let Answering::Applies(applied) =
-            holds.answer("s", "r2", &option("deny"), Capture::Metadata)
+            holds.answer("s", "r2", &option("deny"), Capture::Metadata, 10)
         else {
             panic!("r2 is held")
         };
@@ -471,7 +491,7 @@ mod tests {
         assert_eq!(holds.release("r2"), Some(2));
         assert!(holds.holds_session("s"));
         let Answering::Applies(applied) =
-            holds.answer("s", "r1", &option("allow"), Capture::Metadata)
+            holds.answer("s", "r1", &option("allow"), Capture::Metadata, 10)
         else {
             panic!("r1 is held")
         };
@@ -487,11 +507,11 @@ mod tests {
             .hold("r1", "s", HookAgent::Codex, permission(), 0, 1_000, ())
             .unwrap();
         assert!(matches!(
-            holds.answer("t", "r1", &option("allow"), Capture::Metadata),
+            holds.answer("t", "r1", &option("allow"), Capture::Metadata, 10),
             Answering::NotHeld
         ));
         assert!(matches!(
-            holds.answer("s", "r9", &option("allow"), Capture::Metadata),
+            holds.answer("s", "r9", &option("allow"), Capture::Metadata, 10),
             Answering::NotHeld
         ));
         assert_eq!(holds.len(), 1);
@@ -504,20 +524,21 @@ mod tests {
             .hold("q", "s", HookAgent::ClaudeCode, questions(), 0, 1_000, 'q')
             .unwrap();
         // The second question is required: left out, the form breaks.
-        let wrong = holds.answer("s", "q", &values(json!({"1": "2"})), Capture::Full);
+        let wrong = holds.answer("s", "q", &values(json!({"1": "2"})), Capture::Full, 10);
         let Answering::Breaks(why) = wrong else {
             panic!("a broken form is refused: {wrong:?}")
         };
         assert!(why.contains("`2`"), "{why}");
         assert_eq!(holds.len(), 1, "the hold stays");
         // An option no question has is refused as well.
-        let several = holds.answer("s", "q", &option("1"), Capture::Full);
+        let several = holds.answer("s", "q", &option("1"), Capture::Full, 10);
         assert!(matches!(several, Answering::Breaks(_)), "{several:?}");
         let right = holds.answer(
             "s",
             "q",
             &values(json!({"1": "Use DuckDB", "2": ["1", "2"]})),
             Capture::Metadata,
+            10,
         );
         let Answering::Applies(applied) = right else {
             panic!("a good form applies: {right:?}")
@@ -554,5 +575,42 @@ mod tests {
             ]
         );
         assert!(holds.is_empty());
+    }
+
+    #[test]
+    fn an_answer_at_the_deadline_finds_nothing_held() {
+        let mut holds = Holds::new(4);
+        holds
+            .hold("r", "s", HookAgent::Codex, permission(), 100, 50, ())
+            .unwrap();
+        let before = holds.answer("s", "r", &option("allow"), Capture::Metadata, 149);
+        assert!(matches!(before, Answering::Applies(_)));
+        let late = holds.answer("s", "r", &option("allow"), Capture::Metadata, 150);
+        assert!(matches!(late, Answering::NotHeld));
+    }
+
+    #[test]
+    fn a_sessions_holds_end_together_and_the_others_stay() {
+        let mut holds = Holds::new(4);
+        holds
+            .hold("a", "s", HookAgent::Codex, permission(), 0, 1_000, 'a')
+            .unwrap();
+        holds
+            .hold("b", "t", HookAgent::Codex, permission(), 0, 1_000, 'b')
+            .unwrap();
+        holds
+            .hold("c", "s", HookAgent::Codex, permission(), 5, 1_000, 'c')
+            .unwrap();
+        let ended = holds.end_session("s", 10);
+        let ends: Vec<_> = ended.iter().map(|s| (s.waiter, s.ending)).collect();
+        assert_eq!(
+            ends,
+            [
+                ('a', Ending::Dismissed { latency_ms: 10 }),
+                ('c', Ending::Dismissed { latency_ms: 5 }),
+            ]
+        );
+        assert_eq!(holds.len(), 1);
+        assert!(holds.holds_session("t"));
     }
 }

@@ -76,7 +76,8 @@ impl Aep {
         self.run_with(args, stdin, &[])
     }
 
-    /// [`Aep::run`] with these environment variables set as well.
+    /// [`Aep::run`] with these environment variables set (and no other
+    /// `AEP_*` variable of the caller's).
     pub fn run_with(
         &self,
         args: &[&str],
@@ -84,7 +85,14 @@ impl Aep {
         env: &[(&str, &str)],
     ) -> Result<Output, String> {
         let shown = format!("`aep {}`", args.join(" "));
-        let mut child = Command::new(&self.path)
+        let mut command = Command::new(&self.path);
+        // Only what the case sets: none of the caller's own settings.
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("AEP_") {
+                command.env_remove(name);
+            }
+        }
+        let mut child = command
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
@@ -148,7 +156,13 @@ impl Relay {
     /// Starts `aep relay` on `127.0.0.1:0` with `token`, and waits (at
     /// most [`TIMEOUT`]) for the address it prints.
     pub fn start(aep: &Aep, token: &str) -> Result<Relay, String> {
-        let mut child = Command::new(aep.path())
+        let mut command = Command::new(aep.path());
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("AEP_") {
+                command.env_remove(name);
+            }
+        }
+        let mut child = command
             .args(["relay", "--listen", "127.0.0.1:0", "--print-ui-url"])
             .env("AEP_TOKEN", token)
             .stdin(Stdio::null())

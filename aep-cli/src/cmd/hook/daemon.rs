@@ -21,13 +21,17 @@
 //! queue is full) marks the session as behind; when the link comes back
 //! the missed lines are sent again from the log, within a bound. A request
 //! recorded while the link is up is held even when its line had to wait
-//! for room: it reaches the relay with the session's catching up, and its
-//! deadline bounds the wait either way.
+//! for room, since it reaches the relay with the session's catching up;
+//! when its session's lines are given up (past the bounds, they stay in
+//! the log only), its hold ends at once, dismissed, and the hook goes back
+//! to the vendor's dialog.
 //! Right after the daemon starts, a call that could be held waits (at
 //! most [`STARTUP_GRACE`], without holding up other calls) for the
 //! relay's `hello` before it is recorded as answerable out of band only;
 //! the later calls of its session wait behind it, so a session's calls
-//! are recorded in the order they came.
+//! are recorded in the order they came. The loop never waits on a session's
+//! lock either: a call, a command or a hold's ending whose session another
+//! process has locked waits its turn the same way (see [`Parked`]).
 //!
 //! What is held, and how each hold ends, is
 //! [`aep_adapters::runtime::Holds`]: this file keeps the sockets, the
@@ -59,7 +63,8 @@ use crate::diag;
 
 /// The commands the daemon's connection declares.
 const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
-/// The most hook calls waiting for the daemon at once.
+/// The most hook calls handed over and not yet taken by the loop (those
+/// it parks are bounded by [`MAX_PARKED`]).
 const CALL_QUEUE: usize = 256;
 /// The most hooks held open at once; past it a request is not held.
 const MAX_HOLDS: usize = 64;
@@ -80,12 +85,12 @@ const QUEUE: usize = 4096;
 const RESEND_LINES: usize = 2048;
 /// The most bytes sent again from the session logs per reconnect.
 const RESEND_BYTES: u64 = 8 << 20;
-/// How long the loop waits for a session's lock held by a hook process
-/// when answering a command or settling a request; a hook call whose
-/// session is locked waits instead (parked, retried each tick, for at
-/// most the lock's usual wait), so one stuck process never stalls the
-/// other sessions.
-const BRIEF_LOCK_WAIT: Duration = Duration::from_millis(20);
+/// The most work items waiting (for the hello, or for a session's lock);
+/// past it a hook call is refused at once and its hook records it.
+const MAX_PARKED: usize = 256;
+/// How long a command or a hold's ending waits for its session's lock
+/// (a hook call waits [`LOCK_WAIT`], then its hook records it).
+const SETTLE_WAIT: Duration = Duration::from_secs(60);
 
 /// The arguments of `aep adapter serve`.
 #[derive(Debug, clap::Args)]
@@ -298,11 +303,33 @@ struct Live {
     used: Instant,
 }
 
-/// A hook call waiting its turn.
+/// Work waiting its turn in a session: for the relay's first `hello`,
+/// for the session's lock (another process holds it), or behind earlier
+/// work of the session, so the session's log keeps the order things came
+/// in. The loop never waits on a lock: it tries, and parks what finds the
+/// lock taken.
 struct Parked {
     session: String,
     since: Instant,
-    call: Call,
+    work: Work,
+}
+
+enum Work {
+    /// A hook call.
+    Call(Call),
+    /// A command the relay routed to the session.
+    Command(String),
+    /// How a hold ended, to record (its hook is already woken).
+    Ending(Settled<()>),
+}
+
+/// How handling a hook call went.
+#[derive(PartialEq, Eq)]
+enum Handled {
+    Done,
+    Parked,
+    /// Given up after waiting for the session's lock.
+    GaveUp,
 }
 
 /// Where a session's lines stopped reaching the relay: its log, and the
@@ -407,27 +434,87 @@ impl Daemon {
             }
         }
         // Whatever is still held goes back to the vendor's own dialog, and
-        // its request is closed (no one can answer it over control now);
-        // a parked call is recorded out of band.
-        for settled in self.holds.drain(self.now_ms()) {
-            if let Err(e) = self.settle(&settled) {
+        // its request is closed (no one can answer it over control now),
+        // waiting for the session's lock as long as a hook would; a parked
+        // call is handed back to its hook, which records it.
+        let now = self.now_ms();
+        let mut endings = Vec::new();
+        for settled in self.holds.drain(now) {
+            let (settled, waiter) = unwaited(settled);
+            let _ = waiter.send(String::new());
+            endings.push(settled);
+        }
+        for parked in std::mem::take(&mut self.parked) {
+            match parked.work {
+                Work::Call(call) => {
+                    let _ = call.recorded.send(Err(
+                        "the daemon is stopping; the hook records the call".to_owned(),
+                    ));
+                }
+                Work::Ending(settled) => endings.push(settled),
+                Work::Command(_) => {}
+            }
+        }
+        for settled in endings {
+            if let Err(e) = self.settle(&settled, LOCK_WAIT) {
                 tracing::warn!(session = %settled.session, "cannot close a held request: {e}");
             }
-            let _ = settled.waiter.send(String::new());
         }
         let relay = self.relay.take();
         self.linked = false;
-        self.unpark();
         if let Some(relay) = relay {
             relay.close(Duration::from_secs(2)).await;
         }
     }
 
-    /// Records the parked calls (now linked, or no longer waiting).
+    /// Takes up the parked work, in order: what still cannot go parks
+    /// again. When a session's first call gives up on the lock, the calls
+    /// behind it are handed back to their hooks too, so none of them is
+    /// recorded before it.
     fn unpark(&mut self) {
+        let mut gave_up: Vec<String> = Vec::new();
         for parked in std::mem::take(&mut self.parked) {
-            self.call_since(parked.call, parked.since);
+            let Parked {
+                session,
+                since,
+                work,
+            } = parked;
+            match work {
+                Work::Call(call) if gave_up.contains(&session) => {
+                    let _ = call.recorded.send(Err(
+                        "an earlier call of the session could not take its lock; the hook \
+                         records this one"
+                            .to_owned(),
+                    ));
+                }
+                Work::Call(call) => {
+                    if self.call_since(call, since) == Handled::GaveUp {
+                        gave_up.push(session);
+                    }
+                }
+                Work::Command(line) => self.command_since(&line, since),
+                Work::Ending(settled) => self.record_ending(settled, since),
+            }
         }
+    }
+
+    /// Parks `work` of `session`, waiting since `since`; past
+    /// [`MAX_PARKED`] the work is handed back.
+    fn park(&mut self, session: String, since: Instant, work: Work) -> Option<Work> {
+        if self.parked.len() >= MAX_PARKED {
+            return Some(work);
+        }
+        self.parked.push(Parked {
+            session,
+            since,
+            work,
+        });
+        None
+    }
+
+    /// Whether work of `session` is waiting (later work waits behind it).
+    fn waiting(&self, session: &str) -> bool {
+        self.parked.iter().any(|p| p.session == session)
     }
 
     /// Records one hook call, and holds it when it asks for permission
@@ -442,12 +529,12 @@ impl Daemon {
     }
 
     /// [`Daemon::call`] for a call waiting since `since`.
-    fn call_since(&mut self, call: Call, since: Instant) {
+    fn call_since(&mut self, call: Call, since: Instant) -> Handled {
         let Some((agent, mapper)) = self.mappers.get(call.request.agent.as_str()) else {
             let _ = call
                 .recorded
                 .send(Err(format!("unknown agent `{}`", call.request.agent)));
-            return;
+            return Handled::Done;
         };
         let agent = *agent;
         if call
@@ -465,7 +552,7 @@ impl Daemon {
                  nothing is held, and the next hook starts one for these"
                     .to_owned(),
             ));
-            return;
+            return Handled::Done;
         }
         let text = &call.request.payload;
         let asking = Asking::of(agent.runtime(), text).filter(|_| self.holds.has_room());
@@ -473,35 +560,33 @@ impl Daemon {
             Ok(session) => session,
             Err(e) => {
                 let _ = call.recorded.send(Err(e));
-                return;
+                return Handled::Done;
             }
         };
         let awaits_hello = asking.is_some()
             && !self.linked
             && self.relay.is_some()
             && self.started.elapsed() < STARTUP_GRACE;
-        if awaits_hello || self.parked.iter().any(|p| p.session == session) {
-            self.parked.push(Parked {
-                session,
-                since,
-                call,
-            });
-            return;
+        if awaits_hello || self.waiting(&session) {
+            return self.park_call(session, since, call);
         }
         let files =
             match Files::open_within(&self.home, agent, &self.host, &session, Duration::ZERO) {
                 Ok(files) => files,
                 Err(OpenError::Busy(_)) if since.elapsed() < LOCK_WAIT => {
-                    self.parked.push(Parked {
-                        session,
-                        since,
-                        call,
-                    });
-                    return;
+                    return self.park_call(session, since, call);
+                }
+                Err(OpenError::Busy(_)) => {
+                    let why = format!(
+                        "the session's lock was held by another process for {:?}",
+                        since.elapsed()
+                    );
+                    let _ = call.recorded.send(Err(why));
+                    return Handled::GaveUp;
                 }
                 Err(e) => {
                     let _ = call.recorded.send(Err(e.to_string()));
-                    return;
+                    return Handled::Done;
                 }
             };
         let asking = asking.filter(|_| self.linked);
@@ -523,7 +608,7 @@ impl Daemon {
             Ok(recorded) => recorded,
             Err(e) => {
                 let _ = call.recorded.send(Err(e));
-                return;
+                return Handled::Done;
             }
         };
         let _ = call.recorded.send(Ok(()));
@@ -543,22 +628,25 @@ impl Daemon {
             }
         }
         // Lines the link cannot take now are sent from the log later: a
-        // request among them is held all the same.
-        self.send(
+        // request among them is held all the same, unless they are in the
+        // log only (nobody could answer it).
+        let queued = self.send(
             &recorded.session,
             &recorded.log,
             recorded.at,
             &recorded.lines,
         );
+        let reaches = queued || self.behind.contains_key(&recorded.session);
         let held = match (asking, recorded.opened.first()) {
-            (Some(asking), Some(id)) => {
+            (Some(asking), Some(id)) if reaches => {
                 let timeout = call
                     .request
                     .timeout_ms
                     .map_or(self.attention_timeout, Duration::from_millis)
                     .min(MAX_HOLD);
                 let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-                let now = self.now_ms();
+                // The person's time counts from when the call came.
+                let now = self.ms_at(since);
                 let session = &recorded.session;
                 let waiter = call.decision;
                 self.holds.hold(
@@ -576,11 +664,33 @@ impl Daemon {
         if let Err(waiter) = held {
             let _ = waiter.send(String::new());
         }
+        Handled::Done
+    }
+
+    /// Parks a hook call; past [`MAX_PARKED`] it is handed back to its
+    /// hook, which records it.
+    fn park_call(&mut self, session: String, since: Instant, call: Call) -> Handled {
+        match self.park(session, since, Work::Call(call)) {
+            None => Handled::Parked,
+            Some(Work::Call(call)) => {
+                let _ = call.recorded.send(Err(format!(
+                    "{MAX_PARKED} calls are waiting already; the hook records this one"
+                )));
+                Handled::Done
+            }
+            Some(_) => Handled::Done,
+        }
     }
 
     /// Milliseconds since the daemon started: the holds' clock.
     fn now_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.ms_at(Instant::now())
+    }
+
+    /// `at` on the holds' clock.
+    fn ms_at(&self, at: Instant) -> u64 {
+        let since = at.saturating_duration_since(self.started);
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The live session, made when new (the longest unused dropped past
@@ -693,13 +803,13 @@ impl Daemon {
         if !self.linked || self.behind.is_empty() {
             return;
         }
-        let Some(relay) = &self.relay else {
+        if self.relay.is_none() {
             self.behind.clear();
             return;
-        };
+        }
         let sessions: Vec<String> = self.behind.keys().cloned().collect();
         for session in sessions {
-            let Some(behind) = self.behind.get_mut(&session) else {
+            let (Some(relay), Some(behind)) = (&self.relay, self.behind.get_mut(&session)) else {
                 continue;
             };
             match resend(relay, behind, &mut self.budget) {
@@ -715,19 +825,39 @@ impl Daemon {
                         behind.log.display()
                     );
                     self.behind.remove(&session);
+                    self.give_up_holds(Some(&session));
                 }
             }
         }
         if self.budget.0 == 0 || self.budget.1 == 0 || !self.behind.is_empty() {
             let (lines, bytes) = resend_bounds();
-            for (session, behind) in self.behind.drain() {
+            let given_up: Vec<(String, Behind)> = self.behind.drain().collect();
+            for (session, behind) in given_up {
                 tracing::warn!(
                     %session,
                     "past the bound of {lines} lines and {bytes} bytes sent again per reconnect: the lines of {} from byte {} on are in the log only",
                     behind.log.display(),
                     behind.from
                 );
+                self.give_up_holds(Some(&session));
             }
+        }
+    }
+
+    /// Ends the holds of `session` (of every session: `None`) whose
+    /// requests can no longer be answered over the relay (their lines are
+    /// in the log only, or the relay refused the daemon): each hook goes
+    /// back to the vendor's dialog, and its request is closed dismissed.
+    fn give_up_holds(&mut self, session: Option<&str>) {
+        let now = self.now_ms();
+        let ended = match session {
+            Some(session) => self.holds.end_session(session, now),
+            None => self.holds.drain(now),
+        };
+        for settled in ended {
+            let (settled, waiter) = unwaited(settled);
+            self.record_ending(settled, Instant::now());
+            let _ = waiter.send(String::new());
         }
     }
 
@@ -750,6 +880,7 @@ impl Daemon {
                 self.relay = None;
                 self.behind.clear();
                 tracing::error!("the relay refused this connection for good: {why}");
+                self.give_up_holds(None);
                 self.unpark();
             }
             Inbound::Event(line) => self.command(&line),
@@ -764,6 +895,13 @@ impl Daemon {
     /// A command the relay routed here: the session's target gates and
     /// dedupes it, and a new one is decided.
     fn command(&mut self, line: &str) {
+        self.command_since(line, Instant::now());
+    }
+
+    /// [`Daemon::command`] for a command waiting since `since`: parked
+    /// while its session's lock is taken or earlier work of the session
+    /// waits, for at most [`SETTLE_WAIT`].
+    fn command_since(&mut self, line: &str, since: Instant) {
         let session = serde_json::from_str::<Value>(line)
             .ok()
             .and_then(|v| v.get("session").and_then(Value::as_str).map(str::to_owned));
@@ -772,9 +910,21 @@ impl Daemon {
             tracing::debug!(%session, "a command for a session this daemon does not hold");
             return;
         };
-        let opened = Files::open_within(&self.home, agent, &self.host, &session, BRIEF_LOCK_WAIT);
+        let opened = match self.waiting(&session) {
+            true => Err(OpenError::Busy(
+                "earlier work of the session waits".to_owned(),
+            )),
+            false => Files::open_within(&self.home, agent, &self.host, &session, Duration::ZERO),
+        };
         let mut files = match opened {
             Ok(files) => files,
+            Err(OpenError::Busy(_)) if since.elapsed() < SETTLE_WAIT => {
+                let work = Work::Command(line.to_owned());
+                if self.park(session.clone(), since, work).is_some() {
+                    tracing::warn!(%session, "a command was let go: {MAX_PARKED} items wait already (its sender sends it again)");
+                }
+                return;
+            }
             Err(e) => {
                 tracing::warn!(%session, "cannot answer a command: {e}");
                 return;
@@ -793,6 +943,7 @@ impl Daemon {
             Ok(Received::InProgress) | Err(_) => {}
             Ok(Received::Decide(command)) => {
                 let request = command.event().subject.clone().unwrap_or_default();
+                let now = self.now_ms();
                 let live = self.sessions.get_mut(&session).expect("made above");
                 let stamp = &mut |_: &str| files.stamp();
                 let target = &mut live.target;
@@ -806,9 +957,13 @@ impl Daemon {
                         )
                         .map(|out| vec![out]),
                     Payload::ControlAttentionRespond(respond) => {
-                        let answering =
-                            self.holds
-                                .answer(&session, &request, &respond.answer, self.ceiling);
+                        let answering = self.holds.answer(
+                            &session,
+                            &request,
+                            &respond.answer,
+                            self.ceiling,
+                            now,
+                        );
                         match answering {
                             Answering::Applies(applied) => {
                                 let answered = answer(target, &command, &applied.answer, stamp);
@@ -863,25 +1018,57 @@ impl Daemon {
     fn expire(&mut self) {
         let now = self.now_ms();
         for settled in self.holds.tick(now, oneshot::Sender::is_closed) {
-            if let Err(e) = self.settle(&settled) {
-                tracing::warn!(session = %settled.session, "cannot record how a held request ended: {e}");
-            }
-            let _ = settled.waiter.send(String::new());
+            // Recorded before the hook is woken, unless the session's lock
+            // is taken: then the hook goes on and the ending waits.
+            let (settled, waiter) = unwaited(settled);
+            self.record_ending(settled, Instant::now());
+            let _ = waiter.send(String::new());
         }
         self.catch_up();
     }
 
-    /// Records how a held request ended without an answer: taken off the
-    /// session's pending list, the event at the session's next position
-    /// committed to its log, observed by its target, and given to the
-    /// relay.
-    fn settle(&mut self, settled: &Settled<oneshot::Sender<String>>) -> Result<(), String> {
+    /// Records how a hold ended, or parks it while the session's lock is
+    /// taken (or earlier work of the session waits), for at most
+    /// [`SETTLE_WAIT`].
+    fn record_ending(&mut self, settled: Settled<()>, since: Instant) {
+        let result = match self.waiting(&settled.session) {
+            true => Err(OpenError::Busy(
+                "earlier work of the session waits".to_owned(),
+            )),
+            false => self.settle(&settled, Duration::ZERO),
+        };
+        match result {
+            Ok(()) => {}
+            Err(OpenError::Busy(_)) if since.elapsed() < SETTLE_WAIT => {
+                let session = settled.session.clone();
+                if let Some(Work::Ending(settled)) =
+                    self.park(session, since, Work::Ending(settled))
+                {
+                    tracing::warn!(session = %settled.session, "cannot record how request {} ended: {MAX_PARKED} items wait already", settled.id);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(session = %settled.session, "cannot record how request {} ended: {e}", settled.id);
+            }
+        }
+    }
+
+    /// Records how a held request ended without an answer, waiting at
+    /// most `wait` for the session's lock: taken off the session's pending
+    /// list, the event at the session's next position committed to its
+    /// log, observed by its target, and given to the relay. A request
+    /// something else closed meanwhile records nothing.
+    fn settle(&mut self, settled: &Settled<()>, wait: Duration) -> Result<(), OpenError> {
         let (id, session) = (settled.id.as_str(), settled.session.as_str());
         let agent = Agent::of(settled.agent);
         let type_ = settled.ending.event_type();
-        let mut files =
-            Files::open_within(&self.home, agent, &self.host, session, BRIEF_LOCK_WAIT)?;
+        let failed = |e: String| OpenError::Failed(e);
+        let mut files = Files::open_within(&self.home, agent, &self.host, session, wait)?;
         let state = files.state();
+        if !state.pending.iter().any(|p| p.id == id) {
+            files.commit(&[]).map_err(failed)?;
+            return Ok(());
+        }
         state.pending.retain(|p| p.id != id);
         let (run, epoch, next_seq) = (state.run.clone(), state.epoch, state.next_seq);
         let mut emitter =
@@ -897,18 +1084,31 @@ impl Daemon {
                     ..Attrs::default()
                 },
             )
-            .map_err(|e| format!("the {type_} event did not validate: {e}"))?;
+            .map_err(|e| failed(format!("the {type_} event did not validate: {e}")))?;
         files.state().next_seq = emitter.next_seq();
         if let Some(live) = self.sessions.get_mut(session) {
             live.target.observe(&event);
             live.target.settle_request(id);
         }
-        let line = serde_json::to_string(&event).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(&event).map_err(|e| failed(e.to_string()))?;
         let lines = [line];
-        let Committed { log, at, .. } = files.commit(&lines)?;
+        let Committed { log, at, .. } = files.commit(&lines).map_err(failed)?;
         self.send(session, &log, at, &lines);
         Ok(())
     }
+}
+
+/// A hold's ending apart from its waiter (woken at once; the ending may
+/// have to wait for the session's lock).
+fn unwaited<W>(settled: Settled<W>) -> (Settled<()>, W) {
+    let ending = Settled {
+        id: settled.id,
+        session: settled.session,
+        agent: settled.agent,
+        ending: settled.ending,
+        waiter: (),
+    };
+    (ending, settled.waiter)
 }
 
 /// How one session's catching up ended.
@@ -1326,5 +1526,183 @@ mod tests {
         assert!(!daemon.send("one-more", &log, 0, &["{}".to_owned()]));
         assert_eq!(daemon.behind.len(), MAX_SESSIONS);
         assert!(!daemon.behind.contains_key("one-more"));
+    }
+
+    /// How many requests `session`'s state holds pending.
+    fn pending_in(daemon: &Daemon, session: &str) -> usize {
+        let mut files =
+            Files::open(&daemon.home, Agent::ClaudeCode, &daemon.host, session).unwrap();
+        files.state().pending.len()
+    }
+
+    #[tokio::test]
+    async fn a_timeout_whose_session_is_locked_is_recorded_once_the_lock_is_free() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        daemon.linked = true;
+        let (recorded, mut decision) = call(&mut daemon, ASK);
+        assert_eq!(recorded.await.unwrap(), Ok(()));
+        assert_eq!(daemon.holds.len(), 1);
+        // A hook process recording by itself holds s's lock meanwhile.
+        let host = daemon.host.clone();
+        let held = Files::open(&daemon.home, Agent::ClaudeCode, &host, "s").unwrap();
+        for settled in daemon.holds.tick(u64::MAX, |_| false) {
+            let (settled, waiter) = unwaited(settled);
+            let _ = waiter.send(String::new());
+            daemon.record_ending(settled, Instant::now());
+        }
+        assert_eq!(
+            decision.try_recv().unwrap(),
+            "",
+            "the hook is woken at once"
+        );
+        assert_eq!(daemon.parked.len(), 1, "the ending waits for the lock");
+        // A later call of the session waits behind it.
+        let mut later = call_waiting_since(&mut daemon, TOOL, Instant::now());
+        assert!(later.try_recv().is_err());
+        drop(held);
+        daemon.unpark();
+        assert_eq!(later.await.unwrap(), Ok(()));
+        let types: Vec<String> = logged_types(home.path(), "s")
+            .into_iter()
+            .filter(|t| t.starts_with("attention.") || t == "tool.requested")
+            .collect();
+        assert_eq!(
+            types,
+            ["attention.requested", "attention.timeout", "tool.requested"]
+        );
+        assert_eq!(pending_in(&daemon, "s"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_line_is_in_the_log_only_is_not_held() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 1);
+        daemon.linked = true;
+        let log = home.path().join("a.jsonl");
+        for n in 0..MAX_SESSIONS {
+            daemon.fall_behind(&format!("x{n}"), &log, 0);
+        }
+        // Another session fills the one-line queue.
+        let (r, _) = call(&mut daemon, &PROMPT.replace(r#""s""#, r#""t""#));
+        assert_eq!(r.await.unwrap(), Ok(()));
+        let (recorded, decision) = call(&mut daemon, ASK);
+        assert_eq!(recorded.await.unwrap(), Ok(()));
+        assert!(!daemon.behind.contains_key("s"), "in the log only");
+        assert!(daemon.holds.is_empty(), "nobody could answer it");
+        assert_eq!(decision.await.unwrap(), "", "back to the vendor's dialog");
+    }
+
+    #[tokio::test]
+    async fn holds_whose_lines_are_given_up_go_back_to_the_vendor() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 1);
+        daemon.linked = true;
+        for payload in [PROMPT, TOOL] {
+            let (recorded, _) = call(&mut daemon, payload);
+            assert_eq!(recorded.await.unwrap(), Ok(()));
+        }
+        let (recorded, decision) = call(&mut daemon, ASK);
+        assert_eq!(recorded.await.unwrap(), Ok(()));
+        assert_eq!(
+            daemon.holds.len(),
+            1,
+            "behind: held, its line is re-sent later"
+        );
+        // This reconnect's budget is spent: the lines stay in the log only.
+        daemon.budget = (0, 0);
+        daemon.catch_up();
+        assert!(daemon.holds.is_empty());
+        assert_eq!(decision.await.unwrap(), "");
+        let types = logged_types(home.path(), "s");
+        assert_eq!(types.last().map(String::as_str), Some("attention.resolved"));
+        assert_eq!(pending_in(&daemon, "s"), 0);
+    }
+
+    #[tokio::test]
+    async fn when_a_sessions_first_call_gives_up_the_calls_behind_it_do_too() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        daemon.linked = true;
+        let host = daemon.host.clone();
+        let held = Files::open(&daemon.home, Agent::ClaudeCode, &host, "s").unwrap();
+        let long_ago = Instant::now() - LOCK_WAIT + Duration::from_millis(100);
+        let first = call_waiting_since(&mut daemon, PROMPT, long_ago);
+        let second = call_waiting_since(&mut daemon, TOOL, Instant::now());
+        assert_eq!(daemon.parked.len(), 2);
+        std::thread::sleep(Duration::from_millis(150));
+        daemon.unpark();
+        let first = first.await.unwrap().unwrap_err();
+        assert!(first.contains("held by another process"), "{first}");
+        assert!(!first.contains("0ns"), "the real wait is said: {first}");
+        let second = second.await.unwrap().unwrap_err();
+        assert!(second.contains("earlier call"), "{second}");
+        assert!(daemon.parked.is_empty());
+        drop(held);
+    }
+
+    #[tokio::test]
+    async fn past_the_bound_of_parked_work_a_call_goes_back_to_its_hook() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        daemon.linked = true;
+        let host = daemon.host.clone();
+        let held = Files::open(&daemon.home, Agent::ClaudeCode, &host, "s").unwrap();
+        let mut waiting = Vec::new();
+        for _ in 0..MAX_PARKED {
+            waiting.push(call_waiting_since(&mut daemon, TOOL, Instant::now()));
+        }
+        assert_eq!(daemon.parked.len(), MAX_PARKED);
+        let over = call_waiting_since(&mut daemon, TOOL, Instant::now());
+        let over = over.await.unwrap().unwrap_err();
+        assert!(over.contains("waiting already"), "{over}");
+        assert_eq!(daemon.parked.len(), MAX_PARKED);
+        drop(held);
+    }
+
+    #[tokio::test]
+    async fn an_answer_whose_session_is_locked_waits_for_the_lock_and_applies() {
+        let home = tempfile::tempdir().unwrap();
+        let mut daemon = daemon(home.path(), 64);
+        daemon.linked = true;
+        let (recorded, decision) = call(&mut daemon, ASK);
+        assert_eq!(recorded.await.unwrap(), Ok(()));
+        let dir = home.path().join("logs").join(Agent::ClaudeCode.name());
+        let log = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .unwrap();
+        let request = std::fs::read_to_string(log)
+            .unwrap()
+            .lines()
+            .map(|l| aep::Event::from_json(l).unwrap())
+            .find(|e| e.type_ == "attention.requested")
+            .unwrap();
+        let mut sender = aep::control::Sender::new(Identity::new("urn:aep:test:person", "person"));
+        let mut answer = aep::Answer::new();
+        answer.option = Some("allow".to_owned());
+        let respond = sender
+            .respond(&request, answer, aep_client::session::now_ms())
+            .unwrap()
+            .into_line();
+        let host = daemon.host.clone();
+        let held = Files::open(&daemon.home, Agent::ClaudeCode, &host, "s").unwrap();
+        daemon.command(&respond);
+        assert_eq!(daemon.parked.len(), 1, "the answer waits for the lock");
+        assert_eq!(daemon.holds.len(), 1);
+        drop(held);
+        daemon.unpark();
+        let decided = decision.await.unwrap();
+        assert!(decided.contains(r#""behavior":"allow""#), "{decided}");
+        let types = logged_types(home.path(), "s");
+        assert!(
+            types.ends_with(&[
+                "control.accepted".to_owned(),
+                "attention.answered".to_owned(),
+                "attention.resolved".to_owned()
+            ]),
+            "{types:?}"
+        );
     }
 }

@@ -235,16 +235,14 @@ pub fn record(
 
 /// The session a hook payload names.
 pub fn session_of(text: &str) -> Result<String, String> {
-    #[derive(serde::Deserialize)]
-    struct Named {
-        session_id: Option<String>,
-    }
-    let named: Named =
+    let payload: Value =
         serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
-    named
-        .session_id
+    payload
+        .get("session_id")
+        .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| "the hook's input names no `session_id`".to_owned())
+        .map(str::to_owned)
+        .ok_or_else(|| "the hook's input names no `session_id` (a non-empty string)".to_owned())
 }
 
 /// [`record`] in the session's `files`, taken by the caller (at its own

@@ -6,8 +6,10 @@
 //! so the adapter daemon records it, stamps it and holds what asks a
 //! person. What the session's log holds for the call is compared with the
 //! pin the way the `mappings` category compares `aep adapter map`'s
-//! output; the hold's own ending (`attention.timeout`, after a short
-//! `AEP_ATTENTION_TIMEOUT_MS`) is the runtime's and is left out.
+//! output. A pin that asks a person must have been held: its log holds
+//! exactly one `attention.timeout` for the request (after a short
+//! `AEP_ATTENTION_TIMEOUT_MS`), the runtime's own ending, which is then
+//! left out of the comparison. Only the variables set here reach `aep`.
 //!
 //! | pin | hook payload |
 //! |---|---|
@@ -79,7 +81,11 @@ pub fn run(context: &Context) -> Category {
             }
             Ok(_) => match logged(home.path(), pin) {
                 Err(e) => Case::fail(pin.name.clone(), e),
-                Ok(events) => Case::with(pin.name.clone(), compare(pin, &events)),
+                Ok((events, timeouts)) => {
+                    let mut failures = compare(pin, &events);
+                    failures.extend(held(&events, timeouts));
+                    Case::with(pin.name.clone(), failures)
+                }
             },
         };
         category.cases.push(case);
@@ -191,14 +197,35 @@ struct Elicitation<'a> {
     requested_schema: &'a RawValue,
 }
 
+/// Whether each request the call opened was held: one
+/// `attention.timeout` about it, and none about anything else.
+fn held(events: &[Value], timeouts: Vec<Value>) -> Vec<String> {
+    let asked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "attention.requested")
+        .map(|e| &e["id"])
+        .collect();
+    let about: Vec<&Value> = timeouts.iter().map(|t| &t["subject"]).collect();
+    if asked == about {
+        Vec::new()
+    } else {
+        vec![format!(
+            "the runtime did not hold what was asked: requests {}, timeouts about {}",
+            Value::from(asked.into_iter().cloned().collect::<Vec<_>>()),
+            Value::from(about.into_iter().cloned().collect::<Vec<_>>())
+        )]
+    }
+}
+
 /// The events the runtime recorded for `pin`'s session, but the hold's
-/// own ending.
-fn logged(home: &std::path::Path, pin: &Pin) -> Result<Vec<Value>, String> {
+/// own ending, and those endings (`attention.timeout`).
+fn logged(home: &std::path::Path, pin: &Pin) -> Result<(Vec<Value>, Vec<Value>), String> {
     let session = Value::from(pin.session.as_str());
     let dir = home.join("logs").join(pin.agent);
     let entries =
         std::fs::read_dir(&dir).map_err(|e| format!("no log in {}: {e}", dir.display()))?;
     let mut events = Vec::new();
+    let mut timeouts = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().is_none_or(|e| e != "jsonl") {
@@ -209,12 +236,17 @@ fn logged(home: &std::path::Path, pin: &Pin) -> Result<Vec<Value>, String> {
         for line in text.lines() {
             let event: Value = serde_json::from_str(line)
                 .map_err(|e| format!("{}: a line that is not JSON: {e}", path.display()))?;
-            if event["session"] == session && event["type"] != "attention.timeout" {
+            if event["session"] != session {
+                continue;
+            }
+            if event["type"] == "attention.timeout" {
+                timeouts.push(event);
+            } else {
                 events.push(event);
             }
         }
     }
-    Ok(events)
+    Ok((events, timeouts))
 }
 
 /// What differs between the pin and what the runtime recorded.
