@@ -1391,3 +1391,57 @@ fn a_daemon_that_stops_closes_what_it_held() {
     assert_eq!(resolved["data"]["resolution"], "dismissed");
     validate_clean(&log);
 }
+
+#[test]
+fn a_hook_that_comes_while_the_old_daemon_lets_go_starts_the_next_and_marks_no_failure() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let home = tempfile::tempdir().unwrap();
+    // The home as a daemon on its way out leaves it (idling out, or
+    // stepping down for another token): its lock still held, nobody
+    // listening on the socket any more.
+    let run = home.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(run.join("adapter.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let s = "live-letting-go";
+    let first = start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "UserPromptSubmit", json!({"prompt": "x"})),
+    );
+    let adapter_log = home.path().join("logs/adapter.log");
+    until("a daemon the hook started finds the home held", || {
+        std::fs::read_to_string(&adapter_log)
+            .unwrap_or_default()
+            .contains("another daemon serves")
+    });
+    // The old daemon is gone.
+    drop(lock);
+    let (stdout, stderr) = finish_with_stderr(first);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str()),
+        ("", ""),
+        "the next daemon recorded the call"
+    );
+    assert!(
+        !run.join("adapter.failed").exists(),
+        "no failed start is remembered"
+    );
+    let daemon = daemon_pid(home.path());
+    assert!(alive(daemon));
+    // The next hook goes through the same daemon.
+    let (_, stderr) = finish_with_stderr(start(
+        hook(home.path(), &relay, 20_000),
+        &payload(s, "Stop", json!({})),
+    ));
+    assert_eq!(stderr, "");
+    assert_eq!(daemon_pid(home.path()), daemon);
+    let log = the_log(home.path());
+    assert_eq!(types_of(&log), ["run.started", "run.finished"]);
+    end_daemon(daemon);
+    validate_clean(&log);
+}

@@ -19,11 +19,43 @@ fn a_capture_is_posted_whole() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("40 accepted, 0 refused"),
+        run.stderr
+            .contains("40 accepted, 0 already held, 0 refused"),
         "{}",
         run.stderr
     );
     assert_eq!(relay.history("post-all"), lines);
+}
+
+#[test]
+fn a_capture_posted_twice_is_already_held_the_second_time() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let lines = session("urn:aep:test", "post-twice", 0, 10, 0);
+    let first = run_bounded(
+        relay.aep(&["post", "--batch", "4", "-"]),
+        Some(jsonl(&lines).as_bytes()),
+    );
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first
+            .stderr
+            .contains("10 accepted, 0 already held, 0 refused"),
+        "{}",
+        first.stderr
+    );
+    let second = run_bounded(
+        relay.aep(&["post", "--batch", "4", "-"]),
+        Some(jsonl(&lines).as_bytes()),
+    );
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains("0 accepted, 10 already held, 0 refused"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(relay.history("post-twice"), lines, "each line once");
 }
 
 #[test]
@@ -73,7 +105,7 @@ fn bad_lines_are_reported_by_their_line_in_the_file_and_the_rest_goes_through() 
     );
     assert!(
         run.stderr
-            .contains("12 accepted, 3 refused, 1 command(s) skipped"),
+            .contains("12 accepted, 0 already held, 3 refused, 1 command(s) skipped"),
         "{}",
         run.stderr
     );

@@ -412,8 +412,11 @@ fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
             ),
         );
     }
-    hub.ingest(&admitted, None);
-    json_response(StatusCode::ACCEPTED, json!({"accepted": admitted.len()}))
+    let duplicates = hub.ingest(&admitted, None);
+    json_response(
+        StatusCode::ACCEPTED,
+        json!({"accepted": admitted.len(), "duplicates": duplicates}),
+    )
 }
 
 fn too_large(max: usize) -> Response {

@@ -176,7 +176,8 @@ impl Hub {
     /// subscription joined, mid-batch), as for a batch fanned out whole;
     /// a subscription registered between two chunks replays the first
     /// and takes the rest live, so there is no gap and no duplicate.
-    pub fn ingest(&self, batch: &[Admitted], from: Option<u64>) {
+    pub fn ingest(&self, batch: &[Admitted], from: Option<u64>) -> usize {
+        let mut duplicates = 0;
         let mut judged: HashMap<u64, usize> = HashMap::new();
         for (i, chunk) in batch.chunks(INGEST_CHUNK).enumerate() {
             if i > 0 {
@@ -199,6 +200,7 @@ impl Hub {
                 let duplicate = state.buffers.admit(&admitted.stored) == Admission::Duplicate;
                 if duplicate {
                     self.metrics.duplicates.inc();
+                    duplicates += 1;
                 }
                 forget_evicted(state);
                 // A positioned event claims its session under its `source`;
@@ -231,6 +233,7 @@ impl Hub {
             self.remove_cut(state, cut);
             self.update_gauges(state);
         }
+        duplicates
     }
 
     /// Between two chunks of a batch: lets the threads waiting for the

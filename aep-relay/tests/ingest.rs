@@ -16,12 +16,24 @@ async fn single_events_and_batches_are_accepted_in_order() {
             event("session.started", "s", 0).to_string(),
         )
         .await;
-    assert_eq!(json_body(response).await, (202, json!({"accepted": 1})));
+    assert_eq!(
+        json_body(response).await,
+        (202, json!({"accepted": 1, "duplicates": 0}))
+    );
     let batch: Vec<String> = (1..4)
         .map(|seq| status("s", seq, "info").to_string())
         .collect();
     let response = relay.post_lines(&batch).await;
-    assert_eq!(json_body(response).await, (202, json!({"accepted": 3})));
+    assert_eq!(
+        json_body(response).await,
+        (202, json!({"accepted": 3, "duplicates": 0}))
+    );
+    // The same lines again: taken, and said to be held already.
+    let response = relay.post_lines(&batch).await;
+    assert_eq!(
+        json_body(response).await,
+        (202, json!({"accepted": 3, "duplicates": 3}))
+    );
     // A content type with parameters is the same type.
     let response = relay
         .post(

@@ -29,7 +29,9 @@ reported without being sent. Commands (control.attention.respond,
 control.cancel, ...) are skipped with a note: they flow only over the
 WebSocket, from a sender to one agent (AEP-0004). A relay that cannot be
 reached, or answers 5xx, is retried with backoff for a few seconds before
-the command gives up.";
+the command gives up. The summary counts the events new to the relay
+(accepted) apart from those it already held (same source and id: a
+capture posted again), as the relay's answer says.";
 
 const AFTER_HELP: &str = "\
 Exit status:
@@ -77,7 +79,10 @@ struct Pending {
 /// What the run counted.
 #[derive(Default)]
 struct Counts {
+    /// New to the relay.
     accepted: u64,
+    /// Taken, and already held by the relay (same source and id).
+    held: u64,
     refused: u64,
     commands: u64,
 }
@@ -155,8 +160,8 @@ pub fn run(args: &Args) -> Status {
         }
     };
     let summary = format!(
-        "{} accepted, {} refused, {} command(s) skipped",
-        counts.accepted, counts.refused, counts.commands
+        "{} accepted, {} already held, {} refused, {} command(s) skipped",
+        counts.accepted, counts.held, counts.refused, counts.commands
     );
     match result {
         Err(Fatal(why)) => {
@@ -222,9 +227,15 @@ async fn send(
         let mut failures = 0;
         while !part.is_empty() {
             let lines: Vec<&str> = part.iter().map(|p| p.text.as_str()).collect();
-            match poster.post(&lines).await {
+            let (answer, duplicates) = poster.post_counted(&lines).await;
+            match answer {
                 BatchAnswer::Accepted => {
-                    counts.accepted += part.len() as u64;
+                    // A relay that does not say how many it held already
+                    // counts them all as accepted.
+                    let taken = part.len() as u64;
+                    let held = duplicates.unwrap_or(0).min(taken);
+                    counts.accepted += taken - held;
+                    counts.held += held;
                     backoff.reset();
                     break;
                 }

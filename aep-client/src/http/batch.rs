@@ -75,6 +75,13 @@ impl BatchPoster {
 
     /// Posts `lines` (event lines without their line ends) as one batch.
     pub async fn post<S: AsRef<str>>(&self, lines: &[S]) -> BatchAnswer {
+        self.post_counted(lines).await.0
+    }
+
+    /// As [`post`](BatchPoster::post), with, for an accepted batch, how
+    /// many of its lines the relay already held (its answer's
+    /// `duplicates`; `None` from a relay that does not say).
+    pub async fn post_counted<S: AsRef<str>>(&self, lines: &[S]) -> (BatchAnswer, Option<u64>) {
         let mut body = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());
         for line in lines {
             body.push_str(line.as_ref());
@@ -91,14 +98,18 @@ impl BatchPoster {
         }
         let mut response = match request.send().await {
             Ok(response) => response,
-            Err(e) => return BatchAnswer::Retry(Error::from(e).to_string()),
+            Err(e) => return (BatchAnswer::Retry(Error::from(e).to_string()), None),
         };
         let status = response.status().as_u16();
         if (200..300).contains(&status) {
-            return BatchAnswer::Accepted;
+            let text = read_limited(&mut response).await;
+            let duplicates = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|body| body["duplicates"].as_u64());
+            return (BatchAnswer::Accepted, duplicates);
         }
         if status == 408 || status == 429 || status >= 500 {
-            return BatchAnswer::Retry(format!("HTTP {status}"));
+            return (BatchAnswer::Retry(format!("HTTP {status}")), None);
         }
         let text = read_limited(&mut response).await;
         let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -108,7 +119,7 @@ impl BatchPoster {
             Value::Null => excerpt(&text, 1024),
             other => excerpt(&other.to_string(), 1024),
         };
-        match status {
+        let answer = match status {
             400 => BatchAnswer::BadLine {
                 index: body["line"].as_u64().and_then(|n| usize::try_from(n).ok()),
                 code,
@@ -120,7 +131,8 @@ impl BatchPoster {
                 code,
                 detail,
             },
-        }
+        };
+        (answer, None)
     }
 }
 

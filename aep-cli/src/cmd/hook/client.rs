@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::record::{private_dir, Home};
@@ -19,6 +19,15 @@ const DECISION_SLACK: Duration = Duration::from_secs(5);
 /// How long after a failed start the hooks record their calls themselves
 /// rather than start the daemon again.
 const RETRY_AFTER: Duration = Duration::from_secs(60);
+/// How long a start goes on starting the daemon while another still
+/// holds the home on its way out (its last sends are bounded by two
+/// seconds).
+const RETIRE_WAIT: Duration = Duration::from_secs(5);
+/// The first pause between such starts; it doubles up to
+/// [`RETIRE_PAUSE_MAX`].
+const RETIRE_PAUSE: Duration = Duration::from_millis(25);
+/// The longest pause between such starts.
+const RETIRE_PAUSE_MAX: Duration = Duration::from_millis(400);
 /// How long the daemon may take to record a call.
 const RECORD_WAIT: Duration = Duration::from_secs(10);
 
@@ -98,7 +107,12 @@ fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Repl
 
 /// Connects to the daemon, starting it first when nobody listens, unless
 /// a start failed less than [`RETRY_AFTER`] ago (see
-/// [`wire::failed_path`]).
+/// [`wire::failed_path`]). A started daemon that finds the home still
+/// held by one on its way out (idling out, or stepping down for another
+/// relay, token or capture) exits at once with nothing wrong; it is
+/// started again, for at most [`RETIRE_WAIT`], and that is never taken
+/// for a failed start. Only a started daemon that itself failed (exited
+/// with an error, or never listened) leaves the failure marker.
 fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> {
     let socket = wire::socket_path(home);
     if let Ok(stream) = UnixStream::connect(&socket) {
@@ -119,33 +133,89 @@ fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> 
             marker.display()
         ));
     }
-    start(home, serves)?;
-    let deadline = Instant::now() + START_WAIT;
+    let retire_deadline = Instant::now() + RETIRE_WAIT;
+    let mut pause = RETIRE_PAUSE;
     loop {
-        match UnixStream::connect(&socket) {
-            Ok(stream) => {
+        let mut child = start(home, serves)?;
+        let why = match started(&socket, &mut child) {
+            Started::Listening(stream) => {
                 let _ = std::fs::remove_file(&marker);
                 return Ok(stream);
             }
-            Err(e) if Instant::now() >= deadline => {
-                let failed = aep_client::session::now_ms();
-                let written = private_dir(&wire::run_dir(home))
-                    .and_then(|()| std::fs::write(&marker, format!("{failed}\n")));
-                let remembered = match written {
-                    Ok(()) => format!(
-                        "; the next start is tried after {}",
-                        aep::control::rfc3339(failed.saturating_add(retry_after_ms()))
-                    ),
-                    Err(why) => format!("; cannot write {}: {why}", marker.display()),
-                };
-                return Err(format!(
-                    "the daemon did not listen on {} within {START_WAIT:?}: {e} (why: {}){remembered}",
-                    socket.display(),
-                    log.display()
-                ));
+            Started::Failed(why) => why,
+            Started::StoodDown => {
+                // Someone else may listen by now (a daemon another hook
+                // started); if not, the old one is still letting go.
+                if let Ok(stream) = UnixStream::connect(&socket) {
+                    let _ = std::fs::remove_file(&marker);
+                    return Ok(stream);
+                }
+                if Instant::now() + pause >= retire_deadline {
+                    return Err(format!(
+                        "another adapter daemon still held {} and nobody listened on {} \
+                         within {RETIRE_WAIT:?} (why: {}); the next hook starts one again",
+                        home.0.display(),
+                        socket.display(),
+                        log.display()
+                    ));
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(RETIRE_PAUSE_MAX);
+                continue;
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        };
+        let failed = aep_client::session::now_ms();
+        let written = private_dir(&wire::run_dir(home))
+            .and_then(|()| std::fs::write(&marker, format!("{failed}\n")));
+        let remembered = match written {
+            Ok(()) => format!(
+                "; the next start is tried after {}",
+                aep::control::rfc3339(failed.saturating_add(retry_after_ms()))
+            ),
+            Err(e) => format!("; cannot write {}: {e}", marker.display()),
+        };
+        return Err(format!("{why} (why: {}){remembered}", log.display()));
+    }
+}
+
+/// How a started daemon's start went.
+enum Started {
+    /// It listens; a connection to it.
+    Listening(UnixStream),
+    /// It exited with nothing wrong before it listened: another daemon
+    /// holds the home (one on its way out, or one another hook started).
+    StoodDown,
+    /// It exited with an error, or did not listen within [`START_WAIT`];
+    /// what happened.
+    Failed(String),
+}
+
+/// Waits, within [`START_WAIT`], for the daemon `child` to listen on
+/// `socket`, or to exit.
+fn started(socket: &Path, child: &mut Child) -> Started {
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        let refused = match UnixStream::connect(socket) {
+            Ok(stream) => return Started::Listening(stream),
+            Err(e) => e,
+        };
+        if let Ok(Some(status)) = child.try_wait() {
+            return match UnixStream::connect(socket) {
+                Ok(stream) => Started::Listening(stream),
+                Err(_) if status.success() => Started::StoodDown,
+                Err(e) => Started::Failed(format!(
+                    "the daemon exited ({status}) before it listened on {}: {e}",
+                    socket.display()
+                )),
+            };
         }
+        if Instant::now() >= deadline {
+            return Started::Failed(format!(
+                "the daemon did not listen on {} within {START_WAIT:?}: {refused}",
+                socket.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -170,7 +240,7 @@ fn retry_at(marker: &str, now_ms: u64) -> Option<u64> {
 /// terminal ends it), with no descriptor of the hook's past standard
 /// error (a pipe the vendor reads to its end stays the hook's alone), its
 /// standard error appended to `logs/adapter.log`.
-fn start(home: &Home, serves: &Serves) -> Result<(), String> {
+fn start(home: &Home, serves: &Serves) -> Result<Child, String> {
     use std::os::unix::process::CommandExt;
     let program = std::env::current_exe().map_err(|e| format!("cannot find aep: {e}"))?;
     let logs = home.0.join("logs");
@@ -203,7 +273,6 @@ fn start(home: &Home, serves: &Serves) -> Result<(), String> {
     }
     command
         .spawn()
-        .map(drop)
         .map_err(|e| format!("cannot start the daemon: {e}"))
 }
 

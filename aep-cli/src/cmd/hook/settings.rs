@@ -13,9 +13,13 @@
 //! root object, of `hooks`, of each event's array and of its matcher groups,
 //! and only our entries are spliced in or cut out, indented like their
 //! siblings. Every other byte (member order, indentation, spacing, escapes,
-//! other hooks, the trailing newline) stays as it was, and `--install` then
-//! `--uninstall` gives the original bytes back: a `hooks` member or an event
-//! array that we added goes again with our last entry.
+//! other hooks, the trailing newline, CRLF line endings, which new lines
+//! also get) stays as it was, and `--install` then `--uninstall` gives the
+//! original bytes back: a `hooks` member or an event array that we added
+//! goes again with our last entry, and one that was there, empty, before
+//! we added to it stays, empty. Which of the two it was is read from the
+//! text: of the ways to take ours out, the one that `--install` turns
+//! back into the text as it is wins.
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -37,17 +41,103 @@ pub struct Entry<'a> {
 /// The settings text with our hooks installed (any older entry of ours
 /// replaced), or `None` when it already says exactly that.
 pub fn install(text: &str, entry: &Entry<'_>) -> Result<Option<String>, String> {
-    edit(text, entry.agent, Some(entry))
+    edit(text, entry.agent, Some(entry), Emptied::Drop)
 }
 
 /// The settings text with our hooks removed, or `None` when it holds none.
+/// A `hooks` object or an event array left empty goes, unless it was
+/// there, empty, before `--install` added ours: of the texts without ours
+/// (each emptied container dropped, `hooks` kept, or all kept), the first
+/// that installing ours again turns back into `text` is the answer; the
+/// first when none does (the file was edited since). When two of them
+/// install to the same text (an empty `hooks` last in a file of several
+/// lines, which installs as a new one would), the emptied one goes.
 pub fn uninstall(text: &str, agent: &str) -> Result<Option<String>, String> {
-    edit(text, agent, None)
+    let Some(dropped) = edit(text, agent, None, Emptied::Drop)? else {
+        return Ok(None);
+    };
+    let Some((command, timeout_s, events)) = installed(text, agent) else {
+        return Ok(Some(dropped));
+    };
+    let hooks: Vec<&str> = events.iter().map(String::as_str).collect();
+    let entry = Entry {
+        command,
+        timeout_s,
+        hooks: &hooks,
+        agent,
+    };
+    let reinstalled = |candidate: &str| {
+        install(candidate, &entry)
+            .ok()
+            .flatten()
+            .is_some_and(|again| again == text)
+    };
+    if reinstalled(&dropped) {
+        return Ok(Some(dropped));
+    }
+    for emptied in [Emptied::KeepHooks, Emptied::KeepAll] {
+        if let Some(kept) = edit(text, agent, None, emptied)? {
+            if reinstalled(&kept) {
+                return Ok(Some(kept));
+            }
+        }
+    }
+    Ok(Some(dropped))
+}
+
+/// What becomes of a container that uninstalling leaves empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Emptied {
+    /// `hooks` and event arrays go.
+    Drop,
+    /// `hooks` stays (`{}`); event arrays go.
+    KeepHooks,
+    /// `hooks` and event arrays stay (`{}`, `[]`).
+    KeepAll,
+}
+
+/// Our entry as installed in `text`: its command, its timeout, and the
+/// events that hold it, in the file's order; `None` when there is none, or
+/// one without a timeout.
+fn installed(text: &str, agent: &str) -> Option<(String, u64, Vec<String>)> {
+    let root = Scanner::document(text).ok()?;
+    let Kind::Object(members) = &root.kind else {
+        return None;
+    };
+    let hooks = members.iter().find(|m| m.key == "hooks")?;
+    let Kind::Object(events) = &hooks.value.kind else {
+        return None;
+    };
+    let mut found = None;
+    let mut names = Vec::new();
+    for event in events {
+        let value: Value = serde_json::from_str(&text[event.value.start..event.value.end]).ok()?;
+        let ours = value
+            .as_array()?
+            .iter()
+            .filter_map(|g| g.get("hooks")?.as_array())
+            .flatten()
+            .find(|hook| is_ours(hook, agent));
+        if let Some(hook) = ours {
+            if found.is_none() {
+                let command = hook.get("command")?.as_str()?.to_owned();
+                found = Some((command, hook.get("timeout")?.as_u64()?));
+            }
+            names.push(event.key.clone());
+        }
+    }
+    let (command, timeout_s) = found?;
+    Some((command, timeout_s, names))
 }
 
 /// Installs (`entry` given) or uninstalls our hooks: the edited text, or
 /// `None` when nothing changes.
-fn edit(text: &str, agent: &str, entry: Option<&Entry<'_>>) -> Result<Option<String>, String> {
+fn edit(
+    text: &str,
+    agent: &str,
+    entry: Option<&Entry<'_>>,
+    emptied: Emptied,
+) -> Result<Option<String>, String> {
     if text.trim().is_empty() {
         // Nothing of anyone else's to keep: the whole file is ours to write.
         let Some(entry) = entry else {
@@ -77,7 +167,13 @@ fn edit(text: &str, agent: &str, entry: Option<&Entry<'_>>) -> Result<Option<Str
     for event in events {
         unique(events, &event.key, "`hooks`")?;
         let wanted = entry.filter(|e| e.hooks.contains(&event.key.as_str()));
-        actions.push(event_action(text, event, agent, wanted)?);
+        actions.push(event_action(
+            text,
+            event,
+            agent,
+            wanted,
+            emptied == Emptied::KeepAll,
+        )?);
     }
     let new_events: Vec<&str> = entry.map_or_else(Vec::new, |entry| {
         let present = |name: &&str| events.iter().any(|m| m.key == *name);
@@ -95,9 +191,10 @@ fn edit(text: &str, agent: &str, entry: Option<&Entry<'_>>) -> Result<Option<Str
     let mut appended = Vec::new();
     match (hooks, entry) {
         (Some(hooks), _) => {
-            let emptied =
-                new_events.is_empty() && actions.iter().all(|a| matches!(a, Action::Drop));
-            let action = if emptied {
+            let gone = new_events.is_empty()
+                && actions.iter().all(|a| matches!(a, Action::Drop))
+                && emptied == Emptied::Drop;
+            let action = if gone {
                 Action::Drop
             } else {
                 let layout = Layout::of(text, &hooks.value);
@@ -151,12 +248,13 @@ enum Action {
 
 /// What becomes of one event's member in `hooks`: ours taken out of its
 /// matcher groups and, when `wanted`, our group appended last; `Keep` when
-/// that is what it already says.
+/// that is what it already says. Left empty, it goes, unless `keep`.
 fn event_action(
     text: &str,
     event: &Member,
     agent: &str,
     wanted: Option<&Entry<'_>>,
+    keep: bool,
 ) -> Result<Action, String> {
     let name = &event.key;
     let Kind::Array(groups) = &event.value.kind else {
@@ -186,7 +284,7 @@ fn event_action(
         Some(entry) => vec![layout.render(&group(entry))?],
         None => Vec::new(),
     };
-    if added.is_empty() && actions.iter().all(|a| matches!(a, Action::Drop)) {
+    if !keep && added.is_empty() && actions.iter().all(|a| matches!(a, Action::Drop)) {
         return Ok(Action::Drop);
     }
     let value = render(text, &event.value, &layout, &actions, &added);
@@ -339,6 +437,8 @@ struct Layout {
     lead: String,
     /// After the last element of an empty container, before its closing.
     trail: String,
+    /// The file's line ending, for the lines of a new element.
+    eol: &'static str,
 }
 
 impl Layout {
@@ -346,13 +446,14 @@ impl Layout {
     fn of(text: &str, node: &Node) -> Layout {
         let items = node.items();
         let base = line_indent(text, node.start);
+        let eol = line_ending(text);
         let (sep, lead, trail) = match items.as_slice() {
             [] if text.contains('\n') => {
                 let indent = format!("{base}{}", file_unit(text));
                 (
-                    format!(",\n{indent}"),
-                    format!("\n{indent}"),
-                    format!("\n{base}"),
+                    format!(",{eol}{indent}"),
+                    format!("{eol}{indent}"),
+                    format!("{eol}{base}"),
                 )
             }
             [] => (", ".to_owned(), String::new(), String::new()),
@@ -388,6 +489,7 @@ impl Layout {
             unit,
             lead,
             trail,
+            eol,
         }
     }
 
@@ -397,7 +499,9 @@ impl Layout {
     fn render<T: Serialize>(&self, value: &T) -> Result<String, String> {
         match &self.indent {
             None => serde_json::to_string(value).map_err(|e| e.to_string()),
-            Some(indent) => Ok(pretty(value, &self.unit)?.replace('\n', &format!("\n{indent}"))),
+            Some(indent) => {
+                Ok(pretty(value, &self.unit)?.replace('\n', &format!("{}{indent}", self.eol)))
+            }
         }
     }
 
@@ -417,6 +521,14 @@ fn pretty<T: Serialize>(value: &T, unit: &str) -> Result<String, String> {
         .serialize(&mut serializer)
         .map_err(|e| e.to_string())?;
     String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// The file's line ending: CRLF when its first line ends so, else LF.
+fn line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(at) if text[..at].ends_with('\r') => "\r\n",
+        _ => "\n",
+    }
 }
 
 /// The spaces and tabs that start the line holding byte `at`.
@@ -965,5 +1077,95 @@ mod tests {
             command_line("/usr/bin/aep", "hook codex"),
             "/usr/bin/aep hook codex"
         );
+    }
+
+    /// Every LF that does not end a CRLF.
+    fn bare_lfs(text: &str) -> usize {
+        text.match_indices('\n')
+            .filter(|(at, _)| !text[..*at].ends_with('\r'))
+            .count()
+    }
+
+    #[test]
+    fn an_empty_hooks_object_is_given_back_as_it_was() {
+        for text in [
+            "{\"hooks\": {}}",
+            "{\"hooks\":{}}\n",
+            "{\"hooks\": {}, \"model\": \"opus\"}",
+            "{\n  \"hooks\": {},\n  \"model\": \"opus\"\n}\n",
+        ] {
+            let out = install(text, &entry("aep hook claude-code"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(uninstall(&out, "claude-code").unwrap().unwrap(), text);
+        }
+        // A `hooks` we added still goes with our last entry.
+        for text in ["{}", "{\n  \"model\": \"opus\"\n}\n"] {
+            let out = install(text, &entry("aep hook claude-code"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(uninstall(&out, "claude-code").unwrap().unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn a_crlf_file_gets_crlf_lines() {
+        let text = "{\r\n  \"model\": \"opus\",\r\n  \"hooks\": {\r\n    \"Stop\": [\r\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}\r\n    ]\r\n  }\r\n}\r\n";
+        let entry = Entry {
+            hooks: ODD_HOOKS,
+            ..entry("aep hook claude-code")
+        };
+        let out = install(text, &entry).unwrap().unwrap();
+        assert_eq!(bare_lfs(&out), 0, "{out:?}");
+        assert!(out.contains("\"SessionStart\": [\r\n"), "{out:?}");
+        assert_eq!(uninstall(&out, "claude-code").unwrap().unwrap(), text);
+        for text in [
+            "{\r\n  \"model\": \"opus\"\r\n}\r\n",
+            "{\r\n  \"hooks\": {},\r\n  \"model\": \"opus\"\r\n}\r\n",
+        ] {
+            let out = install(text, &entry).unwrap().unwrap();
+            assert_eq!(bare_lfs(&out), 0, "{out:?}");
+            assert_eq!(uninstall(&out, "claude-code").unwrap().unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn install_then_uninstall_gives_back_every_byte() {
+        let inputs = [
+            "{}".to_owned(),
+            "{}\n".to_owned(),
+            "{\"hooks\": {}}".to_owned(),
+            "{\"hooks\":{}}\n".to_owned(),
+            "{\t\"hooks\": {},\t\"model\": \"opus\"}\r\n".to_owned(),
+            "{\n\t\"hooks\": {},\n\t\"model\": \"opus\"\n}\n".to_owned(),
+            "{\n\t\"model\": \"opus\",\n\t\"hooks\": {\n\t\t\"Notification\": [{\"hooks\": []}]\n\t}\n}\n"
+                .to_owned(),
+            "{\r\n\t\"env\": {\"A\": \"b\"}\r\n}".to_owned(),
+            "{\r\n\t\"hooks\": {},\r\n\t\"env\": {\"A\": \"b\"}\r\n}".to_owned(),
+            "{\r\n    \"permissions\": {\"allow\": []}\r\n}\r\n".to_owned(),
+            "  {\"model\": \"opus\", \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say\"}]}]}}  ".to_owned(),
+            OTHERS.to_owned(),
+            OTHERS.replace('\n', "\r\n"),
+            OTHERS.replace("  ", "\t"),
+            ODD.to_owned(),
+            ODD.replace('\n', "\r\n"),
+        ];
+        for hooks in [HOOKS, ODD_HOOKS] {
+            for text in &inputs {
+                let entry = Entry {
+                    hooks,
+                    ..entry("/usr/bin/aep hook claude-code")
+                };
+                let out = install(text, &entry).unwrap().unwrap();
+                if !text.contains('\n') || text.contains("\r\n") {
+                    assert_eq!(bare_lfs(&out), bare_lfs(text), "{out:?}");
+                }
+                assert_eq!(
+                    uninstall(&out, "claude-code").unwrap().as_deref(),
+                    Some(text.as_str()),
+                    "{out:?}"
+                );
+            }
+        }
     }
 }
