@@ -72,6 +72,8 @@ pub struct Config {
     pub(crate) queue_soft: usize,
     pub(crate) queue_hard: usize,
     pub(crate) queue_bytes: usize,
+    pub(crate) max_queued_bytes: usize,
+    pub(crate) max_command_bytes: usize,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_connections: usize,
     pub(crate) ping_interval: Duration,
@@ -100,6 +102,8 @@ impl Default for Config {
             queue_soft: 1_024,
             queue_hard: 4_096,
             queue_bytes: 32 << 20,
+            max_queued_bytes: 256 << 20,
+            max_command_bytes: 64 << 20,
             max_subscriptions: 64,
             max_connections: 4_096,
             ping_interval: Duration::from_secs(15),
@@ -207,6 +211,28 @@ impl Config {
         self
     }
 
+    /// Bytes queued toward all consumers together (default 256 MiB),
+    /// counted as [`Config::queue_bytes`] counts them: a delivery that
+    /// would take them past this cuts off the consumer it is for, as its
+    /// own `queue_bytes` would (one delivery of any size fits when no
+    /// consumer has anything queued). With `queue_bytes`, this bounds
+    /// what consumers that stopped reading keep alive, however many
+    /// connect.
+    pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_bytes = bytes;
+        self
+    }
+
+    /// Bytes of commands waiting in all emitters' command queues together
+    /// (default 64 MiB; each connection's own queue holds at most 256
+    /// commands and 16 MiB): a command that would take them past this is
+    /// refused `busy` to its sender, as at a full queue (one command of
+    /// any size fits when none is waiting).
+    pub fn max_command_bytes(mut self, bytes: usize) -> Self {
+        self.max_command_bytes = bytes;
+        self
+    }
+
     /// Subscriptions one WebSocket connection may hold (default 64).
     pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
         self.max_subscriptions = subscriptions.max(1);
@@ -304,7 +330,7 @@ impl Config {
         } else {
             GIB
         };
-        let ranges: [(&str, usize, usize, usize, &str); 13] = [
+        let ranges: [(&str, usize, usize, usize, &str); 15] = [
             ("--buffer", self.buffer, 1, 1_000_000, ""),
             ("--max-sessions", self.max_sessions, 1, 1_000_000, ""),
             ("--max-body", self.max_body, 1024, GIB, " bytes"),
@@ -315,6 +341,20 @@ impl Config {
             (
                 "--queue-bytes",
                 self.queue_bytes,
+                64 * 1024,
+                max_total,
+                " bytes",
+            ),
+            (
+                "--max-queued-bytes",
+                self.max_queued_bytes,
+                64 * 1024,
+                max_total,
+                " bytes",
+            ),
+            (
+                "--max-command-bytes",
+                self.max_command_bytes,
                 64 * 1024,
                 max_total,
                 " bytes",
@@ -413,6 +453,16 @@ mod tests {
             .unwrap_err();
         assert!(err.contains("--max-buffer-bytes"), "{err}");
         assert!(Config::default().max_from(0).validate().is_err());
+        assert!(Config::default()
+            .max_queued_bytes(1024)
+            .validate()
+            .unwrap_err()
+            .contains("--max-queued-bytes"));
+        assert!(Config::default()
+            .max_command_bytes(0)
+            .validate()
+            .unwrap_err()
+            .contains("--max-command-bytes"));
         assert!(Config::default()
             .queue(1, usize::MAX)
             .validate()

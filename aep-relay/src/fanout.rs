@@ -22,58 +22,60 @@
 //! with one flag read each, however many consumers were cut, and their
 //! removal is one pass over the subscriptions.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aep::filter::Filter;
 use aep::{Capture, Event, EventRef, Severity};
 use tokio::sync::mpsc;
 
+use crate::budget::{Budget, Charge, Over, WARN_INTERVAL};
 use crate::metrics::Metrics;
 use crate::stored::Stored;
 
 /// One delivery: which subscription of the consumer, and what.
 pub(crate) type Delivery = (u64, Arc<Stored>);
 
+/// A delivery in its queue, with its bytes charged to the consumer's
+/// budget and the relay's: given back when it is taken, or dropped with
+/// the queue when the consumer goes away.
+type Queued = (u64, Arc<Stored>, Charge);
+
 /// The receiving end a consumer connection reads deliveries from.
 pub(crate) struct Inbox {
-    rx: mpsc::Receiver<Delivery>,
+    rx: mpsc::Receiver<Queued>,
     /// Set when the relay cut this consumer off at the hard bound.
     pub overflowed: Arc<AtomicBool>,
     /// The bytes the queue holds (each delivery's [`Stored::size`]).
-    bytes: Arc<AtomicUsize>,
+    #[cfg_attr(not(test), allow(dead_code))]
+    bytes: Arc<Budget>,
 }
 
 impl Inbox {
     /// The next delivery (cancel-safe, as `mpsc::Receiver::recv`).
     pub async fn recv(&mut self) -> Option<Delivery> {
-        let delivery = self.rx.recv().await;
-        self.taken(delivery.as_ref());
-        delivery
+        self.rx.recv().await.map(taken)
     }
 
     /// The next delivery if one is waiting.
     pub fn try_recv(&mut self) -> Option<Delivery> {
-        let delivery = self.rx.try_recv().ok();
-        self.taken(delivery.as_ref());
-        delivery
+        self.rx.try_recv().ok().map(taken)
     }
+}
 
-    fn taken(&self, delivery: Option<&Delivery>) {
-        if let Some((_, stored)) = delivery {
-            self.bytes.fetch_sub(stored.size(), Ordering::AcqRel);
-        }
-    }
+/// A delivery taken from its queue: its bytes are given back.
+fn taken((sub, stored, charge): Queued) -> Delivery {
+    drop(charge);
+    (sub, stored)
 }
 
 /// The relay's end of a consumer's queue.
 #[derive(Clone)]
 pub(crate) struct Outbox {
-    tx: mpsc::Sender<Delivery>,
+    tx: mpsc::Sender<Queued>,
     soft: usize,
     hard: usize,
-    max_bytes: usize,
-    bytes: Arc<AtomicUsize>,
+    bytes: Arc<Budget>,
     overflowed: Arc<AtomicBool>,
 }
 
@@ -82,24 +84,32 @@ pub(crate) struct Outbox {
 /// no bound in bytes (see [`bounded`]).
 #[cfg(test)]
 pub(crate) fn queue(soft: usize, hard: usize, batch: usize) -> (Outbox, Inbox) {
-    bounded(soft, hard, batch, usize::MAX)
+    bounded(soft, hard, batch, usize::MAX, &Arc::default())
 }
 
-/// [`queue`], and at most `max_bytes` held at once: a delivery that would
-/// take the queue past it cuts the consumer off (one delivery of any size
-/// fits into an empty queue). What a queue holds is shared with the
-/// buffer, but outlives its eviction: this bounds what one consumer that
-/// stopped reading keeps alive.
-pub(crate) fn bounded(soft: usize, hard: usize, batch: usize, max_bytes: usize) -> (Outbox, Inbox) {
+/// [`queue`], and at most `max_bytes` held at once, within the relay's
+/// `shared` budget for all consumers: a delivery that would take the
+/// queue past `max_bytes`, or all queues together past `shared`, cuts
+/// this consumer off. One delivery of any size fits into an empty queue,
+/// whatever `shared` holds: a consumer that keeps up is never cut off
+/// for what others left unread. What a queue holds is shared with the
+/// buffer, but outlives its eviction: this bounds what consumers that
+/// stopped reading keep alive.
+pub(crate) fn bounded(
+    soft: usize,
+    hard: usize,
+    batch: usize,
+    max_bytes: usize,
+    shared: &Arc<Budget>,
+) -> (Outbox, Inbox) {
     let (tx, rx) = mpsc::channel(hard.saturating_add(batch).max(1));
     let overflowed = Arc::new(AtomicBool::new(false));
-    let bytes = Arc::new(AtomicUsize::new(0));
+    let bytes = Budget::within(shared, max_bytes);
     (
         Outbox {
             tx,
             soft,
             hard,
-            max_bytes,
             bytes: bytes.clone(),
             overflowed: overflowed.clone(),
         },
@@ -136,23 +146,40 @@ impl Outbox {
         if depth >= self.soft && delivery.1.severity <= Severity::Info {
             return Offer::Shed;
         }
-        // Counted before it is sent, so the consumer never takes away
-        // bytes that were not added.
-        let size = delivery.1.size();
-        let held = self.bytes.fetch_add(size, Ordering::AcqRel);
-        if held > 0 && held + size > self.max_bytes {
-            self.bytes.fetch_sub(size, Ordering::AcqRel);
-            return self.cut_off();
-        }
-        match self.tx.try_send(delivery) {
-            Ok(()) => Offer::Queued,
-            Err(e) => {
-                self.bytes.fetch_sub(size, Ordering::AcqRel);
-                match e {
-                    mpsc::error::TrySendError::Full(_) => self.cut_off(),
-                    mpsc::error::TrySendError::Closed(_) => Offer::Closed,
+        // Charged before it is sent, so the consumer never gives back
+        // bytes that were not charged; a send that fails drops the
+        // charge with the delivery.
+        let charge = match self.bytes.charge(delivery.1.size()) {
+            Ok(charge) => charge,
+            Err(over) => {
+                if over == Over::Shared {
+                    self.over_shared();
                 }
+                return self.cut_off();
             }
+        };
+        match self.tx.try_send((delivery.0, delivery.1, charge)) {
+            Ok(()) => Offer::Queued,
+            Err(mpsc::error::TrySendError::Full(_)) => self.cut_off(),
+            Err(mpsc::error::TrySendError::Closed(_)) => Offer::Closed,
+        }
+    }
+
+    /// Says, at most once per [`WARN_INTERVAL`], that a consumer was cut
+    /// off at `--max-queued-bytes`.
+    #[cold]
+    fn over_shared(&self) {
+        let Some(shared) = self.bytes.shared() else {
+            return;
+        };
+        if let Some(suppressed) = shared.warn() {
+            tracing::warn!(
+                held = shared.held(),
+                suppressed,
+                "consumer disconnected: the queues toward all consumers hold --max-queued-bytes {} (raise it, or find the consumers that stopped reading); further ones in the next {}s are counted, not logged",
+                shared.max(),
+                WARN_INTERVAL.as_secs()
+            );
         }
     }
 
@@ -467,7 +494,7 @@ mod tests {
     #[test]
     fn a_queue_past_its_bytes_cuts_the_consumer_off_and_reading_frees_them() {
         let size = stored("notice").size();
-        let (outbox, mut inbox) = bounded(100, 200, 0, 2 * size);
+        let (outbox, mut inbox) = bounded(100, 200, 0, 2 * size, &Arc::default());
         assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
         assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
         assert!(inbox.try_recv().is_some(), "one read");
@@ -477,11 +504,38 @@ mod tests {
         assert_eq!(offer_one(&outbox, "critical"), Offer::Closed);
         assert!(inbox.overflowed.load(Ordering::Acquire));
         // One delivery of any size fits into an empty queue.
-        let (outbox, mut inbox) = bounded(100, 200, 0, 1);
+        let (outbox, mut inbox) = bounded(100, 200, 0, 1, &Arc::default());
         assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
         assert_eq!(offer_one(&outbox, "notice"), Offer::Closed);
         assert!(inbox.try_recv().is_some());
-        assert_eq!(inbox.bytes.load(Ordering::Acquire), 0, "all given back");
+        assert_eq!(inbox.bytes.held(), 0, "all given back");
+    }
+
+    #[test]
+    fn past_the_shared_budget_the_consumer_enqueued_to_is_cut_and_bytes_come_back() {
+        let size = stored("notice").size();
+        let shared = Budget::new(2 * size);
+        let (a, mut a_in) = bounded(100, 200, 0, 100 * size, &shared);
+        let (b, b_in) = bounded(100, 200, 0, 100 * size, &shared);
+        assert_eq!(offer_one(&a, "notice"), Offer::Queued);
+        assert_eq!(offer_one(&a, "notice"), Offer::Queued);
+        assert_eq!(shared.held(), 2 * size);
+        assert_eq!(offer_one(&a, "notice"), Offer::Closed);
+        // `a` is cut off past the shared budget; an empty queue still
+        // takes one delivery, then is cut off in turn.
+        assert_eq!(offer_one(&b, "notice"), Offer::Queued);
+        assert_eq!(offer_one(&b, "notice"), Offer::Closed);
+        assert!(a_in.overflowed.load(Ordering::Acquire));
+        assert!(b_in.overflowed.load(Ordering::Acquire));
+        assert_eq!(shared.held(), 3 * size, "a refusal charges nothing");
+        // A read gives back to both budgets; a consumer gone gives back
+        // what its queue held.
+        assert!(a_in.try_recv().is_some());
+        assert_eq!((a_in.bytes.held(), shared.held()), (size, 2 * size));
+        drop(b_in);
+        assert_eq!(shared.held(), size);
+        drop(a_in);
+        assert_eq!(shared.held(), 0, "all given back");
     }
 
     #[test]

@@ -16,12 +16,13 @@ use aep::{Capture, EventRef};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use crate::budget::Budget;
 use crate::buffer::{Admission, Buffers, Cursor, Earliest};
 use crate::config::Config;
 use crate::fanout::{self, Forms, Outbox, Subscriber};
 use crate::ingest::Admitted;
 use crate::metrics::Metrics;
-use crate::routing::{Claiming, Declared, Refused, Roster, Routes};
+use crate::routing::{Claiming, Command, Declared, Refused, Roster, Routes};
 use crate::stored::{Key, Stored};
 
 /// The events of a batch buffered and fanned out under one taking of the
@@ -131,15 +132,19 @@ pub(crate) struct Hub {
 
 impl Hub {
     pub fn new(config: Config) -> Hub {
+        let commands = Budget::new(config.max_command_bytes);
+        let mut metrics = Metrics::default();
+        metrics.queued = Budget::new(config.max_queued_bytes);
+        metrics.commands = commands.clone();
         Hub {
             state: Mutex::new(State {
                 buffers: Buffers::new(config.buffer, config.max_sessions)
                     .with_bytes(config.max_buffer_bytes, config.max_buffered_bytes),
                 subscribers: Vec::new(),
-                routes: Routes::new(config.claim_grace),
+                routes: Routes::new(config.claim_grace).with_budget(commands.clone()),
             }),
+            metrics,
             config,
-            metrics: Metrics::default(),
             waiting: AtomicUsize::new(0),
             ids: AtomicU64::new(1),
         }
@@ -336,7 +341,7 @@ impl Hub {
     }
 
     /// Registers a WebSocket connection's declarations and command queue.
-    pub fn connect(&self, conn: u64, declared: Declared, commands: mpsc::Sender<Bytes>) {
+    pub fn connect(&self, conn: u64, declared: Declared, commands: mpsc::Sender<Command>) {
         self.lock().routes.connect(conn, declared, commands);
     }
 

@@ -20,6 +20,7 @@
 //! error status), never silently.
 #![deny(missing_docs)]
 
+mod budget;
 mod buffer;
 mod config;
 mod fanout;

@@ -2,6 +2,9 @@
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::budget::Budget;
 
 /// A monotonically increasing count.
 #[derive(Debug, Default)]
@@ -104,6 +107,11 @@ pub(crate) struct Metrics {
     pub sessions: Gauge,
     pub buffered_events: Gauge,
     pub buffered_bytes: Gauge,
+    /// Bytes queued toward all consumers (`--max-queued-bytes`).
+    pub queued: Arc<Budget>,
+    /// Bytes of commands waiting in all command queues
+    /// (`--max-command-bytes`).
+    pub commands: Arc<Budget>,
 }
 
 impl Metrics {
@@ -179,6 +187,18 @@ impl Metrics {
             "gauge",
             "Bytes held in replay buffers.",
             self.buffered_bytes.get(),
+        );
+        one(
+            "queued_bytes",
+            "gauge",
+            "Bytes queued toward all consumers (bounded by --max-queued-bytes).",
+            self.queued.held() as u64,
+        );
+        one(
+            "command_bytes",
+            "gauge",
+            "Bytes of commands waiting in all command queues (bounded by --max-command-bytes).",
+            self.commands.held() as u64,
         );
         let _ = writeln!(
             out,

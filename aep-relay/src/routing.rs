@@ -38,6 +38,8 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::budget::{Budget, Charge, WARN_INTERVAL};
+
 /// Claims one session may hold at once (live or in grace); past it the
 /// session is `ambiguous` until its claims are gone.
 pub(crate) const MAX_CLAIMANTS: usize = 16;
@@ -45,6 +47,11 @@ pub(crate) const MAX_CLAIMANTS: usize = 16;
 /// entry bound of its queue); a command is always taken into an empty
 /// queue, however large.
 pub(crate) const COMMAND_BYTES: usize = 16 << 20;
+
+/// A command in its owner's queue: its exact frame text, and its bytes
+/// charged to `--max-command-bytes` until the connection takes it (or
+/// goes away with it).
+pub(crate) type Command = (Bytes, Charge);
 
 /// A connection's role from its `hello`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +138,7 @@ struct Conn {
     /// [`Declared::roster_members`], shared by every roster entry.
     members: Arc<str>,
     claims: HashSet<Arc<str>>,
-    commands: mpsc::Sender<Bytes>,
+    commands: mpsc::Sender<Command>,
     /// The commands handed to the queue, oldest first; one the
     /// connection has written (its copy dropped) is no longer counted.
     queued: VecDeque<Bytes>,
@@ -199,6 +206,9 @@ pub(crate) enum Refused {
     Busy,
     /// The owner's queue holds this many bytes, the limit.
     BusyBytes(usize),
+    /// All command queues together hold this many bytes,
+    /// `--max-command-bytes`.
+    BusyRelay(usize),
 }
 
 impl Refused {
@@ -208,7 +218,7 @@ impl Refused {
             Refused::NoRoute | Refused::Away(_) => "no-route",
             Refused::Ambiguous(_) => "ambiguous",
             Refused::Unsupported => "unsupported",
-            Refused::Busy | Refused::BusyBytes(_) => "busy",
+            Refused::Busy | Refused::BusyBytes(_) | Refused::BusyRelay(_) => "busy",
         }
     }
 
@@ -221,6 +231,7 @@ impl Refused {
             Refused::Unsupported => format!("the session's owner does not declare {command_type} in control.accepts"),
             Refused::Busy => "the session's owner is not reading its commands (its queue is full)".into(),
             Refused::BusyBytes(n) => format!("the session's owner is not reading its commands ({n} bytes queued, the limit)"),
+            Refused::BusyRelay(n) => format!("the relay's command queues are full ({n} bytes queued toward emitters that are not reading their commands, the limit)"),
         }
     }
 }
@@ -228,6 +239,8 @@ impl Refused {
 /// Connections and their claims.
 pub(crate) struct Routes {
     grace: Duration,
+    /// Bytes of commands in all queues (`--max-command-bytes`).
+    budget: Arc<Budget>,
     conns: HashMap<u64, Conn>,
     owners: HashMap<Arc<str>, Claims>,
 }
@@ -268,12 +281,20 @@ impl Routes {
     pub fn new(grace: Duration) -> Routes {
         Routes {
             grace,
+            budget: Arc::default(),
             conns: HashMap::new(),
             owners: HashMap::new(),
         }
     }
 
-    pub fn connect(&mut self, conn: u64, declared: Declared, commands: mpsc::Sender<Bytes>) {
+    /// These routes, with the bytes of commands in all queues charged to
+    /// `budget`.
+    pub fn with_budget(mut self, budget: Arc<Budget>) -> Routes {
+        self.budget = budget;
+        self
+    }
+
+    pub fn connect(&mut self, conn: u64, declared: Declared, commands: mpsc::Sender<Command>) {
         self.conns.insert(
             conn,
             Conn {
@@ -417,8 +438,21 @@ impl Routes {
         if queued > 0 && queued + command.len() > COMMAND_BYTES {
             return Err(Refused::BusyBytes(queued));
         }
+        let Ok(charge) = self.budget.charge(command.len()) else {
+            let held = self.budget.held();
+            if let Some(suppressed) = self.budget.warn() {
+                tracing::warn!(
+                    held,
+                    suppressed,
+                    "command refused busy: the command queues of all connections hold --max-command-bytes {} (raise it, or find the emitters that stopped reading); further ones in the next {}s are counted, not logged",
+                    self.budget.max(),
+                    WARN_INTERVAL.as_secs()
+                );
+            }
+            return Err(Refused::BusyRelay(held));
+        };
         owner.queued.push_back(command.clone());
-        if let Err(e) = owner.commands.try_send(command) {
+        if let Err(e) = owner.commands.try_send((command, charge)) {
             owner.queued.pop_back();
             return Err(match e {
                 mpsc::error::TrySendError::Full(_) => Refused::Busy,
@@ -560,7 +594,7 @@ mod tests {
         routes
             .route("s", "control.cancel", cmd.clone(), now)
             .unwrap();
-        assert_eq!(rx.try_recv().unwrap(), cmd);
+        assert_eq!(rx.try_recv().unwrap().0, cmd);
         assert_eq!(
             routes.route("s", "control.pause", cmd.clone(), now),
             Err(Refused::Unsupported)
@@ -657,7 +691,7 @@ mod tests {
                 at + Duration::from_secs(2),
             )
             .unwrap();
-        assert_eq!(rx4.try_recv().unwrap(), cmd);
+        assert_eq!(rx4.try_recv().unwrap().0, cmd);
         assert_eq!(routes.claims_of(4), 1);
     }
 
@@ -680,7 +714,7 @@ mod tests {
         routes
             .route("s", "control.cancel", cmd.clone(), t0 + GRACE)
             .unwrap();
-        assert_eq!(rx.try_recv().unwrap(), cmd);
+        assert_eq!(rx.try_recv().unwrap().0, cmd);
         assert!(routes.owners["s"].list.len() == 1);
     }
 
@@ -856,5 +890,34 @@ mod tests {
         routes
             .route("t", "control.cancel", Bytes::from_static(b"{}"), now)
             .unwrap();
+    }
+
+    #[test]
+    fn past_the_relay_wide_command_bytes_a_command_is_busy_and_bytes_come_back() {
+        let now = Instant::now();
+        let budget = Budget::new(100);
+        let mut routes = routes().with_budget(budget.clone());
+        let mut receivers = Vec::new();
+        for (id, session) in [(1, "s"), (2, "t")] {
+            let (tx, rx) = mpsc::channel(16);
+            receivers.push(rx);
+            routes.connect(id, declared(Role::Emitter, &["control.cancel"]), tx);
+            routes.claim(id, &Arc::from(session), SRC, Claiming::Fresh, now);
+        }
+        let cmd = |n| Bytes::from(vec![b' '; n]);
+        routes.route("s", "control.cancel", cmd(60), now).unwrap();
+        routes.route("t", "control.cancel", cmd(40), now).unwrap();
+        assert_eq!(budget.held(), 100);
+        // Far below the connection's own bounds, past the relay's.
+        let refused = routes.route("t", "control.cancel", cmd(1), now);
+        assert_eq!(refused, Err(Refused::BusyRelay(100)));
+        assert_eq!(refused.unwrap_err().code(), "busy");
+        // Taken: given back; a connection gone gives back its queue.
+        drop(receivers[0].try_recv().unwrap());
+        assert_eq!(budget.held(), 40);
+        routes.route("t", "control.cancel", cmd(1), now).unwrap();
+        routes.disconnect(2, now);
+        drop(receivers.pop());
+        assert_eq!(budget.held(), 0);
     }
 }

@@ -247,14 +247,14 @@ async fn serve_one<S, T>(
 
 /// Lets one event through per interval, counting the rest.
 #[derive(Debug)]
-struct Throttle {
+pub(crate) struct Throttle {
     interval: Duration,
     last: Option<Instant>,
     suppressed: u64,
 }
 
 impl Throttle {
-    fn new(interval: Duration) -> Throttle {
+    pub(crate) fn new(interval: Duration) -> Throttle {
         Throttle {
             interval,
             last: None,
@@ -264,7 +264,7 @@ impl Throttle {
 
     /// `Some(suppressed since the last one let through)` when this one
     /// may be logged; `None` when it is only counted.
-    fn allow(&mut self, now: Instant) -> Option<u64> {
+    pub(crate) fn allow(&mut self, now: Instant) -> Option<u64> {
         match self.last {
             Some(last) if now.saturating_duration_since(last) < self.interval => {
                 self.suppressed += 1;

@@ -108,6 +108,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         hub.config.queue_hard,
         hub.config.max_batch,
         hub.config.queue_bytes,
+        &hub.metrics.queued,
     );
     let id = hub.next_id();
     let replay = hub.subscribe(Request {

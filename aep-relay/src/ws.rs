@@ -25,7 +25,7 @@ use crate::http::{error, App, Params};
 use crate::hub::{ReplayItem, Request};
 use crate::ingest;
 use crate::metrics::Refusal;
-use crate::routing::{self, Declared, Role};
+use crate::routing::{self, Command, Declared, Role};
 use crate::server::ConnectionSlot;
 use crate::subscribe::{self, CLOSING_BUDGET, MAX_HELLO_BYTES, MAX_POSITIONS, MAX_POSITION_BYTES};
 
@@ -214,6 +214,7 @@ impl Connection {
             app.hub.config.queue_hard,
             app.hub.config.max_batch,
             app.hub.config.queue_bytes,
+            &app.hub.metrics.queued,
         );
         Connection {
             id: app.hub.next_id(),
@@ -246,7 +247,7 @@ impl Connection {
     }
 
     /// The first frame must be `hello`; the relay answers with its own.
-    async fn hello(&mut self, commands: mpsc::Sender<Bytes>) -> Result<(), End> {
+    async fn hello(&mut self, commands: mpsc::Sender<Command>) -> Result<(), End> {
         // WebSocket pings are not AEP frames: the first frame that is not
         // one must be `hello`, within the same deadline however many come.
         let deadline = Instant::now() + self.app.hub.config.ping_timeout;
@@ -325,7 +326,7 @@ impl Connection {
         self.send_json(reply).await
     }
 
-    async fn serve(&mut self, mut commands: mpsc::Receiver<Bytes>) -> End {
+    async fn serve(&mut self, mut commands: mpsc::Receiver<Command>) -> End {
         let period = self.app.hub.config.ping_interval;
         let mut ping = interval_at(Instant::now() + period, period);
         ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -339,7 +340,11 @@ impl Connection {
                     Some(Err(e)) if too_big(&e) => Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large")),
                     None | Some(Err(_)) => Err(End::Gone),
                 },
-                Some(command) = commands.recv() => self.send_text(command).await,
+                Some((command, charge)) = commands.recv() => {
+                    // Taken from the queue: its bytes are given back.
+                    drop(charge);
+                    self.send_text(command).await
+                }
                 delivery = self.inbox.recv() => match delivery {
                     Some((sub, stored)) if !self.inbox.overflowed.load(Ordering::Acquire) => {
                         if let (Some(session), Some(seq)) = (&stored.session, stored.seq) {

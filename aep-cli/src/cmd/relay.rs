@@ -156,6 +156,26 @@ pub struct Args {
     #[arg(long, env = "AEP_QUEUE_BYTES", default_value_t = 32 << 20, value_name = "BYTES")]
     pub queue_bytes: usize,
 
+    /// Bytes queued toward all consumers together; a delivery past it
+    /// disconnects the consumer it is for, as at --queue-bytes.
+    #[arg(
+        long,
+        env = "AEP_MAX_QUEUED_BYTES",
+        default_value_t = 256 << 20,
+        value_name = "BYTES"
+    )]
+    pub max_queued_bytes: usize,
+
+    /// Bytes of commands waiting in all connections' command queues
+    /// together; a command past it is refused busy.
+    #[arg(
+        long,
+        env = "AEP_MAX_COMMAND_BYTES",
+        default_value_t = 64 << 20,
+        value_name = "BYTES"
+    )]
+    pub max_command_bytes: usize,
+
     /// Subscriptions one WebSocket connection may hold.
     #[arg(
         long,
@@ -268,6 +288,8 @@ pub fn run(args: &Args) -> Status {
         .max_frame(args.max_frame)
         .queue(args.queue_soft, args.queue_hard)
         .queue_bytes(args.queue_bytes)
+        .max_queued_bytes(args.max_queued_bytes)
+        .max_command_bytes(args.max_command_bytes)
         .max_subscriptions(args.max_subscriptions)
         .max_connections(args.max_connections)
         .ping(ping, ping * 6)

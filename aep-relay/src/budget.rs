@@ -1,0 +1,190 @@
+//! Byte budgets: what queues hold, per queue and across the relay.
+//!
+//! A [`Budget`] counts the bytes its queues hold. Bytes are charged as a
+//! [`Charge`] travels into a queue with what it stands for, and given
+//! back when the charge is dropped: when the item is taken from the
+//! queue, or when the queue goes away with it. The charge is the one
+//! place that adds and subtracts, so a budget cannot drift.
+//!
+//! A queue's own budget may sit within a shared one (each consumer's
+//! `--queue-bytes` within the relay's `--max-queued-bytes`): a charge
+//! then counts against both. It is refused when it would pass the queue's
+//! own bound, or the shared one while the queue holds something: a queue
+//! that is empty (its consumer keeps up) always takes one item of any
+//! size, so a consumer that reads is never cut off for what the others
+//! left unread. The shared bound is so passed by at most one item per
+//! empty queue (items that are mostly the same few events, shared).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::server::Throttle;
+
+/// How often a refusal at a shared budget is logged; the rest in between
+/// are counted, and the count is logged with the next one.
+pub(crate) const WARN_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Bytes held in queues, and their bound.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    held: AtomicUsize,
+    max: usize,
+    /// The shared budget this one is within.
+    within: Option<Arc<Budget>>,
+    warnings: Mutex<Throttle>,
+}
+
+/// Which bound a charge would have passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// The queue's own.
+    Own,
+    /// The shared one it is within.
+    Shared,
+}
+
+impl Default for Budget {
+    /// No bound.
+    fn default() -> Budget {
+        Budget::with(usize::MAX, None)
+    }
+}
+
+impl Budget {
+    fn with(max: usize, within: Option<Arc<Budget>>) -> Budget {
+        Budget {
+            held: AtomicUsize::new(0),
+            max,
+            within,
+            warnings: Mutex::new(Throttle::new(WARN_INTERVAL)),
+        }
+    }
+
+    /// A budget of `max` bytes.
+    pub fn new(max: usize) -> Arc<Budget> {
+        Arc::new(Budget::with(max, None))
+    }
+
+    /// A budget of `max` bytes within `shared` (which is within none).
+    pub fn within(shared: &Arc<Budget>, max: usize) -> Arc<Budget> {
+        debug_assert!(shared.within.is_none(), "one level of sharing");
+        Arc::new(Budget::with(max, Some(shared.clone())))
+    }
+
+    /// The bytes held now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+
+    /// The shared budget this one is within.
+    pub fn shared(&self) -> Option<&Arc<Budget>> {
+        self.within.as_ref()
+    }
+
+    /// The bound.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Adds `size` unless that passes the bound (an empty budget takes
+    /// anything); `Some(what it held before)` when added. One atomic add,
+    /// and one subtract on refusal.
+    fn add(&self, size: usize) -> Option<usize> {
+        let held = self.held.fetch_add(size, Ordering::AcqRel);
+        if held > 0 && held.saturating_add(size) > self.max {
+            self.held.fetch_sub(size, Ordering::AcqRel);
+            return None;
+        }
+        Some(held)
+    }
+
+    fn sub(&self, size: usize) {
+        self.held.fetch_sub(size, Ordering::AcqRel);
+    }
+
+    /// Charges `size` bytes to this budget and the one it is within, or
+    /// says which bound it would pass (and charges nothing). While this
+    /// budget holds nothing, the shared one takes the charge whatever it
+    /// holds.
+    pub fn charge(self: &Arc<Budget>, size: usize) -> Result<Charge, Over> {
+        let Some(own) = self.add(size) else {
+            return Err(Over::Own);
+        };
+        if let Some(shared) = &self.within {
+            if own == 0 {
+                shared.held.fetch_add(size, Ordering::AcqRel);
+            } else if shared.add(size).is_none() {
+                self.sub(size);
+                return Err(Over::Shared);
+            }
+        }
+        Ok(Charge {
+            budget: self.clone(),
+            size,
+        })
+    }
+
+    /// Whether a refusal at this budget may be logged now:
+    /// `Some(refusals not logged since the last one that was)`.
+    pub fn warn(&self) -> Option<u64> {
+        let mut throttle = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        throttle.allow(Instant::now())
+    }
+}
+
+/// Bytes held in a queue; given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Charge {
+    budget: Arc<Budget>,
+    size: usize,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.budget.sub(self.size);
+        if let Some(shared) = &self.budget.within {
+            shared.sub(self.size);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_are_given_back_once_when_dropped() {
+        let shared = Budget::new(100);
+        let a = Budget::within(&shared, 1000);
+        let b = Budget::within(&shared, 1000);
+        let one = a.charge(60).unwrap();
+        let two = b.charge(40).unwrap();
+        assert_eq!(shared.held(), 100);
+        // Past the shared bound, from a budget holding something:
+        // refused, nothing charged anywhere.
+        assert_eq!(b.charge(1).unwrap_err(), Over::Shared);
+        assert_eq!((a.held(), b.held(), shared.held()), (60, 40, 100));
+        drop(one);
+        assert_eq!((a.held(), shared.held()), (0, 40));
+        let three = a.charge(50).unwrap();
+        drop((two, three));
+        assert_eq!((a.held(), b.held(), shared.held()), (0, 0, 0));
+    }
+
+    #[test]
+    fn an_empty_budget_takes_one_item_of_any_size() {
+        let shared = Budget::new(10);
+        let a = Budget::within(&shared, 5);
+        let big = a.charge(1000).unwrap();
+        assert_eq!(a.charge(1).unwrap_err(), Over::Own);
+        // An empty queue takes one item past the shared bound; one that
+        // holds something does not.
+        let b = Budget::within(&shared, 5);
+        let first = b.charge(1).unwrap();
+        assert_eq!(shared.held(), 1001);
+        assert_eq!(b.charge(1).unwrap_err(), Over::Shared);
+        drop((big, first));
+        assert_eq!(shared.held(), 0);
+    }
+}
