@@ -400,7 +400,7 @@ impl Config {
     /// One line for a start-up log: posture and limits, never the token.
     pub fn summary(&self) -> String {
         format!(
-            "auth {}, tls {}, buffer {}/session ({} B/session, {} B in all), max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{}",
+            "auth {}, tls {}, buffer {}/session ({} B/session, {} B in all), max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{} ({} B/consumer, {} B in all), commands {} B in all, max-connections {}",
             if self.token.is_some() {
                 "on (commands routed)"
             } else {
@@ -417,6 +417,10 @@ impl Config {
             self.max_frame,
             self.queue_soft,
             self.queue_hard,
+            self.queue_bytes,
+            self.max_queued_bytes,
+            self.max_command_bytes,
+            self.max_connections,
         )
     }
 }
