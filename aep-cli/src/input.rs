@@ -108,11 +108,23 @@ fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// Says on standard error, when standard input is a terminal, that the
+/// command now reads `what` from it: a person at a terminal otherwise
+/// sees a command that waits without a word. Nothing is said when
+/// standard input is a pipe or a file.
+pub fn say_reading_stdin(what: &str) {
+    use std::io::IsTerminal;
+    if io::stdin().is_terminal() {
+        crate::diag!("aep: reading {what} from standard input (end with Ctrl-D)");
+    }
+}
+
 /// Opens `path`, or standard input for `-`. A missing file, a directory or
 /// a file that cannot be opened is an [`InputError`] naming the path.
 pub fn open(path: &Path) -> Result<Input, InputError> {
     let name = display_name(path);
     if is_stdin(path) {
+        say_reading_stdin("events");
         return Ok(Input {
             name,
             reader: BufReader::with_capacity(READ_SIZE, Box::new(io::stdin().lock())),

@@ -12,6 +12,7 @@ mod progress;
 mod reach;
 mod render;
 mod terminal;
+mod waiting;
 
 use std::process::ExitCode;
 
@@ -23,8 +24,8 @@ per line, as adapters capture them and relays forward them.
 
 The file commands read the FILEs they are given (`-` is standard input) line
 by line, with a bound on the length of one line (--max-line-bytes). The live
-commands (relay, demo, post, tail, sink, timeline, respond --relay, cancel,
-replay, doctor) talk to a relay: --relay URL (AEP_RELAY, default
+commands (relay, demo, post, tail, sink, timeline, sessions, pending,
+respond, cancel, replay, doctor) talk to a relay: --relay URL (AEP_RELAY, default
 http://127.0.0.1:8787) and --token (AEP_TOKEN).";
 
 const AFTER_HELP: &str = "\
@@ -37,6 +38,7 @@ Examples:
   aep project capture.jsonl           print the per-session state as JSON
   aep filter '{\"type\": \"tool.*\"}' -   pass on the events that match a filter
   aep tail --type 'attention.*'       follow a relay's events
+  aep pending                         list the requests waiting on a person
   aep sink --out captures             capture a relay durably
   aep help validate                   the options of one subcommand";
 
@@ -62,6 +64,8 @@ enum Command {
     Project(cmd::project::Args),
     Convert(cmd::convert::Args),
     Respond(cmd::respond::Args),
+    Sessions(cmd::sessions::Args),
+    Pending(cmd::pending::Args),
     Redact(cmd::redact::Args),
     Emit(cmd::emit::Args),
     Filter(cmd::filter::Args),
@@ -85,6 +89,8 @@ fn main() -> ExitCode {
         Command::Project(args) => cmd::project::run(args),
         Command::Convert(args) => cmd::convert::run(args),
         Command::Respond(args) => return cmd::respond::run(args),
+        Command::Sessions(args) => cmd::sessions::run(args),
+        Command::Pending(args) => cmd::pending::run(args),
         Command::Redact(args) => cmd::redact::run(args),
         Command::Emit(args) => cmd::emit::run(args),
         Command::Filter(args) => cmd::filter::run(args),

@@ -290,12 +290,31 @@ fn values_that_are_not_an_object_are_a_usage_error() {
 #[test]
 fn a_form_takes_only_values_and_values_only_a_form() {
     let file = capture(&[form_request()]);
-    refused(&respond(&["--option", "a"], &file), &["--values"]);
-    refused(&respond(&["--text", "hi"], &file), &["--values"]);
+    // The refusal names the request, its session and the form's fields,
+    // and shows the line that answers it.
+    let path = file.path().to_str().unwrap();
+    for wrong in [["--option", "a"], ["--text", "hi"]] {
+        refused(
+            &respond(&wrong, &file),
+            &[
+                "the request `req-form` of session `s1` is a form",
+                "fields: name, port, tls, pick, open, many, more",
+                &format!(
+                    "aep respond --session s1 --request req-form --values \
+                     '{{\"many\":[\"a\"],\"more\":[\"a\"],\"name\":\"TEXT\",\"open\":\"a\",\"pick\":\"a\",\"port\":1,\"tls\":true}}' {path}"
+                ),
+            ],
+        );
+    }
     let file = capture(&[permission_request()]);
     refused(
         &respond(&["--values", "{}"], &file),
-        &["--values answers a form", "permission"],
+        &[
+            "--values answers a form",
+            "the request `req-perm` of session `s1` is of kind `permission`",
+            "--option (allow, deny)",
+            "aep respond --session s1 --request req-perm --option allow",
+        ],
     );
 }
 
@@ -323,15 +342,46 @@ fn text_answers_an_input_at_redacted() {
 }
 
 #[test]
-fn the_last_pending_request_is_answered() {
-    // req-input (seq 4) is resolved, so req-perm (seq 3) is the last pending.
+fn the_one_pending_request_is_answered() {
+    // req-input is resolved, so req-perm is the one pending.
+    let file = capture(&[
+        permission_request(),
+        input_request(),
+        resolved("res-1", "req-input", 5),
+    ]);
+    let (event, _) = written(&respond(&["--option", "allow"], &file));
+    assert_eq!(event.subject.as_deref(), Some("req-perm"));
+}
+
+#[test]
+fn several_pending_requests_are_not_guessed_between() {
+    // req-form and req-perm are pending (req-input is resolved): off a
+    // terminal, with no --request, the command names both and stops.
     let file = capture(&[
         form_request(),
         permission_request(),
         input_request(),
         resolved("res-1", "req-input", 5),
     ]);
-    let (event, _) = written(&respond(&["--option", "allow"], &file));
+    let output = respond(&["--option", "allow"], &file);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    let err = stderr(&output);
+    for needle in [
+        "2 attention requests are pending",
+        "--request ID",
+        "session s1  request req-form  form",
+        "session s1  request req-perm  permission",
+        "aep respond --session s1 --request req-perm --option allow",
+    ] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+    assert!(!err.contains("req-input"), "{err}");
+    // Named, either is answered.
+    let (event, _) = written(&respond(
+        &["--request", "req-perm", "--option", "allow"],
+        &file,
+    ));
     assert_eq!(event.subject.as_deref(), Some("req-perm"));
     let (event, _) = written(&respond(
         &["--id", "req-form", "--values", "{\"name\":\"n\"}"],

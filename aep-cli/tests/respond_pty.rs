@@ -314,3 +314,20 @@ fn control_characters_in_a_request_are_shown_escaped() {
         json!({"option": "allow"})
     );
 }
+
+/// `aep post` with no FILE, on a terminal: it says it reads standard
+/// input before it waits on it.
+#[test]
+fn reading_a_terminals_standard_input_is_said() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aep"));
+    command
+        .args(["post", "--relay", "http://127.0.0.1:9"])
+        .env("TERM", "xterm-256color");
+    let mut session = Session::spawn(command).expect("spawn in a pseudo-terminal");
+    session.set_expect_timeout(Some(Duration::from_secs(60)));
+    session
+        .expect("reading events from standard input (end with Ctrl-D)")
+        .expect("the notice is on the terminal");
+    session.send("\x04").expect("type Ctrl-D");
+    session.expect(Eof).expect("the program ends");
+}

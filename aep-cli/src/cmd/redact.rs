@@ -135,6 +135,7 @@ fn text(args: &Args, redactor: &Redactor) -> Status {
         failed: None,
     };
     let mut status = Status::Clean;
+    crate::input::say_reading_stdin("text");
     let mut input = std::io::stdin().lock();
     let mut buffer = vec![0; 64 * 1024];
     loop {
@@ -242,6 +243,7 @@ fn json(args: &Args, redactor: &Redactor) -> Status {
 /// are not UTF-8 (naming the offset).
 fn read_stdin(max: usize) -> Result<String, String> {
     let mut bytes = Vec::new();
+    crate::input::say_reading_stdin("text");
     std::io::stdin()
         .lock()
         .take(max as u64 + 1)

@@ -27,6 +27,7 @@ use super::send::AckArgs;
 use crate::diag;
 use crate::input::{self, LineLimit};
 use crate::output::Stdout;
+use crate::waiting::Via;
 use event::{Emit, FreeText, Sender};
 
 const LONG_ABOUT: &str = "\
@@ -34,9 +35,12 @@ Answers a pending attention request of an AEP capture and prints the answer
 as one AEP event (one JSON line) on standard output, ready for whatever
 transport carries commands to the agent.
 
-The request is the `attention.requested` with --id, or else the last request
-the state projection of the capture still holds pending (not yet resolved or
-timed out).
+The request is the `attention.requested` with --request (or --id), or else
+the one request the state projection of the capture still holds pending (not
+yet resolved or timed out). When several are pending and none is named, the
+command does not guess: at a terminal it asks which one, otherwise it lists
+them (session, id, kind) and exits 2; `aep pending` shows them too, each with
+the line that answers it.
 
 Interactively (no answer flag, standard input and standard error terminals)
 the request is shown and answered field by field: a text input for a
@@ -70,24 +74,25 @@ and --no-pii set it up as for `aep emit`): `redacted` says the pipeline ran.
 To send the text as typed, say --capture full: the event then says `full`.
 An answer without free text is `metadata`.
 
-With --relay URL (or AEP_RELAY set) and no FILE, the requests are those the
-relay holds (its live=0 history, of --session or of every session it holds,
+With no FILE the requests are those the relay holds (--relay URL, else
+AEP_RELAY, else http://127.0.0.1:8787, as for the other live commands) (its live=0 history, of --session or of every session it holds,
 folded by the state projection), and the answer is sent to the agent over
 the relay's WebSocket instead of printed: subscribed to the session's acks
 first, sent again with the same id when no ack comes within --ack-window
 (--retries times), and settled by the agent's control.accepted or
 control.rejected, or the relay's refusal on its behalf. Before a timeout is
 called, the relay's history is read once more for the ack. With a FILE the
-answer is printed, as without a relay.";
+answer is printed; `-` reads the capture from standard input.";
 
 const AFTER_HELP: &str = "\
 Exit status:
   0    the answer was written (with a relay: accepted by the agent)
-  1    nothing to answer (no pending request, an unknown --id), or an answer
-       the request refuses (the field and the rule are named); nothing is
-       written
+  1    nothing to answer (no pending request, an unknown --request), or an
+       answer the request refuses (the field and the rule are named);
+       nothing is written
   2    a usage error (--values that is not a JSON object or names a member
-       twice included), an input that cannot be read, or an event that
+       twice included; several requests pending and none named off a
+       terminal), an input that cannot be read, or an event that
        would break the protocol (a bug: its violations are printed, it is
        not written)
   3    (with a relay) rejected by the agent, or refused by the relay on its
@@ -96,14 +101,14 @@ Exit status:
   130  cancelled at a prompt; nothing is written
 
 Examples:
-  aep respond capture.jsonl                      answer the last pending request
-  aep respond --id 01JDX... capture.jsonl > answer.jsonl
+  aep respond capture.jsonl                      answer the pending request
+  aep respond --request 01JDX... capture.jsonl > answer.jsonl
   aep respond --values '{\"db\":\"pg\",\"port\":5432}' capture.jsonl
   aep respond --option allow --agent ops-console capture.jsonl
   aep respond --text 'use the staging cluster' capture.jsonl
   aep respond --emit answered --option deny capture.jsonl
-  aep respond --relay http://127.0.0.1:8787 --option allow
-  AEP_RELAY=http://127.0.0.1:8787 aep respond --session s_8f2c --id 01JDX...";
+  aep respond --session s_8f2c --request 01JDX... --option allow
+  AEP_RELAY=http://127.0.0.1:8787 aep respond --session s_8f2c --request 01JDX...";
 
 /// The default `--source` of a command: the sender's URI.
 pub const DEFAULT_SOURCE: &str = "urn:aep:aep-cli";
@@ -122,9 +127,9 @@ const CANCELLED: u8 = 130;
 )]
 #[command(group = clap::ArgGroup::new("reply").args(["values", "option", "text"]))]
 pub struct Args {
-    /// The id of the `attention.requested` to answer (default: the last
-    /// one still pending).
-    #[arg(long, value_name = "ID")]
+    /// The id of the `attention.requested` to answer (default: the one
+    /// still pending; with several, asked at a terminal, else refused).
+    #[arg(long, visible_alias = "request", value_name = "ID")]
     pub id: Option<String>,
 
     /// The sender's `source` URI (default: urn:aep:aep-cli; with --emit
@@ -164,9 +169,9 @@ pub struct Args {
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 
-    /// Answer through this relay (default: AEP_RELAY, when no FILE is
-    /// given): read its pending requests, send the answer, wait for the
-    /// ack.
+    /// Answer through this relay when no FILE is given (default:
+    /// AEP_RELAY, else http://127.0.0.1:8787): read its pending requests,
+    /// send the answer, wait for the ack.
     #[arg(long, value_name = "URL", conflicts_with = "file")]
     pub relay: Option<String>,
 
@@ -184,8 +189,8 @@ pub struct Args {
     #[command(flatten)]
     pub limit: LineLimit,
 
-    /// The JSONL file to read; `-` reads standard input (the default
-    /// without a relay).
+    /// The JSONL file to read; `-` reads standard input. Without one the
+    /// requests are the relay's.
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
 }
@@ -256,7 +261,8 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
     let mode = mode(args)?;
     let reply = answer::Reply::from_args(args);
     // Decide before reading: with no answer flag, prompting needs a person.
-    if reply.is_none() && !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if reply.is_none() && !interactive {
         return Err(Stop::Failure(
             "standard input is not a terminal: answer with --values, --option or --text".into(),
         ));
@@ -267,11 +273,12 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
             let runtime = crate::live::runtime("respond")
                 .ok_or_else(|| Stop::Failure("cannot start the runtime".into()))?;
             let events = runtime
-                .block_on(relay::history(
-                    relay,
-                    token.clone(),
-                    args.session.as_deref(),
-                ))
+                .block_on(async {
+                    match args.session.as_deref() {
+                        Some(session) => relay::history(relay, token.clone(), session).await,
+                        None => crate::waiting::history(relay, token.clone(), "respond").await,
+                    }
+                })
                 .map_err(Stop::Failure)?;
             (relay.clone(), events, Some(runtime))
         }
@@ -281,7 +288,11 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
             (name, events, None)
         }
     };
-    let request = pick::choose(&events, args.id.as_deref(), &name)?;
+    let target = match &mode {
+        Mode::Relay(relay) => Via::Relay(relay.clone()),
+        Mode::File(path) => Via::File(path.display().to_string()),
+    };
+    let request = pick::choose(&events, args.id.as_deref(), &name, &target, interactive)?;
     let via = request.payload.respond_via.as_deref();
     if args.emit == Emit::Respond && via.is_some_and(|via| !via.contains(&RespondVia::Control)) {
         diag!(
@@ -292,7 +303,7 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
     }
     let answer = match reply {
         Some(reply) => reply
-            .check(&request.payload)
+            .check(&request, &target)
             .map_err(|refusal| match refusal {
                 answer::Refusal::Usage(message) => Stop::Failure(message),
                 answer::Refusal::Rule(message) => Stop::Refused(message),
@@ -331,28 +342,24 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A relay with no FILE (the flag, or AEP_RELAY), else the FILE (standard
-/// input by default).
+/// The FILE (`-` for standard input), else the relay: the flag, else
+/// AEP_RELAY, else the default every live command uses.
 fn mode(args: &Args) -> Result<Mode, Stop> {
     if let Some(file) = &args.file {
         return Ok(Mode::File(file.clone()));
     }
-    let relay = args.relay.clone().or_else(|| {
-        std::env::var("AEP_RELAY")
-            .ok()
-            .filter(|r| !r.trim().is_empty())
-    });
-    let Some(relay) = relay else {
-        if args.session.is_some() {
-            return Err(Stop::Failure(
-                "--session reads a relay's requests: give --relay".into(),
-            ));
-        }
-        return Ok(Mode::File(PathBuf::from("-")));
-    };
+    let relay = args
+        .relay
+        .clone()
+        .or_else(|| {
+            std::env::var("AEP_RELAY")
+                .ok()
+                .filter(|r| !r.trim().is_empty())
+        })
+        .unwrap_or_else(|| crate::waiting::DEFAULT_RELAY.to_owned());
     if args.emit == Emit::Answered {
         return Err(Stop::Failure(
-            "--emit answered writes the emitter's own echo; it is not sent through a relay (give a FILE)".into(),
+            "--emit answered writes the emitter's own echo; it is not sent through a relay (give a FILE, or `-` for standard input)".into(),
         ));
     }
     crate::live::check_url(&relay)

@@ -7,7 +7,9 @@ use aep::form::{gate_values, validate_values};
 use aep::{AttentionRequested, Capture, FieldSpec, Object};
 use serde_json::{json, Value};
 
-use super::Args;
+use super::{Args, Request};
+use crate::terminal::{escape, Newlines};
+use crate::waiting::{Via, Waiting};
 
 /// An answer, as `answer` carries it (AEP-0002 §5.3, AEP-0006).
 #[derive(Debug, Clone, PartialEq)]
@@ -74,17 +76,27 @@ impl Reply {
     /// and every form rule (`form::validate_values`); `--option` only where
     /// the request has options, and one of them; `--text` not for a form
     /// and not empty. The error names the field (or flag) and the rule.
-    pub fn check(self, request: &AttentionRequested) -> Result<Answer, Refusal> {
+    pub fn check(self, asked: &Request, via: &Via) -> Result<Answer, Refusal> {
+        let request = &asked.payload;
         let is_form = request.kind == Kind::Form;
+        let waiting = Waiting::of(&asked.event, request);
+        // The request named, and the line that answers it.
+        let named = format!(
+            "the request `{}` of session `{}`",
+            shown(&waiting.id),
+            shown(&waiting.session)
+        );
+        let use_line = || format!("\n  {}", waiting.respond_line(via));
         match self {
             Reply::Values(_) if !is_form => Err(format!(
-                "--values answers a form, and this request is of kind `{}`: answer with {}",
+                "--values answers a form, and {named} is of kind `{}`: answer with {}:{}",
                 request.kind,
                 if request.options.is_some() {
-                    "--option or --text"
+                    format!("--option ({}) or --text", waiting.options.join(", "))
                 } else {
-                    "--text"
-                }
+                    "--text".to_owned()
+                },
+                use_line()
             )
             .into()),
             Reply::Values(text) => {
@@ -101,13 +113,17 @@ impl Reply {
                     .map_err(|errors| describe_refusal(&errors))?;
                 Ok(Answer::Values(values))
             }
-            Reply::Option(_) | Reply::Text(_) if is_form => {
-                Err("the request is a form: answer it with --values".into())
-            }
+            Reply::Option(_) | Reply::Text(_) if is_form => Err(format!(
+                "{named} is a form (fields: {}): answer it with --values, an object from field id to value:{}",
+                waiting.field_ids().join(", "),
+                use_line()
+            )
+            .into()),
             Reply::Option(id) => {
                 let Some(options) = &request.options else {
                     return Err(format!(
-                        "--option `{id}`: the request offers no options: answer with --text"
+                        "--option `{id}`: {named} offers no options: answer with --text:{}",
+                        use_line()
                     )
                     .into());
                 };
@@ -214,6 +230,11 @@ impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
         }
         Ok(Value::Object(members))
     }
+}
+
+/// Event text on one line, without control characters.
+fn shown(text: &str) -> String {
+    escape(text, Newlines::Escape).into_owned()
 }
 
 /// The emitter's refusal of a form answer, one rule broken per line.

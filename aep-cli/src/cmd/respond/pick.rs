@@ -1,6 +1,7 @@
 //! Which request is answered: the events of a capture or of a relay's
-//! history, folded by the state projection; `--id`, or else the last
-//! request still pending.
+//! history, folded by the state projection; `--request`, or else the one
+//! request still pending (with several, a person picks, or the command
+//! stops and lists them).
 
 use aep::projection::project;
 use aep::{Event, Payload};
@@ -8,6 +9,7 @@ use aep::{Event, Payload};
 use super::{Args, Request, Stop};
 use crate::diag;
 use crate::input;
+use crate::waiting::{shorten, Via, Waiting};
 
 /// Reads the events of a capture.
 pub fn read(args: &Args, path: &std::path::Path, name: &str) -> Result<Vec<Event>, Stop> {
@@ -27,8 +29,18 @@ pub fn read(args: &Args, path: &std::path::Path, name: &str) -> Result<Vec<Event
     Ok(events)
 }
 
-/// Picks the request to answer among `events` (read from `name`).
-pub fn choose(events: &[Event], id: Option<&str>, name: &str) -> Result<Request, Stop> {
+/// Picks the request to answer among `events` (read from `name`, which
+/// the answering lines name as `via`): the one named by `id`, else the one
+/// still pending. With several pending and none named it does not guess:
+/// `interactive`, a person picks one; otherwise the command stops, listing
+/// them.
+pub fn choose(
+    events: &[Event],
+    id: Option<&str>,
+    name: &str,
+    via: &Via,
+    interactive: bool,
+) -> Result<Request, Stop> {
     let snapshot = project(events);
     let is_pending = |event: &Event| {
         snapshot.sessions.iter().any(|s| {
@@ -37,7 +49,7 @@ pub fn choose(events: &[Event], id: Option<&str>, name: &str) -> Result<Request,
                 && s.pending.iter().any(|p| p.id == event.id)
         })
     };
-    // Newest first: the last request still pending wins.
+    // Newest first.
     let requests = || {
         events
             .iter()
@@ -45,9 +57,26 @@ pub fn choose(events: &[Event], id: Option<&str>, name: &str) -> Result<Request,
             .filter(|e| e.type_ == "attention.requested")
     };
     let chosen = match id {
-        None => requests()
-            .find(|e| is_pending(e))
-            .ok_or_else(|| Stop::Refused(format!("{name}: no attention request is pending")))?,
+        None => {
+            let waiting = crate::waiting::waiting(events);
+            let picked = match waiting.as_slice() {
+                [] => {
+                    return Err(Stop::Refused(format!(
+                        "{name}: no attention request is pending"
+                    )))
+                }
+                [one] => one.clone(),
+                several if interactive => ask_which(several)?,
+                several => return Err(Stop::Failure(several_pending(name, several, via))),
+            };
+            requests()
+                .find(|e| {
+                    e.id == picked.id
+                        && e.source == picked.source
+                        && e.session.as_deref() == Some(picked.session.as_str())
+                })
+                .ok_or_else(|| Stop::Bug(format!("the request `{}` went missing", picked.id)))?
+        }
         Some(id) => {
             let mut named = requests().filter(|e| e.id == id).peekable();
             if named.peek().is_none() {
@@ -95,4 +124,56 @@ pub fn choose(events: &[Event], id: Option<&str>, name: &str) -> Result<Request,
         payload,
         position,
     })
+}
+
+/// Why no request is picked when several wait: each one (session, id,
+/// kind, prompt) and the line that answers it.
+fn several_pending(name: &str, waiting: &[Waiting], via: &Via) -> String {
+    let mut message = format!(
+        "{name}: {} attention requests are pending; name one with --request ID (and --session S):",
+        waiting.len()
+    );
+    for w in waiting {
+        message.push_str(&format!(
+            "\n  session {}  request {}  {}  {}\n    {}",
+            shorten(&w.session, 40),
+            shorten(&w.id, 40),
+            shorten(&w.kind, 20),
+            shorten(&w.prompt, 60),
+            w.respond_line(via)
+        ));
+    }
+    message
+}
+
+/// Asks a person which of several pending requests to answer.
+fn ask_which(waiting: &[Waiting]) -> Result<Waiting, Stop> {
+    let entries: Vec<Choice> = waiting.iter().cloned().map(Choice).collect();
+    match inquire::Select::new("Several requests are pending; which one?", entries)
+        .with_help_message("↑↓ to move, enter to pick, Ctrl-C or Esc to cancel")
+        .prompt()
+    {
+        Ok(Choice(w)) => Ok(w),
+        Err(
+            inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted,
+        ) => Err(Stop::Cancelled),
+        Err(e) => Err(Stop::Failure(format!("the terminal failed: {e}"))),
+    }
+}
+
+/// A pending request as the choice list shows it.
+struct Choice(Waiting);
+
+impl std::fmt::Display for Choice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let w = &self.0;
+        write!(
+            f,
+            "{} · {} · {} · {}",
+            shorten(&w.session, 30),
+            shorten(&w.kind, 20),
+            shorten(&w.prompt, 50),
+            shorten(&w.id, 30)
+        )
+    }
 }
