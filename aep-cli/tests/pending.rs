@@ -193,10 +193,11 @@ fn sessions_show_their_state_runs_and_requests_waiting() {
 fn respond_does_not_guess_between_requests_and_reads_aep_relay() {
     let relay = relay_with_requests();
     // No --relay: AEP_RELAY names it. Two requests wait, none is named,
-    // and this is no terminal: both are listed, exit 2.
+    // the answer fits either, and this is no terminal: both are listed,
+    // exit 2.
     let mut command = common::aep();
     command
-        .args(["respond", "--option", "allow"])
+        .args(["respond", "--text", "go ahead"])
         .env("AEP_RELAY", &relay.base)
         .env("AEP_TOKEN", TOKEN);
     let run = run_bounded(command, None);

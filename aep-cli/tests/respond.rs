@@ -356,14 +356,15 @@ fn the_one_pending_request_is_answered() {
 #[test]
 fn several_pending_requests_are_not_guessed_between() {
     // req-form and req-perm are pending (req-input is resolved): off a
-    // terminal, with no --request, the command names both and stops.
+    // terminal, with no --request and an answer both could take, the
+    // command names both and stops.
     let file = capture(&[
         form_request(),
         permission_request(),
         input_request(),
         resolved("res-1", "req-input", 5),
     ]);
-    let output = respond(&["--option", "allow"], &file);
+    let output = respond(&["--text", "go ahead"], &file);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(output.stdout.is_empty());
     let err = stderr(&output);
@@ -377,6 +378,11 @@ fn several_pending_requests_are_not_guessed_between() {
         assert!(err.contains(needle), "`{needle}` not in: {err}");
     }
     assert!(!err.contains("req-input"), "{err}");
+    // An answer only one of them takes picks that one: no guess.
+    let (event, _) = written(&respond(&["--option", "allow"], &file));
+    assert_eq!(event.subject.as_deref(), Some("req-perm"));
+    let (event, _) = written(&respond(&["--values", "{\"name\":\"n\"}"], &file));
+    assert_eq!(event.subject.as_deref(), Some("req-form"));
     // Named, either is answered.
     let (event, _) = written(&respond(
         &["--request", "req-perm", "--option", "allow"],

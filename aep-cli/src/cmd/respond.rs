@@ -37,10 +37,11 @@ transport carries commands to the agent.
 
 The request is the `attention.requested` with --request (or --id), or else
 the one request the state projection of the capture still holds pending (not
-yet resolved or timed out). When several are pending and none is named, the
-command does not guess: at a terminal it asks which one, otherwise it lists
-them (session, id, kind) and exits 2; `aep pending` shows them too, each with
-the line that answers it.
+yet resolved or timed out), or the one the answer given fits (the only one
+offering the --option, the only form for --values). Otherwise, when several
+are pending and none is named, the command does not guess: at a terminal it
+asks which one, otherwise it lists them (session, id, kind) and exits 2;
+`aep pending` shows them too, each with the line that answers it.
 
 Interactively (no answer flag, standard input and standard error terminals)
 the request is shown and answered field by field: a text input for a
@@ -292,7 +293,18 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
         Mode::Relay(relay) => Via::Relay(relay.clone()),
         Mode::File(path) => Via::File(path.display().to_string()),
     };
-    let request = pick::choose(&events, args.id.as_deref(), &name, &target, interactive)?;
+    let fits = pick::Fits {
+        option: args.option.as_deref(),
+        values: args.values.is_some(),
+    };
+    let request = pick::choose(
+        &events,
+        args.id.as_deref(),
+        fits,
+        &name,
+        &target,
+        interactive,
+    )?;
     let via = request.payload.respond_via.as_deref();
     if args.emit == Emit::Respond && via.is_some_and(|via| !via.contains(&RespondVia::Control)) {
         diag!(

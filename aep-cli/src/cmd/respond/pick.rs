@@ -29,14 +29,38 @@ pub fn read(args: &Args, path: &std::path::Path, name: &str) -> Result<Vec<Event
     Ok(events)
 }
 
+/// What the answer given on the command line fits, to tell pending
+/// requests apart without guessing: an `--option` fits the requests that
+/// offer it, `--values` the forms.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fits<'a> {
+    /// The `--option` given.
+    pub option: Option<&'a str>,
+    /// Whether `--values` was given.
+    pub values: bool,
+}
+
+impl Fits<'_> {
+    fn takes(&self, waiting: &Waiting) -> bool {
+        match (self.option, self.values) {
+            (Some(option), _) => waiting.options.iter().any(|o| o == option),
+            (None, true) => waiting.kind == "form",
+            (None, false) => true,
+        }
+    }
+}
+
 /// Picks the request to answer among `events` (read from `name`, which
 /// the answering lines name as `via`): the one named by `id`, else the one
-/// still pending. With several pending and none named it does not guess:
-/// `interactive`, a person picks one; otherwise the command stops, listing
-/// them.
+/// still pending, or the one pending request the answer `fits` (the only
+/// one offering the `--option` given, the only form for `--values`).
+/// Otherwise, with several pending and none named, it does not guess:
+/// `interactive`, a person picks one; otherwise the command stops,
+/// listing them.
 pub fn choose(
     events: &[Event],
     id: Option<&str>,
+    fits: Fits<'_>,
     name: &str,
     via: &Via,
     interactive: bool,
@@ -59,15 +83,19 @@ pub fn choose(
     let chosen = match id {
         None => {
             let waiting = crate::waiting::waiting(events);
-            let picked = match waiting.as_slice() {
-                [] => {
-                    return Err(Stop::Refused(format!(
-                        "{name}: no attention request is pending"
-                    )))
-                }
-                [one] => one.clone(),
-                several if interactive => ask_which(several)?,
-                several => return Err(Stop::Failure(several_pending(name, several, via))),
+            let fitting: Vec<&Waiting> = waiting.iter().filter(|w| fits.takes(w)).collect();
+            let picked = match (waiting.as_slice(), fitting.as_slice()) {
+                (several, [only]) if several.len() > 1 => (*only).clone(),
+                (waiting, _) => match waiting {
+                    [] => {
+                        return Err(Stop::Refused(format!(
+                            "{name}: no attention request is pending"
+                        )))
+                    }
+                    [one] => one.clone(),
+                    several if interactive => ask_which(several)?,
+                    several => return Err(Stop::Failure(several_pending(name, several, via))),
+                },
             };
             requests()
                 .find(|e| {
