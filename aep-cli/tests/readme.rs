@@ -127,3 +127,152 @@ fn the_file_commands_page_lists_every_rule_as_the_validator_describes_it() {
         "the rule table of docs/cli.md should read:\n\n{table}"
     );
 }
+
+/// The lines of the README's "Try it" block, as printed.
+fn try_it_block() -> Vec<String> {
+    let readme = read(&common::crate_dir().join("../README.md"));
+    let section = readme
+        .split("\n## Try it\n")
+        .nth(1)
+        .expect("the README has a `## Try it` section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the Try it section has an sh block");
+    block.lines().map(str::to_owned).collect()
+}
+
+/// A child killed (and waited for) when the test ends, whichever way.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The README's "Try it" block, run line by line as printed, with the
+/// `aep` this build made first on `PATH` (in place of `cargo install`),
+/// a fresh home, and the relay on a free port (`AEP_LISTEN`, `AEP_RELAY`,
+/// which the block leaves to their defaults). A person reads between the
+/// lines: before `aep pending` and `aep respond` the test waits until the
+/// demo has asked; the line that runs until Ctrl-C is interrupted once it
+/// has shown an event.
+#[test]
+fn the_try_it_block_runs_as_printed() {
+    use common::live::{run_bounded, stop, until, Lines};
+
+    let lines = try_it_block();
+    assert!(
+        lines.len() >= 5,
+        "a try-it block of a few lines: {lines:#?}"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let relay = format!("http://127.0.0.1:{port}");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_aep"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut env: Vec<(String, String)> = vec![
+        ("PATH".into(), path),
+        ("HOME".into(), home.path().display().to_string()),
+        (
+            "AEP_HOME".into(),
+            home.path().join("aep").display().to_string(),
+        ),
+        ("AEP_LISTEN".into(), format!("127.0.0.1:{port}")),
+        ("AEP_RELAY".into(), relay.clone()),
+    ];
+    let shell = |line: &str, env: &[(String, String)]| {
+        let mut command = std::process::Command::new("sh");
+        command.arg("-c").arg(line).current_dir(home.path());
+        for (name, _) in std::env::vars() {
+            if name.starts_with("AEP_") {
+                command.env_remove(name);
+            }
+        }
+        command.envs(env.iter().map(|(k, v)| (k, v)));
+        command
+    };
+    let asked = |env: &[(String, String)]| {
+        let run = run_bounded(shell("aep pending --json", env), None);
+        run.code == 0 && run.stdout.contains("\"permission\"")
+    };
+    let mut background = Vec::new();
+    for printed in &lines {
+        let line = printed.split(" #").next().unwrap().trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with("cargo install") {
+            assert_eq!(line, "cargo install --path aep-cli", "{printed}");
+            continue;
+        }
+        if let Some(assignment) = line.strip_prefix("export ") {
+            let (name, _) = assignment.split_once('=').expect("export NAME=...");
+            let run = run_bounded(shell(&format!("{line}; printf %s \"${name}\""), &env), None);
+            assert_eq!(run.code, 0, "{printed}: {}", run.stderr);
+            assert!(!run.stdout.trim().is_empty(), "{printed}: an empty {name}");
+            env.push((name.to_owned(), run.stdout.trim().to_owned()));
+            continue;
+        }
+        if let Some(command) = line.strip_suffix('&') {
+            let mut child = shell(&format!("exec {command}"), &env);
+            child
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null());
+            let mut child = Background(child.spawn().expect("sh runs"));
+            if command.trim_start().starts_with("aep relay") {
+                // It prints the page's address, its token in the fragment.
+                let first = Lines::of(&mut child.0).take(1).remove(0);
+                assert!(
+                    first.starts_with(&format!("{relay}/#token=")),
+                    "{printed}: {first}"
+                );
+            }
+            background.push(child);
+            continue;
+        }
+        if line.starts_with("aep pending") || line.starts_with("aep respond") {
+            until("the demo asks a person", || asked(&env));
+        }
+        if printed.contains("Ctrl-C") {
+            let mut child = shell(&format!("exec {line}"), &env);
+            child
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = Background(child.spawn().expect("sh runs"));
+            let shown = Lines::of(&mut child.0).take(1).remove(0);
+            assert!(shown.contains("try-it"), "{printed}: {shown}");
+            assert_eq!(stop(&mut child.0, "INT"), Some(0), "{printed}");
+            continue;
+        }
+        let run = run_bounded(shell(line, &env), None);
+        assert_eq!(run.code, 0, "{printed}: {}{}", run.stdout, run.stderr);
+        if line.starts_with("aep pending") {
+            assert!(
+                run.stdout.contains("aep respond"),
+                "{printed}: {}",
+                run.stdout
+            );
+        }
+        if line.starts_with("aep respond") {
+            assert!(run.stderr.contains("accepted"), "{printed}: {}", run.stderr);
+        }
+    }
+    drop(background);
+}
