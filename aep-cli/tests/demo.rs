@@ -325,10 +325,19 @@ async fn a_second_demo_on_a_session_with_a_live_writer_is_refused_naming_it() {
         said.contains("agent aep-demo"),
         "the owner is named: {said}"
     );
-    // The first goes on undisturbed and ends its session cleanly.
+    // The first goes on undisturbed, says how to answer what it asks,
+    // and ends its session cleanly.
+    next(&mut ws, of_type("attention.requested")).await;
     assert_eq!(stop(&mut first.0), 0);
     let ended = next(&mut ws, of_type("session.ended")).await;
     assert_eq!(ended["epoch"], 0);
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut first.0.stderr.take().unwrap(), &mut said).unwrap();
+    assert!(
+        said.contains("answer it in the relay's page")
+            && said.contains("aep respond --session demo-twice --request "),
+        "{said}"
+    );
     relay.shutdown.shutdown();
 }
 

@@ -228,6 +228,16 @@ impl Demo {
                 request.prompt,
                 event.id
             );
+            let how = match request.kind {
+                Kind::Form => "`aep pending` prints its `aep respond --values` line".to_owned(),
+                _ => format!(
+                    "aep respond --session {} --request {} --option allow",
+                    self.settings.session, event.id
+                ),
+            };
+            diag!(
+                "aep demo:   answer it in the relay's page (aep relay --print-ui-url), or: {how}"
+            );
         }
         Ok(())
     }
