@@ -154,7 +154,7 @@ pub struct Relay {
 
 impl Relay {
     /// Starts `aep relay` on `127.0.0.1:0` with `token`, and waits (at
-    /// most [`TIMEOUT`]) for the address it prints.
+    /// most the run timeout, 30 s) for the address it prints.
     pub fn start(aep: &Aep, token: &str) -> Result<Relay, String> {
         let mut command = Command::new(aep.path());
         for (name, _) in std::env::vars_os() {
