@@ -1,7 +1,7 @@
 //! `aep project` end to end. Expected states are worked out by hand from
 //! the projection's rules (AEP-0001 §7, AEP-0002 §2 convention 5 and §7).
 
-mod common;
+use crate::common;
 
 use common::{fixture, read, run, EXAMPLE};
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@
 //! `aep validate`. File names stay inside the directory and apart whatever
 //! the ids hold.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! files, standard input. The fixtures are hand-written streams whose
 //! findings are derived from the protocol's rules in their comments here.
 
-mod common;
+use crate::common;
 
 use common::{fixture, heads, read, run, EXAMPLE};
 use serde_json::Value;

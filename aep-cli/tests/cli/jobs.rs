@@ -1,7 +1,7 @@
 //! `aep validate --jobs N`: any number of threads prints what one prints,
 //! byte for byte, with the same summary and exit status.
 
-mod common;
+use crate::common;
 
 use common::{run, write, EXAMPLE};
 

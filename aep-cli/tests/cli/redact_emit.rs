@@ -1,7 +1,7 @@
 //! `aep redact` and `aep emit` end to end: the binary's options, its
 //! output, and its refusals of bad input.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! history, the answer sent to the agent (`aep demo`) over the WebSocket
 //! and settled by its ack; free text redacted on the way.
 
-mod common;
+use crate::common;
 
 use common::live::{demo, run_bounded, stop, wait_for, TestRelay};
 

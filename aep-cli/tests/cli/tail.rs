@@ -3,7 +3,7 @@
 //! that makes a restarted tail resume where it stopped (no repeat, no
 //! gap), and the replay-exhausted warning.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! event cannot clear the screen, retitle the window or hide output of
 //! the commands that report on it. JSON output stays JSON.
 
-mod common;
+use crate::common;
 
 use common::run;
 

@@ -2,7 +2,7 @@
 //! demo`, or one that never answers): each outcome's exit status, the
 //! same id on every attempt, and the reason redacted.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

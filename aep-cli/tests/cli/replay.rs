@@ -3,7 +3,7 @@
 //! subjects rewritten, commands skipped, the provenance attributes, the
 //! pacing; posted to a relay or written with --dry-run; valid either way.
 
-mod common;
+use crate::common;
 
 use common::live::{jsonl, run_bounded, TestRelay};
 use common::write;

@@ -1,6 +1,6 @@
 //! `aep adapter map`: one answer line per input, the exit statuses.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::{json, Value};

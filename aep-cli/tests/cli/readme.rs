@@ -4,7 +4,7 @@
 //! standard error), and the rule table of `docs/cli.md` must be the one
 //! `aep::stream::Rule` describes.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -1,7 +1,7 @@
 //! `aep emit` on the events an adapter may hand it: levels it must not
 //! raise, events without `data`.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::Value;

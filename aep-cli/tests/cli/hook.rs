@@ -5,7 +5,7 @@
 //! bad input; `--install` and `--uninstall` on configurations with other
 //! hooks present.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

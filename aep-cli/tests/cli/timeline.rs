@@ -1,7 +1,7 @@
 //! `aep timeline`: a session's history from a relay or a file,
 //! deduplicated and in (epoch, seq) order, flat or as the `cause` tree.
 
-mod common;
+use crate::common;
 
 use common::live::{jsonl, run_bounded, TestRelay};
 use common::write;

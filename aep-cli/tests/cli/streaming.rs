@@ -2,7 +2,7 @@
 //! it is decided while the input stays open, and every line is written
 //! whole, even with several writers appending to one file (AEP-0003 §3.1).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Stdio};

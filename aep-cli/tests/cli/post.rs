@@ -3,7 +3,7 @@
 //! of their batch goes through, commands skipped, and the failures that
 //! stop it (a relay that cannot be reached, a refused token).
 
-mod common;
+use crate::common;
 
 use common::live::{jsonl, run_bounded, session, TestRelay};
 

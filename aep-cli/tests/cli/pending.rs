@@ -2,7 +2,7 @@
 //! person, read from the relay's history; and `aep respond` naming the
 //! requests instead of guessing between them.
 
-mod common;
+use crate::common;
 
 use common::live::{run_bounded, TestRelay};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! filters exit 2 with their reason, lines that are not events are reported
 //! by number and not written.
 
-mod common;
+use crate::common;
 
 use common::{run, write, EXAMPLE};
 

@@ -2,7 +2,7 @@
 //! token, the findings (and their remedies) without it or with a wrong
 //! one, a port nothing listens on, and a URL that is not one.
 
-mod common;
+use crate::common;
 
 use common::live::run_bounded;
 

@@ -1,7 +1,7 @@
 //! Hostile input: every case gives its documented exit status and a
 //! message, never a panic, and a huge line is not held in memory.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
