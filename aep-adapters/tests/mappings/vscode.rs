@@ -2,7 +2,7 @@
 //! hooks reference (eight events; `tool_response` is a string;
 //! `session_id` is optional).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::Vocabulary::Vscode;

@@ -3,7 +3,7 @@
 //! `label`/`description`/`text`/`title`, an "Other" answer always
 //! offered, timeout and delivery sentinels in `user_response`).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::Posture;

@@ -2,7 +2,7 @@
 //! reference (todo hooks fire in a `validation` and a `postWrite` phase;
 //! the `permission_prompt` notification duplicates `PermissionRequest`).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::Vocabulary::QwenCode;

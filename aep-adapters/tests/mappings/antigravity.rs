@@ -2,7 +2,7 @@
 //! documentation (camelCase payloads; `PostToolUse` carries only
 //! `stepIdx` and `error`; `Stop` carries `terminationReason`).
 
-mod common;
+use crate::common;
 
 use aep_adapters::Vocabulary::Antigravity;
 use common::one;

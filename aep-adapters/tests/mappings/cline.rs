@@ -2,7 +2,7 @@
 //! schemas (`hookName`, `taskId`, `agent_id`, `parent_agent_id`,
 //! `iteration`, `ToolCallRecord.error`).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::Posture;

@@ -2,7 +2,7 @@
 //! (`stopReason`: end_turn, max_tokens, max_turn_requests, refusal,
 //! cancelled; tool call status: pending, in_progress, completed, failed).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Posture, Vocabulary::Acp};

@@ -1,7 +1,7 @@
 //! Codex hooks, from AEP-0002 Annex A.2 and the vendor's hook reference
 //! (SessionStart's `source` is `startup`, `resume` or `clear`).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::Vocabulary::Codex;

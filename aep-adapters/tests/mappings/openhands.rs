@@ -2,7 +2,7 @@
 //! Annex A.15 and the SDK's `ConversationExecutionStatus` (idle, running,
 //! paused, waiting_for_confirmation, finished, error, stuck, deleting).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Posture, Surface, Vocabulary::Openhands};

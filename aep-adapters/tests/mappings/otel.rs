@@ -3,7 +3,7 @@
 //! `codex.tool_decision` carries `decision` and `source`; VS Code's
 //! `copilot_chat.tool.call` carries `success` and `error.type`).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Mode, Posture, Vocabulary};

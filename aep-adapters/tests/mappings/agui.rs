@@ -2,7 +2,7 @@
 //! (`RUN_ERROR {message, code?}`, `STATE_DELTA {delta: JSON Patch}`,
 //! the deprecated `THINKING_*` names).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Posture, Vocabulary::Agui};

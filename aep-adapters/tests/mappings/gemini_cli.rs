@@ -2,7 +2,7 @@
 //! reference (eleven events; `AfterTool` carries `tool_response`, whose
 //! `error` marks a failed call).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::Vocabulary::GeminiCli;

@@ -2,7 +2,7 @@
 //! published SDK types (the bus `Event` union: `session.idle`,
 //! `todo.updated` with `{id, content, status, priority}` todos, ...).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Mode, Posture, Surface, Vocabulary};

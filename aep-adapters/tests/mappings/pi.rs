@@ -2,7 +2,7 @@
 //! extension types (`agent_end` carries the loop's messages;
 //! `stopReason` is `stop`, `length`, `toolUse`, `error` or `aborted`).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Posture, Vocabulary::Pi};

@@ -2,7 +2,7 @@
 //! prompt is an array of content parts; only the literal `deny` blocks;
 //! the web channel's frames carry `volatile` on do-not-persist frames).
 
-mod common;
+use crate::common;
 
 use aep::Capture;
 use aep_adapters::{Mode, Surface, Vocabulary::KimiCode};
