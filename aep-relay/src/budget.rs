@@ -9,11 +9,12 @@
 //! A queue's own budget may sit within a shared one (each consumer's
 //! `--queue-bytes` within the relay's `--max-queued-bytes`): a charge
 //! then counts against both. It is refused when it would pass the queue's
-//! own bound, or the shared one while the queue holds something: a queue
-//! that is empty (its consumer keeps up) always takes one item of any
-//! size, so a consumer that reads is never cut off for what the others
-//! left unread. The shared bound is so passed by at most one item per
-//! empty queue (items that are mostly the same few events, shared).
+//! own bound, or, as its [`Shared`] rule says, the shared one. A consumer
+//! that kept up (its queue empty when the batch began) is bound by its
+//! own budget only for that batch, so one batch never cuts off a
+//! consumer that reads for what the others left unread; the events such
+//! queues hold are the batch's, shared with every queue. A command is
+//! bound by both always (refused `busy`, its sender sends it again).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,6 +34,17 @@ pub(crate) struct Budget {
     /// The shared budget this one is within.
     within: Option<Arc<Budget>>,
     warnings: Mutex<Throttle>,
+}
+
+/// How a charge meets the shared budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shared {
+    /// Bound by it unless this queue holds nothing.
+    UnlessEmpty,
+    /// Counted in it, never refused by it.
+    Exempt,
+    /// Bound by it, whatever this queue holds.
+    Always,
 }
 
 /// Which bound a charge would have passed.
@@ -104,15 +116,19 @@ impl Budget {
     }
 
     /// Charges `size` bytes to this budget and the one it is within, or
-    /// says which bound it would pass (and charges nothing). While this
-    /// budget holds nothing, the shared one takes the charge whatever it
-    /// holds.
-    pub fn charge(self: &Arc<Budget>, size: usize) -> Result<Charge, Over> {
+    /// says which bound it would pass (and charges nothing). `rule` says
+    /// when the shared one may refuse it.
+    pub fn charge(self: &Arc<Budget>, size: usize, rule: Shared) -> Result<Charge, Over> {
         let Some(own) = self.add(size) else {
             return Err(Over::Own);
         };
         if let Some(shared) = &self.within {
-            if own == 0 {
+            let exempt = match rule {
+                Shared::Exempt => true,
+                Shared::UnlessEmpty => own == 0,
+                Shared::Always => false,
+            };
+            if exempt {
                 shared.held.fetch_add(size, Ordering::AcqRel);
             } else if shared.add(size).is_none() {
                 self.sub(size);
@@ -158,16 +174,16 @@ mod tests {
         let shared = Budget::new(100);
         let a = Budget::within(&shared, 1000);
         let b = Budget::within(&shared, 1000);
-        let one = a.charge(60).unwrap();
-        let two = b.charge(40).unwrap();
+        let one = a.charge(60, Shared::UnlessEmpty).unwrap();
+        let two = b.charge(40, Shared::UnlessEmpty).unwrap();
         assert_eq!(shared.held(), 100);
         // Past the shared bound, from a budget holding something:
         // refused, nothing charged anywhere.
-        assert_eq!(b.charge(1).unwrap_err(), Over::Shared);
+        assert_eq!(b.charge(1, Shared::UnlessEmpty).unwrap_err(), Over::Shared);
         assert_eq!((a.held(), b.held(), shared.held()), (60, 40, 100));
         drop(one);
         assert_eq!((a.held(), shared.held()), (0, 40));
-        let three = a.charge(50).unwrap();
+        let three = a.charge(50, Shared::UnlessEmpty).unwrap();
         drop((two, three));
         assert_eq!((a.held(), b.held(), shared.held()), (0, 0, 0));
     }
@@ -176,15 +192,33 @@ mod tests {
     fn an_empty_budget_takes_one_item_of_any_size() {
         let shared = Budget::new(10);
         let a = Budget::within(&shared, 5);
-        let big = a.charge(1000).unwrap();
-        assert_eq!(a.charge(1).unwrap_err(), Over::Own);
+        let big = a.charge(1000, Shared::UnlessEmpty).unwrap();
+        assert_eq!(a.charge(1, Shared::UnlessEmpty).unwrap_err(), Over::Own);
         // An empty queue takes one item past the shared bound; one that
         // holds something does not.
         let b = Budget::within(&shared, 5);
-        let first = b.charge(1).unwrap();
+        let first = b.charge(1, Shared::UnlessEmpty).unwrap();
         assert_eq!(shared.held(), 1001);
-        assert_eq!(b.charge(1).unwrap_err(), Over::Shared);
+        assert_eq!(b.charge(1, Shared::UnlessEmpty).unwrap_err(), Over::Shared);
         drop((big, first));
         assert_eq!(shared.held(), 0);
+    }
+
+    #[test]
+    fn an_exempt_charge_counts_but_is_never_refused_and_a_strict_one_always_may_be() {
+        let shared = Budget::new(10);
+        let a = Budget::within(&shared, 1000);
+        let kept_up = a.charge(8, Shared::Exempt).unwrap();
+        let more = a.charge(8, Shared::Exempt).unwrap();
+        assert_eq!(shared.held(), 16, "counted past the shared bound");
+        let b = Budget::within(&shared, 1000);
+        assert_eq!(
+            b.charge(1, Shared::Always).unwrap_err(),
+            Over::Shared,
+            "even empty"
+        );
+        drop((kept_up, more));
+        assert_eq!(shared.held(), 0);
+        assert!(b.charge(1, Shared::Always).is_ok());
     }
 }

@@ -29,7 +29,7 @@ use aep::filter::Filter;
 use aep::{Capture, Event, EventRef, Severity};
 use tokio::sync::mpsc;
 
-use crate::budget::{Budget, Charge, Over, WARN_INTERVAL};
+use crate::budget::{Budget, Charge, Over, Shared, WARN_INTERVAL};
 use crate::metrics::Metrics;
 use crate::stored::Stored;
 
@@ -149,7 +149,14 @@ impl Outbox {
         // Charged before it is sent, so the consumer never gives back
         // bytes that were not charged; a send that fails drops the
         // charge with the delivery.
-        let charge = match self.bytes.charge(delivery.1.size()) {
+        // A queue empty when the batch began (its consumer keeps up) is
+        // bound by its own budget only: a batch never cuts off a consumer
+        // that reads for what the others left unread.
+        let rule = match depth {
+            0 => Shared::Exempt,
+            _ => Shared::UnlessEmpty,
+        };
+        let charge = match self.bytes.charge(delivery.1.size(), rule) {
             Ok(charge) => charge,
             Err(over) => {
                 if over == Over::Shared {

@@ -181,3 +181,44 @@ async fn a_command_past_the_relay_wide_command_bytes_is_refused_busy() {
         .await;
     wait_metric(&relay, COMMANDS, 0).await;
 }
+
+#[tokio::test]
+async fn one_batch_cuts_off_no_consumer_that_keeps_up() {
+    // Eight consumers that read as fast as they can, and one batch whose
+    // deliveries to them all come to several times the relay-wide
+    // budget: each queue was empty when the batch began, so none is cut
+    // off for the others' share of the same events.
+    const READERS: usize = 8;
+    const EVENTS: u64 = 40;
+    let config = Config::default().max_queued_bytes(BUDGET).buffer(64);
+    let relay = start(config).await;
+    let mut readers = Vec::new();
+    for _ in 0..READERS {
+        readers.push(relay.sse(&[]).await);
+    }
+    relay
+        .wait_health("the readers", |h| h["subscriptions"] == READERS as u64)
+        .await;
+    let tasks: Vec<_> = readers
+        .into_iter()
+        .map(|mut reader| {
+            tokio::spawn(async move {
+                for seq in 0..EVENTS {
+                    let got = reader.event().await.json();
+                    assert_eq!(got["seq"], seq, "every event, in order");
+                }
+            })
+        })
+        .collect();
+    let batch: Vec<Value> = (0..EVENTS).map(|seq| big("batch", seq)).collect();
+    assert!(
+        READERS as u64 * EVENTS * FRAME > 2 * BUDGET as u64,
+        "the deliveries together pass the budget"
+    );
+    relay.post_batch(&batch).await;
+    for task in tasks {
+        task.await.expect("a reader got every event");
+    }
+    assert_eq!(relay.metric("aep_relay_disconnected_total").await, 0);
+    wait_metric(&relay, QUEUED, 0).await;
+}
