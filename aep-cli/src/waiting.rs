@@ -370,13 +370,15 @@ pub fn quote(text: &str) -> String {
     }
 }
 
-/// A `--values` object naming every field of a form, with a value of the
-/// field's type to edit: a string's `TEXT`, a number's `min` (or 0), a
-/// boolean's `true`, a select's first choice (in a list when `multi`).
+/// A `--values` object naming every field of a form in the form's order,
+/// with a value of the field's type to edit: a string's `TEXT`, a
+/// number's `min` (or 0), a boolean's `true`, a select's first choice (in
+/// a list when `multi`).
 pub fn example_values(fields: &[FieldSpec]) -> String {
-    let mut values = serde_json::Map::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut members = Vec::new();
     for field in fields {
-        if values.contains_key(&field.id) {
+        if !seen.insert(field.id.as_str()) {
             continue;
         }
         let first = field
@@ -403,9 +405,9 @@ pub fn example_values(fields: &[FieldSpec]) -> String {
             FieldSpecType::Select => first,
             _ => Value::from("TEXT"),
         };
-        values.insert(field.id.clone(), value);
+        members.push(format!("{}:{value}", Value::from(field.id.as_str())));
     }
-    Value::Object(values).to_string()
+    format!("{{{}}}", members.join(","))
 }
 
 #[cfg(test)]

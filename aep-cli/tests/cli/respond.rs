@@ -301,7 +301,7 @@ fn a_form_takes_only_values_and_values_only_a_form() {
                 "fields: name, port, tls, pick, open, many, more",
                 &format!(
                     "aep respond --session s1 --request req-form --values \
-                     '{{\"many\":[\"a\"],\"more\":[\"a\"],\"name\":\"TEXT\",\"open\":\"a\",\"pick\":\"a\",\"port\":1,\"tls\":true}}' {path}"
+                     '{{\"name\":\"TEXT\",\"port\":1,\"tls\":true,\"pick\":\"a\",\"open\":\"a\",\"many\":[\"a\"],\"more\":[\"a\"]}}' {path}"
                 ),
             ],
         );
