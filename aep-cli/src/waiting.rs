@@ -3,7 +3,7 @@
 //! projection, with the `aep respond` line that answers each request.
 //! `aep sessions`, `aep pending` and `aep respond` share it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, SystemTime};
 
 use aep::attention_requested::Kind;
@@ -100,6 +100,16 @@ impl Waiting {
 
     /// The `aep respond` line that answers the request from `via`.
     pub fn respond_line(&self, via: &Via) -> String {
+        // A line naming an escaped id would name another request.
+        let pastable = |text: &str| escape(text, Newlines::Escape) == text;
+        if !pastable(&self.session)
+            || !pastable(&self.id)
+            || !self.options.iter().all(|o| pastable(o))
+        {
+            return "(its ids hold control characters: answer it in the page, or with \
+                    `aep respond` at a terminal)"
+                .to_owned();
+        }
         let mut line = String::from("aep respond");
         if let Via::Relay(relay) = via {
             if relay.trim_end_matches('/') != DEFAULT_RELAY {
@@ -146,24 +156,31 @@ pub enum Via {
     File(String),
 }
 
-/// The requests still pending in `events`, oldest first.
+/// The requests still pending in `events`, oldest first. One pass
+/// indexes the requests (the last of each `(source, session, id)`), so
+/// the cost is linear in the events whatever number wait.
 pub fn waiting(events: &[Event]) -> Vec<Waiting> {
     let snapshot = project(events);
+    let mut requests: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    for (at, event) in events.iter().enumerate() {
+        if event.type_ == "attention.requested" {
+            let session = event.session.as_deref().unwrap_or_default();
+            requests.insert((&event.source, session, &event.id), at);
+        }
+    }
     let mut found = Vec::new();
     for state in &snapshot.sessions {
         for pending in &state.pending {
-            let request = events.iter().rev().find(|e| {
-                e.type_ == "attention.requested"
-                    && e.id == pending.id
-                    && e.source == state.source
-                    && e.session.as_ref() == Some(&state.session)
-            });
-            let Some(event) = request else { continue };
+            let key = (
+                state.source.as_str(),
+                state.session.as_str(),
+                pending.id.as_str(),
+            );
+            let Some(&at) = requests.get(&key) else {
+                continue;
+            };
+            let event = &events[at];
             if let Ok(Payload::AttentionRequested(payload)) = event.payload() {
-                let at = events
-                    .iter()
-                    .position(|e| std::ptr::eq(e, event))
-                    .unwrap_or(0);
                 found.push((at, Waiting::of(event, &payload)));
             }
         }
@@ -219,13 +236,20 @@ impl Session {
 /// The sessions of `events`, the most recently active first.
 pub fn sessions(events: &[Event]) -> Vec<Session> {
     let snapshot = project(events);
+    // One pass: each session's last event.
+    let mut lasts: HashMap<(&str, &str), usize> = HashMap::new();
+    for (at, event) in events.iter().enumerate() {
+        if let Some(session) = &event.session {
+            lasts.insert((&event.source, session), at);
+        }
+    }
     let mut sessions: Vec<(Option<usize>, Session)> = snapshot
         .sessions
         .iter()
         .map(|state| {
-            let last = events.iter().rposition(|e| {
-                e.source == state.source && e.session.as_ref() == Some(&state.session)
-            });
+            let last = lasts
+                .get(&(state.source.as_str(), state.session.as_str()))
+                .copied();
             let session = Session {
                 session: state.session.clone(),
                 source: state.source.clone(),
@@ -297,8 +321,10 @@ pub async fn history(
 /// Seconds since `time` (RFC 3339), when it parses; 0 for a time ahead
 /// of this clock.
 pub fn age_seconds(time: &str, now: SystemTime) -> Option<u64> {
-    let then = humantime::parse_rfc3339_weak(time).ok()?;
-    Some(now.duration_since(then).map_or(0, |d| d.as_secs()))
+    let then = aep::bridge::unix_nanos(time)?;
+    let now = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let age = i128::try_from(now).ok()?.saturating_sub(then).max(0);
+    u64::try_from(age / 1_000_000_000).ok()
 }
 
 /// An age as a table shows it: `42s`, `5m`, `3h`, `2d`; `?` when the
@@ -430,11 +456,44 @@ mod tests {
         assert_eq!(age("2026-11-28T10:00:00Z", now), "3d");
         assert_eq!(age("2026-12-01T11:00:00Z", now), "0s");
         assert_eq!(age("yesterday", now), "?");
+        // Any RFC 3339 date-time: an offset, a lowercase z, a fraction.
+        assert_eq!(age("2026-12-01T11:59:00+02:00", now), "1m");
+        assert_eq!(age("2026-12-01t09:59:30.5z", now), "29s");
+        assert_eq!(
+            age("2026-12-01T09:59:30", now),
+            "?",
+            "no zone: not RFC 3339"
+        );
     }
 
     #[test]
     fn a_long_prompt_is_cut_on_one_line() {
         assert_eq!(shorten("a\nb", 10), "a\\nb");
         assert_eq!(shorten("abcdefghij", 5), "abcd…");
+    }
+
+    #[test]
+    fn a_request_whose_ids_hold_control_characters_gets_no_line_to_paste() {
+        let mut waiting = Waiting {
+            session: "s".into(),
+            source: "urn:a".into(),
+            agent: "a".into(),
+            id: "r1".into(),
+            kind: "permission".into(),
+            prompt: "p".into(),
+            time: "2026-12-01T10:00:00Z".into(),
+            fields: Vec::new(),
+            options: vec!["allow".into()],
+        };
+        let via = Via::Relay(DEFAULT_RELAY.to_owned());
+        assert_eq!(
+            waiting.respond_line(&via),
+            "aep respond --session s --request r1 --option allow"
+        );
+        waiting.id = "r1\n".into();
+        assert!(waiting.respond_line(&via).contains("control characters"));
+        waiting.id = "r1".into();
+        waiting.session = "s\u{1b}[2J".into();
+        assert!(waiting.respond_line(&via).contains("control characters"));
     }
 }

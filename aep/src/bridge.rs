@@ -30,6 +30,8 @@ pub mod ocsf;
 pub mod otlp;
 mod time;
 
+pub use time::unix_nanos;
+
 use aep_types::{Capture, Data, Event};
 
 /// The payload an exporter with ceiling `max` may read from `event`: its

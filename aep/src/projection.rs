@@ -75,7 +75,7 @@
 //! ```
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -114,6 +114,9 @@ struct Session {
     run_index: HashMap<String, usize>,
     /// Pending requests in fold order.
     pending: Vec<PendingAttention>,
+    /// Their ids: a request or a resolution looks the list up only when
+    /// it holds the id, so many requests fold in linear time.
+    pending_ids: HashSet<String>,
 }
 
 /// What [`Projection::fold`] did with an event.
@@ -184,6 +187,7 @@ impl Projection {
                 runs: Vec::new(),
                 run_index: HashMap::new(),
                 pending: Vec::new(),
+                pending_ids: HashSet::new(),
             });
         let violations = &mut self.violations;
         let here = || (source.clone(), session_id.clone());
@@ -231,14 +235,17 @@ impl Projection {
                     kind: request_kind(event),
                     since: event.time.clone(),
                 };
-                match s.pending.iter_mut().find(|p| p.id == event.id) {
-                    Some(slot) => *slot = entry,
-                    None => s.pending.push(entry),
+                if s.pending_ids.insert(event.id.clone()) {
+                    s.pending.push(entry);
+                } else if let Some(slot) = s.pending.iter_mut().find(|p| p.id == event.id) {
+                    *slot = entry;
                 }
             }
             "attention.resolved" | "attention.timeout" => {
                 if let Some(subject) = &event.subject {
-                    s.pending.retain(|p| &p.id != subject);
+                    if s.pending_ids.remove(subject) {
+                        s.pending.retain(|p| &p.id != subject);
+                    }
                 }
             }
             _ => {}

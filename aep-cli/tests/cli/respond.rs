@@ -378,8 +378,16 @@ fn several_pending_requests_are_not_guessed_between() {
         assert!(err.contains(needle), "`{needle}` not in: {err}");
     }
     assert!(!err.contains("req-input"), "{err}");
-    // An answer only one of them takes picks that one: no guess.
-    let (event, _) = written(&respond(&["--option", "allow"], &file));
+    // An answer only one of them takes picks that one: no guess, and it
+    // says which.
+    let picked = respond(&["--option", "allow"], &file);
+    assert!(
+        stderr(&picked)
+            .contains("answering the one this answer fits: request req-perm of session s1"),
+        "{}",
+        stderr(&picked)
+    );
+    let (event, _) = written(&picked);
     assert_eq!(event.subject.as_deref(), Some("req-perm"));
     let (event, _) = written(&respond(&["--values", "{\"name\":\"n\"}"], &file));
     assert_eq!(event.subject.as_deref(), Some("req-form"));

@@ -12,7 +12,7 @@ const NANOS_PER_SECOND: i128 = 1_000_000_000;
 ///   truncated (toward the past).
 /// - A leap second (`:60`) counts as the first second of the next minute,
 ///   as POSIX time has no leap seconds.
-pub(crate) fn unix_nanos(text: &str) -> Option<i128> {
+pub fn unix_nanos(text: &str) -> Option<i128> {
     let bytes = text.as_bytes();
     if bytes.len() < 20 || !matches!(bytes[10], b'T' | b't') {
         return None;

@@ -9,6 +9,7 @@ use aep::{Event, Payload};
 use super::{Args, Request, Stop};
 use crate::diag;
 use crate::input;
+use crate::terminal::{escape, Newlines};
 use crate::waiting::{shorten, Via, Waiting};
 
 /// Reads the events of a capture.
@@ -85,7 +86,19 @@ pub fn choose(
             let waiting = crate::waiting::waiting(events);
             let fitting: Vec<&Waiting> = waiting.iter().filter(|w| fits.takes(w)).collect();
             let picked = match (waiting.as_slice(), fitting.as_slice()) {
-                (several, [only]) if several.len() > 1 => (*only).clone(),
+                (several, [only]) if several.len() > 1 => {
+                    // Said, so that a person sees which one was answered.
+                    diag!(
+                        "aep respond: {} requests are pending; answering the one this answer fits: \
+                         request {} of session {} ({}: {})",
+                        several.len(),
+                        escape(&only.id, Newlines::Escape),
+                        escape(&only.session, Newlines::Escape),
+                        only.kind,
+                        shorten(&only.prompt, 60)
+                    );
+                    (*only).clone()
+                }
                 (waiting, _) => match waiting {
                     [] => {
                         return Err(Stop::Refused(format!(
