@@ -115,6 +115,9 @@ pub struct StringRules {
     pub min_length: Option<u64>,
     /// `pattern`.
     pub pattern: Option<String>,
+    /// The schema's `description` of a value with a `pattern`: what the
+    /// value must be in words, which a refusal says instead of the regex.
+    pub meaning: Option<String>,
     /// `format` (`date-time` or `uri`).
     pub format: Option<String>,
 }

@@ -718,7 +718,10 @@ impl Validator {
     }
 
     /// Records a violation of the current string value, if it breaks a rule.
-    pub fn string(&mut self, value: &str, min_length: Option<usize>, pattern: Option<(&Regex, &str)>, format: Option<&str>) {
+    /// A `pattern` comes with its source and, when the schema describes
+    /// the value, that description, which a refusal says instead of the
+    /// regex.
+    pub fn string(&mut self, value: &str, min_length: Option<usize>, pattern: Option<(&Regex, &str, Option<&str>)>, format: Option<&str>) {
         if let Some(min) = min_length {
             // A character takes one to four bytes: the length in bytes
             // settles most cases without counting.
@@ -727,9 +730,13 @@ impl Validator {
                 self.report(None, format!("shorter than {min} character(s)"));
             }
         }
-        if let Some((regex, source)) = pattern {
+        if let Some((regex, source, meaning)) = pattern {
             if !regex.is_match(value) {
-                self.report(None, format!("does not match the pattern `{source}`"));
+                let message = match meaning {
+                    Some(meaning) => format!("does not match the pattern: {meaning}"),
+                    None => format!("does not match the pattern `{source}`"),
+                };
+                self.report(None, message);
             }
         }
         match format {

@@ -143,3 +143,21 @@ fn an_unreachable_relay_a_refused_token_and_a_missing_file_are_failures() {
     );
     assert!(relay.history("post-fail").is_empty());
 }
+
+#[test]
+fn a_refused_type_is_said_in_words_not_as_the_schemas_regex() {
+    let relay = TestRelay::start(Some(TOKEN), aep_relay::Config::default());
+    let line = r#"{"aep":"0.1","id":"e1","type":"Tool","time":"2026-12-01T10:00:00Z","source":"urn:aep:test","agent":"a","session":"s","seq":0}"#;
+    let run = run_bounded(
+        relay.aep(&["post", "-"]),
+        Some(format!("{line}\n").as_bytes()),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("/type: does not match the pattern: Event type. Either a core type"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("^((agent"), "no regex: {}", run.stderr);
+}

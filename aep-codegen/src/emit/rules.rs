@@ -79,8 +79,12 @@ fn value_check(cx: &Context<'_>, ty: &Ty, value: &TokenStream) -> Option<TokenSt
                 Some(f) => quote!(Some(#f)),
                 None => quote!(None),
             };
+            let meaning = match &rules.meaning {
+                Some(m) => quote!(Some(#m)),
+                None => quote!(None),
+            };
             let (statics, pattern) = match &rules.pattern {
-                Some(p) => (regex_static(p), quote!(Some((&*PATTERN, #p)))),
+                Some(p) => (regex_static(p), quote!(Some((&*PATTERN, #p, #meaning)))),
                 None => (quote!(), quote!(None)),
             };
             Some(quote! {

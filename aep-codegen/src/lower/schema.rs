@@ -109,9 +109,15 @@ impl<'r> Lowerer<'r> {
                     None => None,
                     v => Some(pattern_at(&at.child("pattern"), v)?),
                 };
+                let meaning = map
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .filter(|_| pattern.is_some())
+                    .map(str::to_owned);
                 Ok(Ty::String(StringRules {
                     min_length,
                     pattern,
+                    meaning,
                     format,
                 }))
             }

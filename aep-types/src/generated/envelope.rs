@@ -113,6 +113,9 @@ impl Event {
                 Some((
                     &*PATTERN,
                     "^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$",
+                    Some(
+                        "Event type. Either a core type {category}.{rest} whose category is one of the registered categories, or a vendor type x.{vendor}.{category}.{rest}.",
+                    ),
                 )),
                 None,
             );
@@ -174,7 +177,13 @@ impl Event {
             v.string(
                 value,
                 None,
-                Some((&*PATTERN, "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")),
+                Some((
+                    &*PATTERN,
+                    "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+                    Some(
+                        "W3C Trace Context traceparent value (version-traceid-parentid-flags, lowercase hex) tying the event to a distributed trace.",
+                    ),
+                )),
                 None,
             );
             v.up();

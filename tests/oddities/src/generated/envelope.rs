@@ -236,7 +236,7 @@ impl EventTrace {
                     .expect("the generator checked the pattern")
             });
 
-            v.string(value, None, Some((&*PATTERN, "^[0-9a-f]{4}$")), None);
+            v.string(value, None, Some((&*PATTERN, "^[0-9a-f]{4}$", None)), None);
             v.up();
         }
     }
