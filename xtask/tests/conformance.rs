@@ -306,6 +306,7 @@ fn a_wrong_pin_in_any_category_is_a_failure_with_what_differed() {
             "downlevel       1/2",
             "capture-gating  1/2",
             "mappings        2/4 (1 not implemented)",
+            "hook-runtime    2/3",
             "attr-match      2/4",
             "ce-roundtrip    3/5",
             "otlp            1/2",
@@ -313,7 +314,7 @@ fn a_wrong_pin_in_any_category_is_a_failure_with_what_differed() {
             "redaction       2/3",
             "lifecycle       not implemented (no runner for this category)",
             "",
-            "FAILED: 12 failure(s)",
+            "FAILED: 13 failure(s)",
         ],
         "{stdout}"
     );
@@ -323,6 +324,8 @@ fn a_wrong_pin_in_any_category_is_a_failure_with_what_differed() {
         "  FAIL free text stays (wrong)\n       /s: missing, expected \"free\"",
         "  FAIL claude-code.json ask_user_question expected_data_metadata\n       /fields/0/label: expected \"H\", got \"1\"",
         "  FAIL codex.json hooks B expected\n       expected 1 event(s), got 0: []",
+        // The same pin through `aep hook` with a relay and the daemon.
+        "  FAIL codex.json hooks.B\n       expected 1 event(s), the log holds 0: []",
         "  not implemented: codex.json 1",
         "  FAIL match: other agent (wrong)\n       expected match = true, got false",
         "  FAIL refuse: a valid filter (wrong)\n       `aep filter '{\"agent\":\"x\"}'` was not refused",
