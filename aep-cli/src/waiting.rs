@@ -266,6 +266,26 @@ pub fn sessions(events: &[Event]) -> Vec<Session> {
     sessions.into_iter().map(|(_, s)| s).collect()
 }
 
+/// The relay `args` name and the events it holds, for the command
+/// `command` (`aep COMMAND`); `None` once the problem is said.
+pub fn read_relay(args: &crate::live::RelayArgs, command: &str) -> Option<(String, Vec<Event>)> {
+    let relay = match args.url() {
+        Ok(relay) => relay,
+        Err(e) => {
+            crate::diag!("aep {command}: error: {e}");
+            return None;
+        }
+    };
+    let runtime = crate::live::runtime(command)?;
+    match runtime.block_on(history(&relay, args.token(), command)) {
+        Ok(events) => Some((relay, events)),
+        Err(e) => {
+            crate::diag!("aep {command}: error: {e}");
+            None
+        }
+    }
+}
+
 /// The events a relay holds, of every session (`from=all`, `live=0`):
 /// at most [`MAX_EVENTS`], within [`READ`]. `command` names the reader.
 pub async fn history(

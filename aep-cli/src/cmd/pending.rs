@@ -61,22 +61,8 @@ pub struct Args {
 
 /// Runs `aep pending`.
 pub fn run(args: &Args) -> Status {
-    let relay = match args.relay.url() {
-        Ok(relay) => relay,
-        Err(e) => {
-            diag!("aep pending: error: {e}");
-            return Status::Failure;
-        }
-    };
-    let Some(runtime) = crate::live::runtime("pending") else {
+    let Some((relay, events)) = waiting::read_relay(&args.relay, "pending") else {
         return Status::Failure;
-    };
-    let events = match runtime.block_on(waiting::history(&relay, args.relay.token(), "pending")) {
-        Ok(events) => events,
-        Err(e) => {
-            diag!("aep pending: error: {e}");
-            return Status::Failure;
-        }
     };
     let mut requests = waiting::waiting(&events);
     if let Some(session) = &args.session {

@@ -48,22 +48,8 @@ pub struct Args {
 
 /// Runs `aep sessions`.
 pub fn run(args: &Args) -> Status {
-    let relay = match args.relay.url() {
-        Ok(relay) => relay,
-        Err(e) => {
-            diag!("aep sessions: error: {e}");
-            return Status::Failure;
-        }
-    };
-    let Some(runtime) = crate::live::runtime("sessions") else {
+    let Some((_, events)) = waiting::read_relay(&args.relay, "sessions") else {
         return Status::Failure;
-    };
-    let events = match runtime.block_on(waiting::history(&relay, args.relay.token(), "sessions")) {
-        Ok(events) => events,
-        Err(e) => {
-            diag!("aep sessions: error: {e}");
-            return Status::Failure;
-        }
     };
     let sessions = waiting::sessions(&events);
     let text = render(&sessions, args.json, SystemTime::now());
