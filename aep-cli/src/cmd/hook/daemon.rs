@@ -1363,6 +1363,15 @@ mod tests {
         types
     }
 
+    /// Records a prompt and a tool call of `s`, which fill a one-line
+    /// queue: the session falls behind.
+    async fn fall_behind(daemon: &mut Daemon) {
+        for payload in [PROMPT, TOOL] {
+            let (recorded, _) = call(daemon, payload);
+            assert_eq!(recorded.await.unwrap(), Ok(()));
+        }
+    }
+
     const PROMPT: &str = r#"{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}"#;
     const ASK: &str = r#"{"hook_event_name":"PermissionRequest","session_id":"s",
         "tool_name":"Bash","tool_input":{"command":"rm -rf build"}}"#;
@@ -1374,12 +1383,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let mut daemon = daemon(home.path(), 1);
         daemon.linked = true;
-        // A prompt and a tool call fill the one-line queue: the session
-        // falls behind.
-        for payload in [PROMPT, TOOL] {
-            let (recorded, _) = call(&mut daemon, payload);
-            assert_eq!(recorded.await.unwrap(), Ok(()));
-        }
+        fall_behind(&mut daemon).await;
         assert!(daemon.behind.contains_key("s"));
         let (recorded, mut decision) = call(&mut daemon, ASK);
         assert_eq!(recorded.await.unwrap(), Ok(()));
@@ -1598,10 +1602,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let mut daemon = daemon(home.path(), 1);
         daemon.linked = true;
-        for payload in [PROMPT, TOOL] {
-            let (recorded, _) = call(&mut daemon, payload);
-            assert_eq!(recorded.await.unwrap(), Ok(()));
-        }
+        fall_behind(&mut daemon).await;
         let (recorded, decision) = call(&mut daemon, ASK);
         assert_eq!(recorded.await.unwrap(), Ok(()));
         assert_eq!(
