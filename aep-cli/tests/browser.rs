@@ -676,7 +676,7 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
             b.wait_for(
                 &format!("{} .capture-note", card("REQ-M")),
                 "the capture note",
-                |t| t.contains("structural placeholders"),
+                |t| t.contains("placeholders, not the agent’s words"),
             )
             .await;
             let placeholder = b
@@ -695,7 +695,7 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
             b.wait_for(
                 &format!("{} .unreachable", card("REQ-O")),
                 "the out-of-band note",
-                |t| t.contains("out of band"),
+                |t| t.contains("can only be answered in the agent’s own window"),
             )
             .await;
             assert!(!b
@@ -737,23 +737,30 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
 #[test]
 fn without_a_token_the_page_watches_and_says_why() {
     run("without_a_token_the_page_watches_and_says_why", async {
-        // A relay without a token: the page watches; answering is off.
+        // A relay without a token routes no answer. The page learns that
+        // from the relay, not from its address: even opened with a token
+        // it says answering is off, and why, and offers no answer controls.
         let open = relay("127.0.0.1:0", None).await;
         let mut agent = demo(&open.base, None, "watched");
         let b = Browser::start().await;
-        b.client.goto(&format!("{}/", open.base)).await.unwrap();
+        b.client
+            .goto(&format!("{}/#token=any", open.base))
+            .await
+            .unwrap();
         b.wait_for("#posture", "the posture", |t| {
-            t.starts_with("Watch-only: no token")
+            t.starts_with(
+                "Watch-only: answering is off because this relay was started without a token",
+            )
         })
         .await;
         b.wait_for("#socket-state", "the socket state", |t| {
-            t == "off (no token)"
+            t == "off (this relay routes no answers)"
         })
         .await;
         b.wait_for(
             "#inbox article[data-request] .unreachable",
             "why answering is off",
-            |t| t.contains("Answering is off: this page has no token"),
+            |t| t.contains("this relay was started without a token"),
         )
         .await;
         let buttons = b
@@ -765,56 +772,20 @@ fn without_a_token_the_page_watches_and_says_why() {
         for button in buttons {
             assert!(
                 !button.is_displayed().await.unwrap(),
-                "an answer button shows without a token"
+                "an answer button shows on a relay that routes no answers"
             );
         }
+        let text = b.text().await;
+        assert!(
+            !text.contains("Answering is on") && !text.contains("Control: ready"),
+            "the page claims it can answer:\n{text}"
+        );
         b.assert_no_errors(&[]).await;
-
-        // With a token the page answers, but this relay routes no
-        // command: its `error` frame, naming the command, is shown.
-        b.client
-            .find(Locator::Css("#token-add"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        b.client
-            .find(Locator::Css("#token-input"))
-            .await
-            .unwrap()
-            .send_keys(&format!("any{ENTER}"))
-            .await
-            .unwrap();
-        b.wait_for("#socket-state", "the control socket", |t| t == "ready")
-            .await;
-        let allow = b
-            .wait_for(
-                "#inbox button[data-option='allow']",
-                "the Allow button",
-                |t| t == "Allow",
-            )
-            .await;
-        allow.click().await.unwrap();
-        b.wait_for("#inbox li.command-refused", "the relay's refusal", |t| {
-            t.contains("refused by the relay: unauthorized") && t.contains("authenticated binding")
-        })
-        .await;
-        b.wait_for("#inbox li.command-refused button.retry", "the retry", |t| {
-            t == "Retry (same command)"
-        })
-        .await;
-        b.client
-            .find(Locator::Css("#token-forget"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
         stop_demo(&mut agent);
         open.stop().await;
 
-        // A relay that wants a token: the page asks for it, then works.
+        // A relay that wants a token, opened without one: the empty states
+        // say so (not "no sessions yet"), and the page asks for it.
         let guarded = relay("127.0.0.1:0", Some(TOKEN)).await;
         let mut agent = demo(&guarded.base, Some(TOKEN), "guarded");
         b.client.goto(&format!("{}/", guarded.base)).await.unwrap();
@@ -826,16 +797,50 @@ fn without_a_token_the_page_watches_and_says_why() {
             t.contains("requires a token")
         })
         .await;
+        b.wait_for("#fleet p.empty", "the no-token empty state", |t| {
+            t.contains("no token given")
+        })
+        .await;
+        assert!(!b.text().await.contains("No sessions yet"));
+
+        // A wrong token: the warning sits at the top of the page, and the
+        // empty state names the cause.
         b.client
             .find(Locator::Css("#token-input"))
             .await
             .unwrap()
-            .send_keys(&format!("{TOKEN}{ENTER}"))
+            .send_keys(&format!("not-the-token{ENTER}"))
+            .await
+            .unwrap();
+        b.wait_for("#token-alert", "the wrong-token warning", |t| {
+            t.contains("wrong token")
+        })
+        .await;
+        b.wait_for("#fleet p.empty", "the wrong-token empty state", |t| {
+            t.contains("wrong token")
+        })
+        .await;
+        let on_top = b
+            .client
+            .execute(
+                "const a = document.getElementById('token-alert'), v = document.getElementById('view'); \
+                 return Boolean(a.compareDocumentPosition(v) & Node.DOCUMENT_POSITION_FOLLOWING) \
+                 && !document.querySelector('#notices').textContent.includes('token');",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(on_top, json!(true), "the token warning is not at the top");
+
+        // The address `--print-ui-url` prints, pasted into this open tab:
+        // the token is taken, kept for the tab, and leaves the address bar.
+        b.client
+            .goto(&format!("{}/#token={TOKEN}", guarded.base))
             .await
             .unwrap();
         b.wait_for(
             "tr[data-session='guarded']",
-            "the session after the token",
+            "the session after the pasted token",
             |_| true,
         )
         .await;
@@ -843,12 +848,177 @@ fn without_a_token_the_page_watches_and_says_why() {
             t.starts_with("Answering is on")
         })
         .await;
-        // The 401 before the token is the one error the console may hold.
-        b.assert_no_errors(&["401"]).await;
+        let href = b
+            .wait_script(
+                "return !location.href.includes('token=') && location.href",
+                "the token gone from the address bar",
+                WAIT,
+            )
+            .await;
+        assert!(!href.as_str().unwrap().contains(TOKEN));
+        let kept = b
+            .client
+            .execute("return sessionStorage.getItem('aep-relay-token')", vec![])
+            .await
+            .unwrap();
+        assert_eq!(kept, json!(TOKEN));
+        let alert = b.client.find(Locator::Css("#token-alert")).await.unwrap();
+        assert!(
+            !alert.is_displayed().await.unwrap(),
+            "the warning stays after the right token"
+        );
+        // The refusals of the wrong token (and of none) are the only
+        // errors the console may hold.
+        b.assert_no_errors(&["401", "HTTP Authentication failed"])
+            .await;
         b.close().await;
         stop_demo(&mut agent);
         guarded.stop().await;
     });
+}
+
+#[test]
+fn requests_of_ended_sessions_leave_the_inbox_and_the_words_are_plain() {
+    run(
+        "requests_of_ended_sessions_leave_the_inbox_and_the_words_are_plain",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let options =
+                json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]);
+            let request = |id: &str, session: &str, seq: u64, data: Value| {
+                event(
+                    id,
+                    "attention.requested",
+                    session,
+                    seq,
+                    json!({"capture": "redacted", "data": data}),
+                )
+            };
+            let lines: Vec<String> = [
+                event("E0", "session.started", "gone", 0, json!({})),
+                request(
+                    "REQ-E",
+                    "gone",
+                    1,
+                    json!({"kind": "permission", "prompt": "Delete the cache?", "options": options, "respond_via": ["control"]}),
+                ),
+                event("E2", "session.ended", "gone", 2, json!({})),
+                event("L0", "session.started", "alive", 0, json!({})),
+                request(
+                    "REQ-L",
+                    "alive",
+                    1,
+                    json!({"kind": "permission", "prompt": "Push the tag?", "options": options, "respond_via": ["control"]}),
+                ),
+                request(
+                    "REQ-X",
+                    "alive",
+                    2,
+                    json!({"kind": "permission", "prompt": "Answer me there", "options": options}),
+                ),
+            ]
+            .iter()
+            .map(Value::to_string)
+            .collect();
+            post(served.addr, &lines).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+
+            // The ended session's request is not waiting: it is in the
+            // folded closed list, findable, with no answer controls.
+            b.wait_for(
+                "#inbox .inbox-list > article[data-request='REQ-L'] h3",
+                "the live request in the inbox",
+                |t| t == "Push the tag?",
+            )
+            .await;
+            b.wait_for("#closed summary", "the closed list", |t| {
+                t == "Closed without an answer (1)"
+            })
+            .await;
+            let placed = b
+                .client
+                .execute(
+                    "return { inbox: [...document.querySelectorAll('#inbox > .inbox-list > article')].map((a) => a.dataset.request).sort(), \
+                     closed: [...document.querySelectorAll('#closed article')].map((a) => a.dataset.request) };",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                placed,
+                json!({"inbox": ["REQ-L", "REQ-X"], "closed": ["REQ-E"]}),
+                "the ended session's request left the inbox"
+            );
+            // Only what can still be answered counts in the tab's title.
+            let title = b.client.title().await.unwrap();
+            assert_eq!(title, "(2) AEP relay");
+            b.client
+                .find(Locator::Css("#closed summary"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                "#closed article[data-request='REQ-E'] .unreachable",
+                "why the closed request cannot be answered",
+                |t| t.contains("Closed without an answer: the agent’s session ended"),
+            )
+            .await;
+            for button in b
+                .client
+                .find_all(Locator::Css("#closed article button"))
+                .await
+                .unwrap()
+            {
+                assert!(
+                    !button.is_displayed().await.unwrap(),
+                    "an answer control shows under a request of an ended session"
+                );
+            }
+
+            // Plain words; the spec's kept in a tooltip.
+            let note = b
+                .wait_attr(
+                    "article[data-request='REQ-L'] .capture-note",
+                    "title",
+                    "the redaction note",
+                    |t| t == "Text was redacted by the agent before it was sent.",
+                )
+                .await;
+            assert!(note.contains("redacted"), "{note}");
+            let why = b
+                .wait_attr(
+                    "article[data-request='REQ-X'] .unreachable",
+                    "title",
+                    "the out-of-band note",
+                    |t| {
+                        t == "This request can only be answered in the agent’s own window, not from this page."
+                    },
+                )
+                .await;
+            assert!(why.contains("respond_via"), "{why}");
+            let text = b.text().await;
+            for jargon in [
+                "Captured at",
+                "redaction pipeline",
+                "respond_via",
+                "AEP-0004",
+                "§",
+            ] {
+                assert!(!text.contains(jargon), "the page says {jargon:?}:\n{text}");
+            }
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
 }
 
 /// Posts `lines` as one NDJSON batch (the relay's public ingest).
