@@ -676,7 +676,7 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
             b.wait_for(
                 &format!("{} .capture-note", card("REQ-M")),
                 "the capture note",
-                |t| t.contains("structural placeholders"),
+                |t| t.contains("placeholders, not the agent’s words"),
             )
             .await;
             let placeholder = b
@@ -695,7 +695,7 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
             b.wait_for(
                 &format!("{} .unreachable", card("REQ-O")),
                 "the out-of-band note",
-                |t| t.contains("out of band"),
+                |t| t.contains("can only be answered in the agent’s own window"),
             )
             .await;
             assert!(!b
@@ -737,23 +737,30 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
 #[test]
 fn without_a_token_the_page_watches_and_says_why() {
     run("without_a_token_the_page_watches_and_says_why", async {
-        // A relay without a token: the page watches; answering is off.
+        // A relay without a token routes no answer. The page learns that
+        // from the relay, not from its address: even opened with a token
+        // it says answering is off, and why, and offers no answer controls.
         let open = relay("127.0.0.1:0", None).await;
         let mut agent = demo(&open.base, None, "watched");
         let b = Browser::start().await;
-        b.client.goto(&format!("{}/", open.base)).await.unwrap();
+        b.client
+            .goto(&format!("{}/#token=any", open.base))
+            .await
+            .unwrap();
         b.wait_for("#posture", "the posture", |t| {
-            t.starts_with("Watch-only: no token")
+            t.starts_with(
+                "Watch-only: answering is off because this relay was started without a token",
+            )
         })
         .await;
         b.wait_for("#socket-state", "the socket state", |t| {
-            t == "off (no token)"
+            t == "off (this relay routes no answers)"
         })
         .await;
         b.wait_for(
             "#inbox article[data-request] .unreachable",
             "why answering is off",
-            |t| t.contains("Answering is off: this page has no token"),
+            |t| t.contains("this relay was started without a token"),
         )
         .await;
         let buttons = b
@@ -765,89 +772,316 @@ fn without_a_token_the_page_watches_and_says_why() {
         for button in buttons {
             assert!(
                 !button.is_displayed().await.unwrap(),
-                "an answer button shows without a token"
+                "an answer button shows on a relay that routes no answers"
             );
         }
+        let text = b.text().await;
+        assert!(
+            !text.contains("Answering is on") && !text.contains("Control: ready"),
+            "the page claims it can answer:\n{text}"
+        );
         b.assert_no_errors(&[]).await;
+        b.close().await;
+        stop_demo(&mut agent);
+        open.stop().await;
+    });
+}
 
-        // With a token the page answers, but this relay routes no
-        // command: its `error` frame, naming the command, is shown.
+#[test]
+fn the_empty_states_say_no_token_or_wrong_token_and_the_warning_is_on_top() {
+    run(
+        "the_empty_states_say_no_token_or_wrong_token_and_the_warning_is_on_top",
+        async {
+            // A relay that wants a token, opened without one: the empty
+            // states say so (not "no sessions yet"), and the page asks.
+            let guarded = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let mut agent = demo(&guarded.base, Some(TOKEN), "guarded");
+            let b = Browser::start().await;
+            b.client.goto(&format!("{}/", guarded.base)).await.unwrap();
+            b.wait_for("#token-why", "the token question", |t| {
+                t.contains("requires a token")
+            })
+            .await;
+            b.wait_for("#fleet p.empty", "the no-token empty state", |t| {
+                t.contains("no token given")
+            })
+            .await;
+            b.wait_for("#inbox p.empty", "the inbox's no-token state", |t| {
+                t.contains("no token given")
+            })
+            .await;
+            let text = b.text().await;
+            assert!(
+                !text.contains("No sessions yet") && !text.contains("Nothing is waiting"),
+                "an empty state hides the cause:\n{text}"
+            );
+
+            // A wrong token: the warning sits at the top of the page, and
+            // the empty states name the cause.
+            b.client
+                .find(Locator::Css("#token-input"))
+                .await
+                .unwrap()
+                .send_keys(&format!("not-the-token{ENTER}"))
+                .await
+                .unwrap();
+            b.wait_for("#token-alert", "the wrong-token warning", |t| {
+                t.contains("wrong token")
+            })
+            .await;
+            b.wait_for("#fleet p.empty", "the wrong-token empty state", |t| {
+                t.contains("wrong token")
+            })
+            .await;
+            let on_top = b
+                .client
+                .execute(
+                    "const a = document.getElementById('token-alert'); \
+                     return Boolean(a.compareDocumentPosition(document.getElementById('view')) & Node.DOCUMENT_POSITION_FOLLOWING) \
+                     && !document.getElementById('notices').textContent.includes('token');",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(on_top, json!(true), "the token warning is not at the top");
+            // The refusals of the wrong token (and of none) are the only
+            // errors the console may hold.
+            b.assert_no_errors(&["401", "HTTP Authentication failed"])
+                .await;
+            b.close().await;
+            stop_demo(&mut agent);
+            guarded.stop().await;
+        },
+    );
+}
+
+#[test]
+fn a_token_address_pasted_into_an_open_tab_is_taken_and_stripped() {
+    run(
+        "a_token_address_pasted_into_an_open_tab_is_taken_and_stripped",
+        async {
+            let guarded = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let mut agent = demo(&guarded.base, Some(TOKEN), "pasted");
+            let b = Browser::start().await;
+            b.client.goto(&format!("{}/", guarded.base)).await.unwrap();
+            b.wait_for("#token-why", "the token question", |t| {
+                t.contains("requires a token")
+            })
+            .await;
+            // A mark on this document: the paste must not reload the page.
+            b.client
+                .execute("window.aepSameTab = true;", vec![])
+                .await
+                .unwrap();
+
+            // The address `--print-ui-url` prints, pasted into this tab.
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", guarded.base))
+                .await
+                .unwrap();
+            b.wait_for(
+                "tr[data-session='pasted']",
+                "the session after the pasted token",
+                |_| true,
+            )
+            .await;
+            b.wait_for("#posture", "the posture", |t| {
+                t.starts_with("Answering is on")
+            })
+            .await;
+            let href = b
+                .wait_script(
+                    "return !location.href.includes('token=') && location.href",
+                    "the token gone from the address bar",
+                    WAIT,
+                )
+                .await;
+            assert!(!href.as_str().unwrap().contains(TOKEN), "{href}");
+            let same = b
+                .client
+                .execute(
+                    "return [window.aepSameTab === true, sessionStorage.getItem('aep-relay-token')]",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                same,
+                json!([true, TOKEN]),
+                "the token was taken in the same document and kept for the tab"
+            );
+            b.assert_no_errors(&["401"]).await;
+            b.close().await;
+            stop_demo(&mut agent);
+            guarded.stop().await;
+        },
+    );
+}
+
+/// Posts a session that ended with a request pending ("gone", REQ-E) and
+/// a live one with two requests ("alive": REQ-L answerable, REQ-X without
+/// `respond_via`), all at capture `redacted`.
+async fn ended_and_live(addr: std::net::SocketAddr) {
+    let options = json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]);
+    let request = |id: &str, session: &str, seq: u64, data: Value| {
+        event(
+            id,
+            "attention.requested",
+            session,
+            seq,
+            json!({"capture": "redacted", "data": data}),
+        )
+    };
+    let lines: Vec<String> = [
+        event("E0", "session.started", "gone", 0, json!({})),
+        request(
+            "REQ-E",
+            "gone",
+            1,
+            json!({"kind": "permission", "prompt": "Delete the cache?", "options": options, "respond_via": ["control"]}),
+        ),
+        event("E2", "session.ended", "gone", 2, json!({})),
+        event("L0", "session.started", "alive", 0, json!({})),
+        request(
+            "REQ-L",
+            "alive",
+            1,
+            json!({"kind": "permission", "prompt": "Push the tag?", "options": options, "respond_via": ["control"]}),
+        ),
+        request(
+            "REQ-X",
+            "alive",
+            2,
+            json!({"kind": "permission", "prompt": "Answer me there", "options": options}),
+        ),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    post(addr, &lines).await;
+}
+
+#[test]
+fn requests_of_ended_sessions_leave_the_inbox_for_the_closed_list() {
+    run(
+        "requests_of_ended_sessions_leave_the_inbox_for_the_closed_list",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            ended_and_live(served.addr).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+
+            // The ended session's request is not waiting: it is in the
+            // folded closed list, findable, with no answer controls.
+            b.wait_for(
+                "#inbox .inbox-list > article[data-request='REQ-L'] h3",
+                "the live request in the inbox",
+                |t| t == "Push the tag?",
+            )
+            .await;
+            b.wait_for("#closed summary", "the closed list", |t| {
+                t == "Closed without an answer (1)"
+            })
+            .await;
+            let placed = b
+                .client
+                .execute(
+                    "return { inbox: [...document.querySelectorAll('#inbox > .inbox-list > article')].map((a) => a.dataset.request).sort(), \
+                     closed: [...document.querySelectorAll('#closed article')].map((a) => a.dataset.request) };",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                placed,
+                json!({"inbox": ["REQ-L", "REQ-X"], "closed": ["REQ-E"]}),
+                "the ended session's request left the inbox"
+            );
+            // Only what can still be answered counts in the tab's title.
+            let title = b.client.title().await.unwrap();
+            assert_eq!(title, "(2) AEP relay");
+            b.client
+                .find(Locator::Css("#closed summary"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                "#closed article[data-request='REQ-E'] .unreachable",
+                "why the closed request cannot be answered",
+                |t| t.contains("Closed without an answer: the agent’s session ended"),
+            )
+            .await;
+            for button in b
+                .client
+                .find_all(Locator::Css("#closed article button"))
+                .await
+                .unwrap()
+            {
+                assert!(
+                    !button.is_displayed().await.unwrap(),
+                    "an answer control shows under a request of an ended session"
+                );
+            }
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
+#[test]
+fn requests_say_what_they_mean_in_plain_words() {
+    run("requests_say_what_they_mean_in_plain_words", async {
+        let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+        ended_and_live(served.addr).await;
+        let b = Browser::start().await;
         b.client
-            .find(Locator::Css("#token-add"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        b.client
-            .find(Locator::Css("#token-input"))
-            .await
-            .unwrap()
-            .send_keys(&format!("any{ENTER}"))
+            .goto(&format!("{}/#token={TOKEN}", served.base))
             .await
             .unwrap();
         b.wait_for("#socket-state", "the control socket", |t| t == "ready")
             .await;
-        let allow = b
-            .wait_for(
-                "#inbox button[data-option='allow']",
-                "the Allow button",
-                |t| t == "Allow",
+        // Plain words; the spec's kept in a tooltip.
+        let note = b
+            .wait_attr(
+                "article[data-request='REQ-L'] .capture-note",
+                "title",
+                "the redaction note",
+                |t| t == "Text was redacted by the agent before it was sent.",
             )
             .await;
-        allow.click().await.unwrap();
-        b.wait_for("#inbox li.command-refused", "the relay's refusal", |t| {
-            t.contains("refused by the relay: unauthorized") && t.contains("authenticated binding")
-        })
-        .await;
-        b.wait_for("#inbox li.command-refused button.retry", "the retry", |t| {
-            t == "Retry (same command)"
-        })
-        .await;
-        b.client
-            .find(Locator::Css("#token-forget"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        stop_demo(&mut agent);
-        open.stop().await;
-
-        // A relay that wants a token: the page asks for it, then works.
-        let guarded = relay("127.0.0.1:0", Some(TOKEN)).await;
-        let mut agent = demo(&guarded.base, Some(TOKEN), "guarded");
-        b.client.goto(&format!("{}/", guarded.base)).await.unwrap();
-        b.client
-            .execute("sessionStorage.clear(); location.reload();", vec![])
-            .await
-            .unwrap();
-        b.wait_for("#token-why", "the token question", |t| {
-            t.contains("requires a token")
-        })
-        .await;
-        b.client
-            .find(Locator::Css("#token-input"))
-            .await
-            .unwrap()
-            .send_keys(&format!("{TOKEN}{ENTER}"))
-            .await
-            .unwrap();
-        b.wait_for(
-            "tr[data-session='guarded']",
-            "the session after the token",
-            |_| true,
-        )
-        .await;
-        b.wait_for("#posture", "the posture", |t| {
-            t.starts_with("Answering is on")
-        })
-        .await;
-        // The 401 before the token is the one error the console may hold.
-        b.assert_no_errors(&["401"]).await;
+        assert!(note.contains("redacted"), "{note}");
+        let why = b
+            .wait_attr(
+                "article[data-request='REQ-X'] .unreachable",
+                "title",
+                "the out-of-band note",
+                |t| {
+                    t == "This request can only be answered in the agent’s own window, not from this page."
+                },
+            )
+            .await;
+        assert!(why.contains("respond_via"), "{why}");
+        let text = b.text().await;
+        for jargon in [
+            "Captured at",
+            "redaction pipeline",
+            "respond_via",
+            "AEP-0004",
+            "§",
+        ] {
+            assert!(!text.contains(jargon), "the page says {jargon:?}:\n{text}");
+        }
+        b.assert_no_errors(&[]).await;
         b.close().await;
-        stop_demo(&mut agent);
-        guarded.stop().await;
+        served.stop().await;
     });
 }
 

@@ -218,12 +218,16 @@ impl App {
     }
 
     /// The discovery document (AEP-0003 §3.4), true to what this relay does.
+    /// `control.routed` says whether this relay routes commands (it does
+    /// only when started with a token): a non-secret boolean, so a client
+    /// such as the browser page knows whether answering can work at all.
     pub fn discovery(&self) -> Value {
         json!({
             "aep": ["0.1"],
             "role": "collector",
             "endpoints": {"events": "/events", "stream": "/stream", "socket": "/socket"},
             "capabilities": self.capabilities(),
+            "control": {"routed": self.hub.config.authenticated()},
         })
     }
 

@@ -58,6 +58,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/summary.js", JS),
     asset!("js/form.js", JS),
     asset!("js/command.js", JS),
+    asset!("js/status.js", JS),
     asset!("js/notify.js", JS),
     asset!("js/views/fleet.js", JS),
     asset!("js/views/session.js", JS),

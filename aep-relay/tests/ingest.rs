@@ -271,6 +271,8 @@ async fn discovery_is_true_to_the_config() {
         assert_eq!(capabilities["filters"], json!(["attr-match"]));
         assert_eq!(capabilities["roster"], json!({}));
         assert!(capabilities["control"].is_object());
+        // Without a token this relay routes no command, and says so.
+        assert_eq!(doc["control"], json!({"routed": false}));
     }
     // The WebSocket hello declares the same facts.
     let mut ws = relay.ws_connect().await;
@@ -279,6 +281,19 @@ async fn discovery_is_true_to_the_config() {
     assert_eq!(
         reply["capabilities"]["replay"],
         json!({"buffer": 37, "all": true})
+    );
+}
+
+#[tokio::test]
+async fn discovery_says_commands_are_routed_when_a_token_is_set() {
+    let relay = start_with_token(Config::default(), "t0k3n").await;
+    let response = relay.get("/.well-known/aep").await;
+    let (status, doc) = json_body(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(doc["control"], json!({"routed": true}));
+    assert!(
+        !doc.to_string().contains("t0k3n"),
+        "the token is never in it"
     );
 }
 

@@ -62,15 +62,33 @@ test('answerable only over control, with a token, a socket and one live owner th
   const request = (via, state = 'pending') => ({ state, session: 's', event: { data: { respond_via: via } } });
   const owner = { session: 's', agent: 'a', control: { accepts: ['control.attention.respond'] } };
   const ctx = { token: 'T', socketReady: true, roster: [owner] };
-  assert.deepEqual(reachability(request(['control']), ctx), { ok: true, why: null });
-  assert.match(reachability(request(['oob']), ctx).why, /out of band/);
-  assert.match(reachability(request(undefined), ctx).why, /respond_via/);
+  assert.deepEqual(reachability(request(['control']), ctx), { ok: true, why: null, ref: null });
+  assert.match(reachability(request(['oob']), ctx).why, /only be answered in the agent’s own window/);
+  assert.doesNotMatch(reachability(request(undefined), ctx).why, /respond_via|AEP-/, 'plain words');
+  assert.match(reachability(request(undefined), ctx).ref, /no respond_via/, 'the rule, for a tooltip');
+  const withoutToken = reachability(request(['control']), { ...ctx, token: null });
+  assert.doesNotMatch(withoutToken.why, /AEP-0004/);
+  assert.equal(withoutToken.ref, 'AEP-0004 §4.1');
   assert.match(reachability(request(['control']), { ...ctx, token: null }).why, /no token/);
-  assert.match(reachability(request(['control']), { ...ctx, socketReady: false }).why, /socket/);
+  assert.match(reachability(request(['control']), { ...ctx, socketReady: false }).why, /Not connected to the relay/);
   assert.match(reachability(request(['control']), { ...ctx, roster: [] }).why, /no live owner/);
   assert.match(reachability(request(['control']), { ...ctx, roster: [owner, owner] }).why, /2 connections/);
-  assert.match(reachability(request(['control']), { ...ctx, roster: [{ ...owner, control: { accepts: ['control.cancel'] } }] }).why, /does not accept/);
+  assert.match(reachability(request(['control']), { ...ctx, roster: [{ ...owner, control: { accepts: ['control.cancel'] } }] }).why, /does not take answers/);
   assert.equal(reachability(request(['control'], 'resolved'), ctx).ok, false);
+});
+
+test('a relay that routes no answers, or an ended session, means no answer controls, and says why', () => {
+  const request = (extra = {}) => ({ state: 'pending', session: 's', sessionEnded: null, event: { data: { respond_via: ['control'] } }, ...extra });
+  const owner = { session: 's', control: { accepts: ['control.attention.respond'] } };
+  const ctx = { token: 'T', socketReady: true, roster: [owner] };
+  assert.equal(reachability(request(), { ...ctx, routed: true }).ok, true);
+  assert.equal(reachability(request(), { ...ctx, routed: null }).ok, true, 'unknown is not a refusal');
+  const off = reachability(request(), { ...ctx, routed: false });
+  assert.equal(off.ok, false);
+  assert.match(off.why, /started without a token/);
+  const ended = reachability(request({ sessionEnded: '2026-01-01T00:00:00Z' }), ctx);
+  assert.equal(ended.ok, false);
+  assert.match(ended.why, /Closed without an answer/);
 });
 
 test('the ack window is the owner\'s declared one, else 10 s', () => {

@@ -135,3 +135,20 @@ test('canonical JSON orders members at every depth', () => {
   assert.equal(canonical({ b: 1, a: { d: [1, { f: 1, e: 2 }], c: 'x' } }), '{"a":{"c":"x","d":[1,{"e":2,"f":1}]},"b":1}');
   assert.notEqual(key('a', 'b\u0000c'), key('a\u0000b', 'c'));
 });
+
+test('a session that ends takes its pending requests out of the inbox, into the closed list', () => {
+  const f = new Fleet();
+  const open = ev('attention.requested', { session: 'live', seq: 1, data: { kind: 'input', prompt: 'still asking' } });
+  const left = ev('attention.requested', { seq: 1, data: { kind: 'input', prompt: 'left behind' } });
+  f.ingest(line(open));
+  f.ingest(line(left));
+  assert.deepEqual(f.inbox().map((r) => r.id).sort(), [open.id, left.id].sort());
+  assert.deepEqual(f.closedUnanswered(), []);
+  f.ingest(line(ev('session.ended', { seq: 2 })));
+  assert.deepEqual(f.inbox().map((r) => r.id), [open.id], 'only the live session waits');
+  assert.deepEqual(f.closedUnanswered().map((r) => r.id), [left.id], 'kept findable');
+  const closed = f.requests.get(key(SRC, left.id));
+  assert.equal(closed.state, 'pending', 'never resolved: the projection does not invent a resolution');
+  assert.notEqual(closed.sessionEnded, null);
+  assert.equal(f.requests.get(key(SRC, open.id)).sessionEnded, null);
+});

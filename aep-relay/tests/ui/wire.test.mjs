@@ -47,8 +47,12 @@ test('one-line summaries and capture notes', () => {
   assert.equal(summarize({ type: 'control.rejected', data: { reason: 'invalid', detail: 'no' } }), 'invalid · no');
   assert.equal(summarize({ type: 'x.v.thing', data: { k: '<b>' } }), '{"k":"<b>"}');
   assert.ok(summarize({ type: 'x', data: { k: 'y'.repeat(500) } }).length <= 160);
-  assert.match(captureNote({}), /structural placeholders/, 'capture defaults to metadata');
+  assert.match(captureNote({}), /placeholders, not the agent’s words/, 'capture defaults to metadata');
   assert.match(captureNote({ capture: 'metadata' }), /placeholders/);
+  assert.equal(captureNote({ capture: 'redacted' }), 'Text was redacted by the agent before it was sent.');
+  for (const capture of ['none', 'metadata', 'redacted']) {
+    assert.doesNotMatch(captureNote({ capture }), /Captured at|pipeline|structural/, 'plain words');
+  }
   assert.equal(captureNote({ capture: 'full' }), null);
   assert.equal(ago(0, 59_000), '59 s');
   assert.equal(ago(0, 3_600_000 * 2 + 60_000), '2 h 1 min');

@@ -146,40 +146,44 @@ export class Tracker {
 }
 
 /**
- * Whether an answer can be sent from this page, and why not: the
- * request must take answers over `control` (its `respond_via`), be
- * pending, the page must hold a token and a ready socket, and the
- * relay's roster must show exactly one live owner of the session that
- * accepts `control.attention.respond`.
+ * Whether an answer can be sent from this page, and why not, in plain
+ * words (`ref` names the rule, for a tooltip): the request must be
+ * pending in a session that has not ended, take answers through the relay
+ * (its `respond_via` includes `control`), the relay must route commands
+ * (`routed`, from its discovery document: false when it was started
+ * without a token; null while unknown), the page must hold a token and a
+ * ready socket, and the relay's roster must show exactly one live owner
+ * of the session that accepts `control.attention.respond`.
  */
-export function reachability(request, { token, socketReady, roster }) {
+export function reachability(request, { token, socketReady, roster, routed = null }) {
   const data = request.event.data && typeof request.event.data === 'object' ? request.event.data : {};
   const via = Array.isArray(data.respond_via) ? data.respond_via : [];
-  if (request.state !== 'pending') return { ok: false, why: null };
+  if (request.state !== 'pending') return { ok: false, why: null, ref: null };
+  if (request.sessionEnded !== undefined && request.sessionEnded !== null) {
+    return { ok: false, why: 'Closed without an answer: the agent’s session ended while this was waiting, so nobody can answer it now.', ref: 'AEP-0002: session.ended' };
+  }
   if (!via.includes('control')) {
-    return {
-      ok: false,
-      why: via.length
-        ? `This request is answered out of band (respond_via: ${via.join(', ')}), not through the relay.`
-        : 'This request does not say it takes answers over control (no respond_via), so it is not answered from here.',
-    };
+    return { ok: false, why: 'This request can only be answered in the agent’s own window, not from this page.', ref: via.length ? `AEP-0006: respond_via is ${via.join(', ')}` : 'AEP-0006: no respond_via' };
+  }
+  if (routed === false) {
+    return { ok: false, why: 'Answering is off: this relay was started without a token, so it passes no answers on to agents. Restart it with a token (AEP_TOKEN) to answer from here.', ref: 'AEP-0004 §4.1' };
   }
   if (!token) {
-    return { ok: false, why: 'Answering is off: this page has no token, and a relay takes commands only over an authenticated connection (AEP-0004 §4.1). Watch-only.' };
+    return { ok: false, why: 'Answering is off: this page has no token. Add the relay’s token to answer from here.', ref: 'AEP-0004 §4.1' };
   }
-  if (!socketReady) return { ok: false, why: 'Not connected to the relay’s control socket yet.' };
+  if (!socketReady) return { ok: false, why: 'Not connected to the relay yet; the answer controls show once it is.', ref: null };
   const owners = (roster || []).filter((e) => e && e.session === request.session);
   if (owners.length === 0) {
-    return { ok: false, why: `Not answerable from here: no live owner. The agent that owns session ${request.session} is not connected to this relay.` };
+    return { ok: false, why: `Not answerable from here: no live owner. The agent that owns session ${request.session} is not connected to this relay.`, ref: 'AEP-0003 §4.1: roster' };
   }
   if (owners.length > 1) {
-    return { ok: false, why: `Not answerable from here: ${owners.length} connections claim session ${request.session}, and the relay sends a command to at most one.` };
+    return { ok: false, why: `Not answerable from here: ${owners.length} connections claim session ${request.session}, and the relay sends an answer to at most one.`, ref: 'AEP-0004 §4' };
   }
   const accepts = owners[0].control && Array.isArray(owners[0].control.accepts) ? owners[0].control.accepts : [];
   if (!accepts.includes('control.attention.respond')) {
-    return { ok: false, why: 'Not answerable from here: the session’s owner does not accept control.attention.respond.' };
+    return { ok: false, why: 'Not answerable from here: the agent that owns this session does not take answers from the relay.', ref: 'its hello does not accept control.attention.respond' };
   }
-  return { ok: true, why: null };
+  return { ok: true, why: null, ref: null };
 }
 
 /** The ack window the session's owner declared in its `hello`

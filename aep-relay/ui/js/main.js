@@ -3,13 +3,14 @@
 // answers over /socket. Only the relay's public surfaces are used.
 
 import { h, replace } from './dom.js';
-import { loadToken, saveToken } from './token.js';
+import { loadToken, saveToken, stripToken } from './token.js';
 import { EventStream } from './stream.js';
 import { ControlSocket } from './socket.js';
 import { Fleet } from './projection.js';
 import { Tracker, Ulids, ackWindow, reachability, respondCommand } from './command.js';
 import { announce, badge, notify, setupNotifications } from './notify.js';
 import { captureOf } from './summary.js';
+import { linkOf, routedOf } from './status.js';
 import { FleetView } from './views/fleet.js';
 import { SessionView } from './views/session.js';
 import { RequestCard } from './views/request.js';
@@ -25,6 +26,12 @@ const app = {
   roster: [],
   socket: null,
   socketReady: false,
+  /** Whether the relay routes answers (its discovery document's
+   * `control.routed`): false on a relay started without a token; null
+   * until known. */
+  routed: null,
+  /** The link to the relay, for the empty states (see status.js). */
+  link: 'connecting',
   stream: null,
   cards: new Map(),
   notices: [],
@@ -35,7 +42,7 @@ const app = {
   announce: (text) => announce($('announcer'), text),
 };
 
-app.reach = (request) => reachability(request, { token: app.token, socketReady: app.socketReady, roster: app.roster });
+app.reach = (request) => reachability(request, { token: app.token, socketReady: app.socketReady, roster: app.roster, routed: app.routed });
 
 app.cardFor = (request) => {
   let card = app.cards.get(request.key);
@@ -83,6 +90,7 @@ function render() {
   scheduled = false;
   for (const card of app.cards.values()) card.update();
   if (app.view) app.view.update();
+  // Only what a person can still answer: not the requests of ended sessions.
   badge(app.fleet.inbox().length);
 }
 
@@ -111,7 +119,11 @@ function route() {
 
 function posture() {
   const line = $('posture');
-  if (!app.token) {
+  if (app.routed === false) {
+    line.textContent = 'Watch-only: answering is off because this relay was started without a token, so it passes no answers on to agents. Restart it with a token (AEP_TOKEN) to answer from this page.';
+    line.title = 'A relay routes commands only over authenticated connections (AEP-0004 §4.1).';
+    line.className = 'posture watch-only';
+  } else if (!app.token) {
     line.textContent = 'Watch-only: no token. A relay takes answers only over an authenticated connection, so answering is off here. Add the token to answer.';
     line.className = 'posture watch-only';
   } else if (!app.socketReady) {
@@ -121,8 +133,37 @@ function posture() {
     line.textContent = 'Answering is on: answers go to each session’s owner through the relay.';
     line.className = 'posture answering';
   }
+  if (app.routed !== false) line.removeAttribute('title');
   $('token-forget').hidden = !app.token;
-  $('token-add').hidden = Boolean(app.token);
+  // A relay without a token needs none: adding one changes nothing.
+  $('token-add').hidden = Boolean(app.token) || app.routed === false;
+}
+
+/** Asks the relay whether it routes answers (its discovery document,
+ * with the token when the page has one). A refusal leaves it unknown:
+ * the stream then says what is wrong with the token. */
+async function discover() {
+  const headers = { Accept: 'application/json' };
+  if (app.token) headers.Authorization = `Bearer ${app.token}`;
+  let routed = null;
+  try {
+    const response = await fetch('/.well-known/aep', { headers, cache: 'no-store' });
+    if (response.ok) routed = routedOf(await response.json());
+  } catch {
+    routed = null;
+  }
+  if (routed === app.routed) return;
+  app.routed = routed;
+  if (routed === false) startSocket();
+  posture();
+  schedule();
+}
+
+/** The token warning at the top of the page, or none. */
+function tokenAlert(text) {
+  const el = $('token-alert');
+  el.textContent = text || '';
+  el.hidden = !text;
 }
 
 // ---- the event stream ----
@@ -158,12 +199,15 @@ function streamState(state, detail) {
   el.textContent = { connecting: 'connecting…', live: 'live', reconnecting: 'reconnecting', unauthorized: 'needs a token', error: 'error' }[state] || state;
   el.dataset.state = state;
   el.title = detail || '';
+  app.link = linkOf(state, Boolean(app.token));
+  if (state === 'live') tokenAlert(null);
   if (state === 'unauthorized') {
     if (app.token) {
-      app.notices.push('The relay refused this token. Enter the right one.');
+      tokenAlert('The relay refused the token this page was given: wrong token. Enter the right one.');
       app.token = null;
       saveToken(null);
-      posture();
+      // The refused token is not tried again on the control socket either.
+      startSocket();
     }
     askToken('This relay requires a token to watch. Enter it to continue.');
   }
@@ -189,13 +233,19 @@ function startSocket() {
   if (app.socket) app.socket.stop();
   app.socket = null;
   app.socketReady = false;
+  if (app.routed === false) {
+    $('socket-state').textContent = 'off (this relay routes no answers)';
+    posture();
+    return;
+  }
   if (!app.token) {
     $('socket-state').textContent = 'off (no token)';
     posture();
     return;
   }
-  app.socket = new ControlSocket(app.token, {
+  const socket = new ControlSocket(app.token, {
     state: (state, detail) => {
+      if (app.socket !== socket) return;
       app.socketReady = state === 'ready';
       const el = $('socket-state');
       el.textContent = { connecting: 'connecting…', ready: 'ready', reconnecting: 'reconnecting' }[state] || state;
@@ -215,7 +265,8 @@ function startSocket() {
       schedule();
     },
   });
-  app.socket.start();
+  app.socket = socket;
+  socket.start();
 }
 
 // ---- the token ----
@@ -231,9 +282,11 @@ function useToken(token) {
   app.token = token || null;
   saveToken(app.token);
   $('token-form').hidden = true;
+  app.link = 'connecting';
   posture();
   startStream();
   startSocket();
+  discover();
   schedule();
 }
 
@@ -250,7 +303,16 @@ $('token-add').addEventListener('click', () => askToken('Enter the relay’s tok
 $('token-forget').addEventListener('click', () => useToken(null));
 
 setupNotifications($('notify'), app.announce);
-window.addEventListener('hashchange', route);
+// A token address pasted into this open tab: the token is taken as at
+// load (kept for the tab) and removed from the address bar at once.
+window.addEventListener('hashchange', () => {
+  const { found, token, bad } = stripToken();
+  if (found) {
+    if (token) useToken(token);
+    else if (bad) tokenAlert('The token in the address was not readable; it was not used.');
+  }
+  route();
+});
 setInterval(() => {
   for (const c of app.tracker.expire(Date.now())) app.announce(`No acknowledgement for answer ${c.id} within the window: timed out.`);
   schedule();
@@ -260,3 +322,4 @@ posture();
 route();
 startStream();
 startSocket();
+discover();

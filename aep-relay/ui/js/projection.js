@@ -199,6 +199,9 @@ export class Fleet {
         state: 'pending',
         answered: null,
         closedBy: null,
+        /** Set when its session ended while it was pending: nobody can
+         * answer it any more (closed without an answer). */
+        sessionEnded: s.ended,
       };
       this.requests.set(k, request);
       if (!s.requests.includes(k)) s.requests.push(k);
@@ -223,7 +226,13 @@ export class Fleet {
     if (event.type === 'session.ended') {
       if (s.pending.length) this.violations.push({ rule: 'ended-with-pending-attention', ...where, pending: s.pending.length });
       if (s.ended !== null) this.violations.push({ rule: 'session-terminal-exclusivity', ...where });
-      else s.ended = event.time ?? null;
+      else {
+        s.ended = event.time ?? null;
+        for (const k of s.pending) {
+          const request = this.requests.get(k);
+          if (request && request.sessionEnded === null) request.sessionEnded = event.time ?? '';
+        }
+      }
     }
 
     if (Number.isInteger(event.seq)) {
@@ -242,11 +251,22 @@ export class Fleet {
     return 'running';
   }
 
-  /** Every pending request, newest first. */
+  /** Every pending request of a session that has not ended (the ones
+   * a person can still answer), newest first. */
   inbox() {
+    return this.pendingWhere((r) => r.sessionEnded === null);
+  }
+
+  /** The requests still pending when their session ended: closed
+   * without an answer (kept findable, no longer waiting), newest first. */
+  closedUnanswered() {
+    return this.pendingWhere((r) => r.sessionEnded !== null);
+  }
+
+  pendingWhere(keep) {
     const all = [];
     for (const s of this.sessions.values()) for (const k of s.pending) all.push(this.requests.get(k));
-    return all.filter(Boolean).sort((a, b) => (Date.parse(b.since) || 0) - (Date.parse(a.since) || 0));
+    return all.filter((r) => r && keep(r)).sort((a, b) => (Date.parse(b.since) || 0) - (Date.parse(a.since) || 0));
   }
 
   /** The events whose `cause` is `id`, and those one hop further through

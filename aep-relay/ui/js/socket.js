@@ -74,6 +74,7 @@ export class ControlSocket {
   }
 
   onMessage(data) {
+    if (this.stopped) return;
     let frame;
     try {
       frame = JSON.parse(data);

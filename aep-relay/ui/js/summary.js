@@ -18,19 +18,24 @@ export function captureOf(event) {
   return ['none', 'metadata', 'redacted', 'full'].includes(event.capture) ? event.capture : 'metadata';
 }
 
-/** What the page must say about an event's text at its capture level;
- * null when its text can be shown as the agent's own. */
+/** What the page must say about an event's text at its capture level,
+ * in plain words; null when its text can be shown as the agent's own. */
 export function captureNote(event) {
   switch (captureOf(event)) {
     case 'none':
-      return 'Captured at none: the event carries no content.';
+      return 'The agent sent no text with this: what shows here is a placeholder.';
     case 'metadata':
-      return 'Captured at metadata: the prompt and labels are structural placeholders, not the agent’s words.';
+      return 'The agent sent no text with this: the question and its labels are placeholders, not the agent’s words.';
     case 'redacted':
-      return 'Captured at redacted: text passed the agent’s redaction pipeline.';
+      return 'Text was redacted by the agent before it was sent.';
     default:
       return null;
   }
+}
+
+/** The spec's words for an event's capture level, for a tooltip. */
+export function captureRef(event) {
+  return `capture: ${captureOf(event)} (AEP-0006)`;
 }
 
 /** A form answer's values, one short phrase. */

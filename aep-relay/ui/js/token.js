@@ -27,14 +27,24 @@ export function takeToken(hash) {
   return { token, bad, hash: rest.length ? `#${rest.join('&')}` : '' };
 }
 
-/** The token for this tab: from the fragment (then stored and removed
- * from the address bar), else from sessionStorage, else null. */
-export function loadToken() {
-  const { token, hash } = takeToken(window.location.hash);
-  if (window.location.hash.includes('token=')) {
+/** Takes a token out of the address bar's fragment, if one is there
+ * (at load, and when a token URL is pasted into an open tab): the
+ * fragment is rewritten without it at once. Returns `{found, token,
+ * bad}`. */
+export function stripToken() {
+  const found = window.location.hash.includes('token=');
+  const { token, bad, hash } = takeToken(window.location.hash);
+  if (found) {
     const clean = window.location.pathname + window.location.search + hash;
     window.history.replaceState(null, '', clean);
   }
+  return { found, token, bad };
+}
+
+/** The token for this tab: from the fragment (then stored and removed
+ * from the address bar), else from sessionStorage, else null. */
+export function loadToken() {
+  const { token } = stripToken();
   if (token) {
     saveToken(token);
     return token;

@@ -6,6 +6,7 @@
 import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago } from '../summary.js';
+import { emptyText } from '../status.js';
 
 const RECENT_MS = 60_000;
 const STATE_TEXT = { running: 'running', waiting: 'waiting on a person', ended: 'ended' };
@@ -31,17 +32,28 @@ export class FleetView {
     this.app = app;
     this.inboxCount = h('span', { class: 'count' });
     this.inbox = h('div', { class: 'inbox-list' });
-    this.inboxEmpty = h('p', { class: 'empty', text: 'Nothing is waiting on a person.' });
+    this.inboxEmpty = h('p', { class: 'empty', text: emptyText(app.link, 'inbox') });
+    // Requests still pending when their session ended: nobody can answer
+    // them, so they leave the inbox for this folded list.
+    this.closedCount = h('span', { class: 'count' });
+    this.closed = h('div', { class: 'inbox-list' });
+    this.closedBox = h(
+      'details',
+      { id: 'closed', class: 'closed-box', hidden: true },
+      h('summary', {}, 'Closed without an answer ', this.closedCount),
+      h('p', { class: 'hint', text: 'These were still waiting when their session ended. Nobody can answer them now; they are kept here so they can be found.' }),
+      this.closed,
+    );
     this.rows = h('tbody');
     this.rowCache = new Map();
-    this.noSessions = h('p', { class: 'empty', text: 'No sessions yet. Start an agent (for example `aep demo`) against this relay.' });
+    this.noSessions = h('p', { class: 'empty', text: emptyText(app.link, 'sessions') });
     this.violationsTitle = h('h2', { id: 'violations-title' });
     this.violations = h('ul', { class: 'violations' });
     this.notices = h('ul', { class: 'notices' });
     this.el = h(
       'div',
       { class: 'fleet-view' },
-      h('section', { id: 'inbox', 'aria-labelledby': 'inbox-title' }, h('h2', { id: 'inbox-title' }, 'Waiting on a person ', this.inboxCount), this.inboxEmpty, this.inbox),
+      h('section', { id: 'inbox', 'aria-labelledby': 'inbox-title' }, h('h2', { id: 'inbox-title' }, 'Waiting on a person ', this.inboxCount), this.inboxEmpty, this.inbox, this.closedBox),
       h(
         'section',
         { id: 'fleet', 'aria-labelledby': 'fleet-title' },
@@ -101,7 +113,12 @@ export class FleetView {
       .map((c) => c.request);
     const shown = [...pending, ...recent].sort((a, b) => (Date.parse(b.since) || 0) - (Date.parse(a.since) || 0));
     this.inboxEmpty.hidden = shown.length > 0;
+    this.inboxEmpty.textContent = emptyText(this.app.link, 'inbox');
     reconcile(this.inbox, shown.map((r) => this.app.cardFor(r).el));
+    const closed = fleet.closedUnanswered();
+    this.closedBox.hidden = closed.length === 0;
+    this.closedCount.textContent = `(${closed.length})`;
+    reconcile(this.closed, closed.map((r) => this.app.cardFor(r).el));
 
     // Newest first, in the order the sessions appeared: a row never moves
     // under a pointer while its session and its neighbours keep working
@@ -109,6 +126,7 @@ export class FleetView {
     // click).
     const sessions = [...fleet.sessions.values()].reverse();
     this.noSessions.hidden = sessions.length > 0;
+    this.noSessions.textContent = emptyText(this.app.link, 'sessions');
     reconcile(this.rows, sessions.map((s) => this.row(s, now)));
 
     const v = fleet.violations;

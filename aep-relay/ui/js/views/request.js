@@ -7,7 +7,7 @@
 import { h, replace, uid } from '../dom.js';
 import { OTHER, collect, fieldsOf, carriesFreeText } from '../form.js';
 import { answerCapture } from '../command.js';
-import { ago, captureNote, captureOf, summarize } from '../summary.js';
+import { ago, captureNote, captureOf, captureRef, summarize } from '../summary.js';
 
 /** Single selects with more choices than this render as a <select>. */
 const RADIO_MAX = 6;
@@ -57,7 +57,7 @@ export class RequestCard {
           this.waited,
         ),
       ),
-      note ? h('p', { class: `capture-note capture-${captureOf(r.event)}`, text: note }) : null,
+      note ? h('p', { class: `capture-note capture-${captureOf(r.event)}`, title: captureRef(r.event), text: note }) : null,
       this.stateLine,
       this.reachLine,
       this.controls,
@@ -322,19 +322,23 @@ export class RequestCard {
   update() {
     const r = this.request;
     this.waited.textContent = ago(Date.parse(r.since), this.ctx.now());
-    if (r.state === 'pending') {
+    if (r.state === 'pending' && r.sessionEnded !== null && r.sessionEnded !== undefined) {
+      this.stateLine.textContent = 'Closed without an answer: the session ended.';
+    } else if (r.state === 'pending') {
       this.stateLine.textContent = r.answered ? 'Answered; waiting for the agent to resolve it.' : 'Pending.';
     } else if (r.state === 'timeout') {
-      this.stateLine.textContent = 'Timed out (attention.timeout).';
+      this.stateLine.textContent = 'Timed out: the agent stopped waiting for an answer.';
     } else {
       const d = r.closedBy ? dataOf(r.closedBy) : {};
       this.stateLine.textContent = `Resolved: ${typeof d.resolution === 'string' ? d.resolution : 'closed'}.`;
     }
-    this.el.dataset.state = r.state;
+    this.el.dataset.state = r.state === 'pending' && r.sessionEnded !== null && r.sessionEnded !== undefined ? 'closed-unanswered' : r.state;
     if (r.state !== 'pending' && this.closedSeen === undefined) this.closedSeen = this.ctx.now();
     const reach = this.ctx.reach(r);
     this.reachLine.hidden = !reach.why;
     this.reachLine.textContent = reach.why || '';
+    if (reach.ref) this.reachLine.title = reach.ref;
+    else this.reachLine.removeAttribute('title');
     const busy = this.commands.some((c) => {
       const record = c.id && this.ctx.tracker.sent.get(c.id);
       return record && ['sent', 'accepted', 'timeout'].includes(record.state);
