@@ -2,7 +2,7 @@
 //! `closing` frame and close 1001 on a WebSocket), and `serve` returns
 //! within the grace period whatever the peers do.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

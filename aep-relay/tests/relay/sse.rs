@@ -1,7 +1,7 @@
 //! `GET /stream` (AEP-0003 §3.3, §5, §6, §7): message framing, filters,
 //! capture ceilings, and every way to resume.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

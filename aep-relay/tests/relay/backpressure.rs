@@ -3,7 +3,7 @@
 //! the consumer is cut off, and told so, never dropped silently. What
 //! the relay holds stays bounded meanwhile.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

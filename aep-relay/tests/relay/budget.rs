@@ -6,7 +6,7 @@
 //! full queue. Every byte charged comes back when delivered or when its
 //! connection goes away.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Keep-alive (AEP-0003 §3.3.4, §3.5.5): `: ping` on SSE, `ping` frames
 //! on a WebSocket, and a silent WebSocket peer let go.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

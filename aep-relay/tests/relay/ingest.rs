@@ -1,7 +1,7 @@
 //! `POST /events` (AEP-0003 §3.2) and discovery (§3.4): what is accepted,
 //! what is refused and how, and that a refused batch leaves no trace.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

@@ -2,7 +2,7 @@
 //! an emitter sent is what every consumer reads, byte for byte, unless a
 //! capture ceiling had to change it.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

@@ -2,7 +2,7 @@
 //! command reaches exactly one owner byte for byte, or its sender is told
 //! why not in a cause-correlated error frame that never enters history.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

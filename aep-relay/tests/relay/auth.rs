@@ -2,7 +2,7 @@
 //! `/healthz` needs it, in `Authorization: Bearer` or `?access_token=`,
 //! and the token is never written to a log.
 
-mod common;
+use crate::common;
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -2,7 +2,7 @@
 //! subscriptions, in-band refusals that leave the connection standing,
 //! and the frame rules.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

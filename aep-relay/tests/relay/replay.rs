@@ -2,7 +2,7 @@
 //! consuming bindings; sessions are evicted least recently written first;
 //! buffer admission dedupes while live fan-out forwards redelivery.
 
-mod common;
+use crate::common;
 
 use aep_relay::Config;
 use common::*;

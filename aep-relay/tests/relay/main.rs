@@ -1,0 +1,18 @@
+//! The relay's integration tests (ingest, fan-out, replay, routing, budgets,\n//! shutdown, TLS, the page and its modules), one module each, linked as one\n//! test binary.
+
+mod common;
+
+mod auth;
+mod backpressure;
+mod budget;
+mod identity;
+mod ingest;
+mod liveness;
+mod replay;
+mod routing;
+mod shutdown;
+mod sse;
+mod tls;
+mod ui_js;
+mod ui_serving;
+mod websocket;
