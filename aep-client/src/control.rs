@@ -35,8 +35,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use aep::control::{Address, Identity, Sender, Settled};
+use aep::frame::{Hello, Role, RosterEntry};
 use aep::{Answer, Event, Payload};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -95,7 +96,7 @@ enum What {
 }
 
 type SendReply = oneshot::Sender<Result<Settled, Error>>;
-type RosterReply = oneshot::Sender<Result<Vec<Value>, Error>>;
+type RosterReply = oneshot::Sender<Result<Vec<RosterEntry>, Error>>;
 
 enum Request {
     Send(What, SendReply),
@@ -105,7 +106,7 @@ enum Request {
 /// A connected control sender. Dropping it closes the connection.
 pub struct ControlClient {
     requests: mpsc::Sender<Request>,
-    hello: Value,
+    hello: Hello,
     task: JoinHandle<()>,
 }
 
@@ -129,7 +130,7 @@ impl ControlClient {
     pub async fn connect_with(config: ControlConfig) -> Result<ControlClient, Error> {
         let mut ws = socket::open(&config.relay, config.token.as_deref()).await?;
         let hello = socket::hello(
-            "consumer",
+            Role::Consumer,
             &config.identity.agent,
             &config.instance,
             json!({"filters": ["attr-match"]}),
@@ -139,7 +140,7 @@ impl ControlClient {
             .with_window_ms(config.window_ms)
             .with_retries(config.retries.0, config.retries.1);
         let (requests, rx) = mpsc::channel(64);
-        let roster = relay_hello["capabilities"].get("roster").is_some();
+        let roster = relay_hello.declares("roster");
         let task = tokio::spawn(
             Link {
                 ws,
@@ -161,7 +162,7 @@ impl ControlClient {
     }
 
     /// The relay's `hello` (its capabilities: `roster`, `replay`...).
-    pub fn relay_hello(&self) -> &Value {
+    pub fn relay_hello(&self) -> &Hello {
         &self.hello
     }
 
@@ -197,7 +198,7 @@ impl ControlClient {
     /// The relay's roster (AEP-0003 §4.1): one entry per live emitter
     /// claim, declarations verbatim. Refused locally when the relay did
     /// not advertise `roster` (it would never answer).
-    pub async fn roster(&self) -> Result<Vec<Value>, Error> {
+    pub async fn roster(&self) -> Result<Vec<RosterEntry>, Error> {
         let (reply, answer) = oneshot::channel();
         self.requests
             .send(Request::Roster(reply))

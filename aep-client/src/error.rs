@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use aep::frame::{ErrorCode, ErrorFrame};
+
 /// A client error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -21,7 +23,7 @@ pub enum Error {
     /// The relay refused a request in-band (an `error` frame).
     Refused {
         /// The frame's `code`.
-        code: String,
+        code: ErrorCode,
         /// The frame's `detail`.
         detail: String,
     },
@@ -36,6 +38,16 @@ pub enum Error {
     Invalid(String),
     /// The client was closed.
     Closed,
+}
+
+impl From<ErrorFrame> for Error {
+    /// The relay's in-band refusal ([`Error::Refused`]).
+    fn from(frame: ErrorFrame) -> Self {
+        Error::Refused {
+            code: frame.code,
+            detail: frame.detail.unwrap_or_default(),
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -11,9 +11,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use aep::frame::{self, Decoded, Frame, Hello, Identity, Ping, Role};
 use aep::Severity;
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{timeout, Instant};
@@ -44,7 +45,7 @@ pub struct SocketConfig {
     /// The bearer token, if the relay wants one.
     pub token: Option<String>,
     /// The `hello` frame to open every connection with.
-    pub hello: Value,
+    pub hello: Hello,
     /// Lines the outbox holds (default 4 096).
     pub outbox: usize,
     /// Lines sent again after a reconnect (default 64).
@@ -58,7 +59,7 @@ pub struct SocketConfig {
 
 impl SocketConfig {
     /// A configuration with the defaults.
-    pub fn new(relay: impl Into<String>, token: Option<String>, hello: Value) -> SocketConfig {
+    pub fn new(relay: impl Into<String>, token: Option<String>, hello: Hello) -> SocketConfig {
         SocketConfig {
             relay: relay.into(),
             token,
@@ -96,14 +97,15 @@ impl std::error::Error for TrySendError {}
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inbound {
     /// Connected (again): the relay's `hello`.
-    Connected(Value),
+    Connected(Hello),
     /// The connection dropped; it is being re-established.
     Disconnected(String),
     /// An event (a command for a target, a delivery for a consumer), as
     /// its exact text.
     Event(String),
-    /// A frame other than `hello`, `ping` and `pong`.
-    Frame(Value),
+    /// A frame other than `hello`, `ping` and `pong` (frames of types
+    /// this revision does not define are ignored, AEP-0003 §2).
+    Frame(Frame),
     /// The relay refused the connection for good (bad token, version);
     /// nothing more follows.
     Failed(String),
@@ -192,10 +194,11 @@ impl Handle {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), aep_client::Error> {
+/// use aep::frame::Role;
 /// use aep::Severity;
 /// use aep_client::socket::{hello, Inbound, Socket, SocketConfig};
 ///
-/// let hello = hello("emitter", "demo", "host-a/1", serde_json::json!({}));
+/// let hello = hello(Role::Emitter, "demo", "host-a/1", serde_json::json!({}));
 /// let mut socket = Socket::connect(SocketConfig::new("http://127.0.0.1:8787", None, hello));
 /// socket.send(r#"{"aep":"0.1"}"#.to_owned(), Severity::Info).await?;
 /// while let Some(inbound) = socket.recv().await {
@@ -289,25 +292,34 @@ impl Transport for Socket {
     }
 }
 
-/// A `hello` frame (AEP-0003 §4) for `role` (`emitter`, `consumer` or
-/// `both`) with `identity.agent` and `identity.instance`, speaking AEP
-/// 0.1, declaring `capabilities` (`control.accepts` for a target).
+/// A `hello` frame (AEP-0003 §4) for `role` with `identity.agent` and
+/// `identity.instance`, speaking AEP 0.1, declaring `capabilities`
+/// (`control.accepts` for a target): a JSON object; anything else
+/// declares nothing.
 ///
 /// ```
-/// let hello = aep_client::socket::hello("emitter", "demo", "host-a/7", serde_json::json!({
+/// use aep::frame::Role;
+///
+/// let hello = aep_client::socket::hello(Role::Emitter, "demo", "host-a/7", serde_json::json!({
 ///     "control": {"accepts": ["control.cancel"], "ack_window_ms": 10000},
 /// }));
-/// assert_eq!(hello["versions"][0], "0.1");
-/// assert_eq!(hello["capabilities"]["control"]["accepts"][0], "control.cancel");
+/// assert_eq!(hello.versions, ["0.1"]);
+/// assert_eq!(hello.accepts(), ["control.cancel"]);
 /// ```
-pub fn hello(role: &str, agent: &str, instance: &str, capabilities: Value) -> Value {
-    json!({
-        "type": "hello",
-        "versions": ["0.1"],
-        "role": role,
-        "identity": {"agent": agent, "instance": instance},
-        "capabilities": capabilities,
-    })
+pub fn hello(role: Role, agent: &str, instance: &str, capabilities: Value) -> Hello {
+    Hello {
+        versions: vec!["0.1".into()],
+        role: Some(role),
+        identity: Some(Identity {
+            agent: Some(agent.into()),
+            instance: Some(instance.into()),
+            card: None,
+        }),
+        capabilities: match capabilities {
+            Value::Object(declared) => declared,
+            _ => Map::new(),
+        },
+    }
 }
 
 async fn run(
@@ -475,22 +487,20 @@ async fn serve(
                     Some(Err(e)) => return Ended::Dropped(e.to_string()),
                     Some(Ok(_)) => continue,
                 };
-                let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                let kind = frame.get("type").and_then(Value::as_str).unwrap_or_default();
-                let item = if kind.contains('.') {
-                    Inbound::Event(text.to_string())
-                } else if kind == "ping" {
-                    let pong = json!({"type": "pong", "t": frame.get("t").cloned().unwrap_or(Value::Null)});
-                    if ws.send(Message::text(pong.to_string())).await.is_err() {
-                        return Ended::Dropped("send failed".into());
+                let item = match frame::decode(&text) {
+                    Ok(Decoded::Event(_)) => Inbound::Event(text.to_string()),
+                    Ok(Decoded::Frame(Frame::Ping(ping))) => {
+                        if ws.send(Message::text(Frame::Pong(ping).encode())).await.is_err() {
+                            return Ended::Dropped("send failed".into());
+                        }
+                        continue;
                     }
-                    continue;
-                } else if kind == "pong" || kind == "hello" {
-                    continue;
-                } else {
-                    Inbound::Frame(frame)
+                    Ok(Decoded::Frame(Frame::Pong(_) | Frame::Hello(_))) | Ok(Decoded::Unknown(_)) => continue,
+                    Ok(Decoded::Frame(frame)) => Inbound::Frame(frame),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "a frame from the relay that is not one");
+                        continue;
+                    }
                 };
                 if inbound.send(item).await.is_err() {
                     return Ended::Closed;
@@ -500,8 +510,8 @@ async fn serve(
                 if heard.elapsed() > silence {
                     return Ended::Dropped("the relay went silent".into());
                 }
-                let frame = json!({"type": "ping", "t": crate::session::now_ms()});
-                if ws.send(Message::text(frame.to_string())).await.is_err() {
+                let frame = Frame::Ping(Ping { t: Some(crate::session::now_ms().into()) });
+                if ws.send(Message::text(frame.encode())).await.is_err() {
                     return Ended::Dropped("send failed".into());
                 }
             }

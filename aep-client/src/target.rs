@@ -40,9 +40,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use aep::control::{Command, Outgoing, Received, Target};
+use aep::frame::{ErrorCode, Frame, Hello, Role};
 use aep::{Answer, Capture, Event, NackReason, Payload, Severity};
 use futures_util::Stream;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::{mpsc, watch};
 
 use crate::error::Error;
@@ -93,7 +94,7 @@ pub enum Link {
     /// Not connected yet, or reconnecting.
     Connecting,
     /// Connected; the relay's `hello`.
-    Connected(Value),
+    Connected(Hello),
     /// Dropped, reconnecting; why.
     Disconnected(String),
     /// Refused for good (a bad token, a version); nothing more follows.
@@ -153,7 +154,12 @@ impl Agent {
         if !config.emits.is_empty() {
             capabilities["emits"] = json!(config.emits);
         }
-        let hello = hello("emitter", session.agent(), &config.instance, capabilities);
+        let hello = hello(
+            Role::Emitter,
+            session.agent(),
+            &config.instance,
+            capabilities,
+        );
         let mut socket_config = SocketConfig::new(config.relay, config.token, hello);
         socket_config.outbox = config.outbox;
         let (socket, inbound) = Socket::connect(socket_config).split();
@@ -288,7 +294,7 @@ impl Agent {
 
     /// Waits until the connection is up (or refused for good), at most
     /// `wait`.
-    pub async fn connected(&self, wait: Duration) -> Result<Value, Error> {
+    pub async fn connected(&self, wait: Duration) -> Result<Hello, Error> {
         let mut link = self.link.clone();
         let outcome = tokio::time::timeout(wait, async {
             loop {
@@ -296,7 +302,7 @@ impl Agent {
                     Link::Connected(hello) => return Ok(hello),
                     Link::Failed(why) => {
                         return Err(Error::Refused {
-                            code: "connect".into(),
+                            code: ErrorCode::Other("connect".into()),
                             detail: why,
                         })
                     }
@@ -372,11 +378,10 @@ async fn read(
                 let _ = link.send(Link::Failed(why));
                 return;
             }
-            Inbound::Frame(frame) => {
-                if frame.get("type").and_then(Value::as_str) == Some("error") {
-                    tracing::warn!(%frame, "the relay refused something this agent sent");
-                }
+            Inbound::Frame(Frame::Error(error)) => {
+                tracing::warn!(code = %error.code, detail = ?error.detail, cause = ?error.cause, "the relay refused something this agent sent");
             }
+            Inbound::Frame(_) => {}
         }
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use aep::control::{Address, Identity, Outcome, Target};
 use aep::control_cancel::Scope;
+use aep::frame::{ErrorCode, Frame, Role};
 use aep::{
     ControlAttentionRespond, ControlCancel, ControlPause, ControlResume, NackReason, Payload,
     SessionStarted,
@@ -75,7 +76,7 @@ async fn claimed(client: &ControlClient, session: &str) {
     within(10, "the claim", async {
         loop {
             let roster = client.roster().await.unwrap();
-            if roster.iter().any(|e| e["session"] == session) {
+            if roster.iter().any(|e| e.session == session) {
                 return roster;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -134,7 +135,13 @@ async fn every_outcome_a_command_can_have() {
     .await
     .unwrap();
     assert!(
-        matches!(&settled.outcome, Outcome::Refused { code, .. } if code == "unsupported"),
+        matches!(
+            &settled.outcome,
+            Outcome::Refused {
+                code: ErrorCode::Unsupported,
+                ..
+            }
+        ),
         "{settled:?}"
     );
 
@@ -146,7 +153,13 @@ async fn every_outcome_a_command_can_have() {
     .await
     .unwrap();
     assert!(
-        matches!(&settled.outcome, Outcome::Refused { code, .. } if code == "no-route"),
+        matches!(
+            &settled.outcome,
+            Outcome::Refused {
+                code: ErrorCode::NoRoute,
+                ..
+            }
+        ),
         "{settled:?}"
     );
 }
@@ -158,10 +171,10 @@ async fn the_roster_shows_the_declared_accepts() {
     let client = client(&relay, 1000).await;
     claimed(&client, "s-roster").await;
     let roster = client.roster().await.unwrap();
-    let entry = roster.iter().find(|e| e["session"] == "s-roster").unwrap();
-    assert_eq!(entry["agent"], "ctl");
+    let entry = roster.iter().find(|e| e.session == "s-roster").unwrap();
+    assert_eq!(entry.agent, Some(serde_json::json!("ctl")));
     assert_eq!(
-        entry["control"]["accepts"],
+        entry.control.as_ref().unwrap()["accepts"],
         serde_json::json!(["control.cancel", "control.pause", "control.resume"])
     );
 }
@@ -185,7 +198,13 @@ async fn a_watch_only_relay_refuses_commands() {
     .await
     .unwrap();
     assert!(
-        matches!(&settled.outcome, Outcome::Refused { code, .. } if code == "unauthorized"),
+        matches!(
+            &settled.outcome,
+            Outcome::Refused {
+                code: ErrorCode::Unauthorized,
+                ..
+            }
+        ),
         "{settled:?}"
     );
 }
@@ -202,8 +221,10 @@ async fn a_redelivered_command_gets_the_recorded_ack() {
     // A raw sender: the same command twice, the acks compared.
     let url = format!("ws://{}/socket?access_token={TOKEN}", relay.addr);
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    let hello = aep_client::socket::hello("consumer", "raw", "raw/1", serde_json::json!({}));
-    ws.send(Message::text(hello.to_string())).await.unwrap();
+    let hello = aep_client::socket::hello(Role::Consumer, "raw", "raw/1", serde_json::json!({}));
+    ws.send(Message::text(Frame::Hello(hello).encode()))
+        .await
+        .unwrap();
     let sub =
         serde_json::json!({"type": "subscribe", "id": "a", "filter": {"type": "control.accepted"}});
     ws.send(Message::text(sub.to_string())).await.unwrap();

@@ -3,6 +3,8 @@
 //! [`aep_types`] decodes, validates and encodes one event; this crate
 //! works on streams of them and on what surrounds them:
 //!
+//! - [`frame`]: the WebSocket binding's frames (AEP-0003 §2), typed, and
+//!   told from events.
 //! - [`filter`]: the `attr-match` filter dialect (AEP-0003 §6): which
 //!   events a relay or subscriber passes on, decided on the envelope.
 //! - [`projection`]: the state projection, a fold of events into
@@ -36,6 +38,7 @@ pub mod digest;
 pub mod emit;
 pub mod filter;
 mod fingerprint;
+pub mod frame;
 pub mod projection;
 pub mod redact;
 pub mod stream;

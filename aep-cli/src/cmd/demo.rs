@@ -205,19 +205,15 @@ async fn live_owner(args: &Args, session: &str) -> Option<String> {
 }
 
 /// The claimant of `session` in a roster, described.
-fn owner_in(roster: Vec<serde_json::Value>, session: &str) -> Option<String> {
-    let entry = roster
-        .into_iter()
-        .find(|entry| entry.get("session").and_then(serde_json::Value::as_str) == Some(session))?;
-    let said = |path: &[&str]| {
-        path.iter()
-            .try_fold(&entry, |v, key| v.get(*key))
+fn owner_in(roster: Vec<aep::frame::RosterEntry>, session: &str) -> Option<String> {
+    let entry = roster.into_iter().find(|entry| entry.session == session)?;
+    let said = |member: &Option<serde_json::Value>| {
+        member
+            .as_ref()
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned)
     };
-    let agent = said(&["identity", "agent"]).or_else(|| said(&["agent"]));
-    let instance = said(&["identity", "instance"]);
-    Some(match (agent, instance) {
+    Some(match (said(&entry.agent), said(&entry.instance)) {
         (Some(agent), Some(instance)) => format!("agent {agent}, instance {instance}"),
         (Some(agent), None) => format!("agent {agent}"),
         _ => "an emitter".to_owned(),

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use aep::frame::ErrorCode;
 use aep::Event;
 use tokio::sync::mpsc;
 
@@ -174,7 +175,9 @@ impl Driver {
             Error::Http { status, .. } => {
                 (400..500).contains(status) && !matches!(status, 401 | 403)
             }
-            Error::Refused { code, .. } => code == "limit-exceeded" || code == "invalid-filter",
+            Error::Refused { code, .. } => {
+                matches!(code, ErrorCode::LimitExceeded | ErrorCode::InvalidFilter)
+            }
             _ => false,
         };
         let fatal = matches!(

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use aep::frame::{self, Resume};
 use serde_json::Value;
 
 use super::{Position, Raw, Settings};
@@ -22,14 +23,27 @@ pub(crate) enum From {
 }
 
 impl From {
-    /// The `from` parameter or member, if any.
-    pub fn to_json(&self) -> Option<Value> {
+    /// The `subscribe` frame's `from`, if any.
+    pub fn resume(&self) -> Option<Resume> {
         match self {
             From::Nothing => None,
             From::Positions(p) if p.is_empty() => None,
-            From::Positions(p) => Some(Value::Array(p.iter().map(Position::to_json).collect())),
-            From::All => Some(Value::String("all".into())),
+            From::Positions(p) => Some(Resume::Positions(
+                p.iter()
+                    .map(|p| frame::Position {
+                        session: p.session.clone(),
+                        epoch: Some(p.epoch),
+                        seq: Some(p.seq),
+                    })
+                    .collect(),
+            )),
+            From::All => Some(Resume::All),
         }
+    }
+
+    /// The `from` query parameter, if any (the same JSON).
+    pub fn to_json(&self) -> Option<Value> {
+        self.resume().and_then(|r| serde_json::to_value(r).ok())
     }
 }
 

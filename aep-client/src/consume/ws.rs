@@ -5,8 +5,9 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use aep::frame::{self, Closing, Decoded, Frame, FrameError, Id, Ping, Role, Subscribe};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -34,23 +35,19 @@ pub(crate) struct WsConn {
 pub(crate) async fn open(settings: &Settings, from: &From) -> Result<WsConn, Error> {
     let mut ws = socket::open(&settings.relay, settings.token.as_deref()).await?;
     let hello = socket::hello(
-        "consumer",
+        Role::Consumer,
         &settings.agent,
         &settings.instance,
         json!({"filters": ["attr-match"]}),
     );
     socket::greet(&mut ws, &hello).await?;
-    let mut subscribe = json!({"type": "subscribe", "id": SUB});
-    if let Some(filter) = &settings.filter_json {
-        subscribe["filter"] = filter.clone();
-    }
-    if let Some(capture) = settings.capture {
-        subscribe["capture"] = json!(capture.as_str());
-    }
-    if let Some(from) = from.to_json() {
-        subscribe["from"] = from;
-    }
-    ws.send(Message::text(subscribe.to_string()))
+    let subscribe = Frame::Subscribe(Subscribe {
+        id: SUB.into(),
+        filter: settings.filter_json.clone(),
+        from: from.resume(),
+        capture: settings.capture.map(|c| c.as_str().to_owned()),
+    });
+    ws.send(Message::text(subscribe.encode()))
         .await
         .map_err(Error::from)?;
     let mut pending = VecDeque::new();
@@ -60,23 +57,12 @@ pub(crate) async fn open(settings: &Settings, from: &From) -> Result<WsConn, Err
             let Message::Text(text) = message.map_err(Error::from)? else {
                 continue;
             };
-            let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-                continue;
-            };
-            let kind = frame
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let ours = frame.get("id").and_then(Value::as_str) == Some(SUB);
-            match kind {
-                "subscribed" if ours => return Ok(()),
-                "error" if ours => {
-                    return Err(Error::Refused {
-                        code: frame["code"].as_str().unwrap_or("error").to_owned(),
-                        detail: frame["detail"].as_str().unwrap_or_default().to_owned(),
-                    })
+            match frame::decode(&text) {
+                Ok(Decoded::Frame(Frame::Subscribed(Id { id }))) if id == SUB => return Ok(()),
+                Ok(Decoded::Frame(Frame::Error(refused))) if refused.id.as_deref() == Some(SUB) => {
+                    return Err(refused.into())
                 }
-                _ if kind.contains('.') && pending.len() < 1024 => {
+                Ok(Decoded::Event(_)) if pending.len() < 1024 => {
                     pending.push_back(Raw::Event(text.to_string(), None));
                 }
                 _ => {}
@@ -113,8 +99,8 @@ impl WsConn {
                     if self.heard.elapsed() > self.idle {
                         return Raw::End(Error::Protocol(format!("the relay was silent for {} s", self.idle.as_secs())));
                     }
-                    let ping = json!({"type": "ping", "t": crate::session::now_ms()});
-                    if let Err(e) = self.ws.send(Message::text(ping.to_string())).await {
+                    let ping = Frame::Ping(Ping { t: Some(crate::session::now_ms().into()) });
+                    if let Err(e) = self.ws.send(Message::text(ping.encode())).await {
                         return Raw::End(Error::from(e));
                     }
                     continue;
@@ -129,53 +115,50 @@ impl WsConn {
                 Some(Err(e)) => return Raw::End(Error::from(e)),
                 Some(Ok(_)) => continue,
             };
-            let frame: Value = match serde_json::from_str(&text) {
-                Ok(frame @ Value::Object(_)) => frame,
-                _ => {
-                    return Raw::Skipped(
-                        "a frame that is not a JSON object".into(),
-                        excerpt(&text, 256),
-                    )
+            let frame = match frame::decode(&text) {
+                Ok(Decoded::Event(_)) => return Raw::Event(text.to_string(), None),
+                Ok(Decoded::Frame(frame)) => frame,
+                // Unknown frame types are ignored (AEP-0003 §2).
+                Ok(Decoded::Unknown(_)) => continue,
+                // A `closing` says the relay is about to close, whatever
+                // its members: the positions are ours to keep anyway.
+                Err(FrameError::Malformed { kind, .. }) if kind == "closing" => {
+                    Frame::Closing(Closing {
+                        reason: "closing".into(),
+                        delivered: Vec::new(),
+                        omitted: None,
+                    })
                 }
+                Err(e) => return Raw::Skipped(e.to_string(), excerpt(&text, 256)),
             };
-            let kind = frame
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            if kind.contains('.') {
-                return Raw::Event(text.to_string(), None);
-            }
-            match kind {
-                "replay-exhausted" => {
-                    let earliest = &frame["earliest"];
-                    let position = frame["session"].as_str().and_then(|s| {
-                        Some(Position::new(
-                            s,
-                            earliest.get("epoch").map_or(Some(0), Value::as_u64)?,
-                            earliest.get("seq")?.as_u64()?,
-                        ))
-                    });
-                    return match position {
-                        Some(position) => Raw::Exhausted(position),
-                        None => Raw::Skipped(
-                            "a replay-exhausted frame that does not parse".into(),
-                            excerpt(&text, 256),
-                        ),
-                    };
+            match frame {
+                Frame::ReplayExhausted(gone) => {
+                    return Raw::Exhausted(Position::new(
+                        &gone.session,
+                        gone.earliest.epoch,
+                        gone.earliest.seq,
+                    ));
                 }
-                "ping" => {
-                    let pong = json!({"type": "pong", "t": frame.get("t").cloned().unwrap_or(Value::Null)});
-                    if let Err(e) = self.ws.send(Message::text(pong.to_string())).await {
+                Frame::Ping(ping) => {
+                    if let Err(e) = self
+                        .ws
+                        .send(Message::text(Frame::Pong(ping).encode()))
+                        .await
+                    {
                         return Raw::End(Error::from(e));
                     }
                 }
-                "closing" => {
-                    let reason = frame["reason"].as_str().unwrap_or("closing").to_owned();
+                Frame::Closing(closing) => {
                     let _ = self.ws.close(None).await;
-                    return Raw::End(Error::Network(format!("the relay is closing: {reason}")));
+                    return Raw::End(Error::Network(format!(
+                        "the relay is closing: {}",
+                        closing.reason
+                    )));
                 }
-                "error" => tracing::warn!(%frame, "the relay sent an error frame"),
-                // `pong`, `subscribed` again, unknown frames: ignored (§2).
+                Frame::Error(error) => {
+                    tracing::warn!(code = %error.code, detail = ?error.detail, "the relay sent an error frame")
+                }
+                // `pong`, `subscribed` again and the rest: nothing to do.
                 _ => {}
             }
         }

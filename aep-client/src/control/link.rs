@@ -5,8 +5,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use aep::control::{Due, Outgoing, Sender, Settled};
+use aep::frame::{self, Decoded, Frame, Roster, Subscribe};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -94,8 +95,11 @@ impl Link {
                 }
                 self.serial += 1;
                 let id = format!("ro-{}", self.serial);
-                self.write(json!({"type": "roster", "id": id}).to_string())
-                    .await?;
+                let request = Frame::Roster(Roster {
+                    id: id.clone(),
+                    entries: None,
+                });
+                self.write(request.encode()).await?;
                 self.rosters
                     .insert(id, (reply, Instant::now() + self.timeout));
             }
@@ -137,12 +141,15 @@ impl Link {
     async fn subscribe(&mut self, session: &str) -> Result<(), Error> {
         self.serial += 1;
         let id = format!("acks-{}", self.serial);
-        let frame = json!({
-            "type": "subscribe",
-            "id": id,
-            "filter": {"session": session, "type": ["control.accepted", "control.rejected"]},
+        let frame = Frame::Subscribe(Subscribe {
+            id: id.clone(),
+            filter: Some(
+                json!({"session": session, "type": ["control.accepted", "control.rejected"]}),
+            ),
+            from: None,
+            capture: None,
         });
-        self.write(frame.to_string()).await?;
+        self.write(frame.encode()).await?;
         let until = Instant::now() + self.timeout;
         loop {
             let message = tokio::time::timeout_at(until, self.ws.next())
@@ -152,21 +159,17 @@ impl Link {
                 self.message(message).await?;
                 continue;
             };
-            let frame: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            if frame.get("id").and_then(Value::as_str) == Some(id.as_str()) {
-                match frame.get("type").and_then(Value::as_str) {
-                    Some("subscribed") => {
-                        self.subscribed.insert(session.to_owned());
-                        return Ok(());
-                    }
-                    Some("error") => {
-                        return Err(Error::Refused {
-                            code: frame["code"].as_str().unwrap_or("error").to_owned(),
-                            detail: frame["detail"].as_str().unwrap_or_default().to_owned(),
-                        })
-                    }
-                    _ => {}
+            match frame::decode(text) {
+                Ok(Decoded::Frame(Frame::Subscribed(answer))) if answer.id == id => {
+                    self.subscribed.insert(session.to_owned());
+                    return Ok(());
                 }
+                Ok(Decoded::Frame(Frame::Error(refused)))
+                    if refused.id.as_deref() == Some(id.as_str()) =>
+                {
+                    return Err(refused.into())
+                }
+                _ => {}
             }
             self.message(message).await?;
         }
@@ -185,33 +188,32 @@ impl Link {
             Some(Err(e)) => return Err(Error::from(e)),
             Some(Ok(_)) => return Ok(()),
         };
-        let Ok(frame) = serde_json::from_str::<Value>(&text) else {
-            return Ok(());
-        };
-        match frame.get("type").and_then(Value::as_str) {
-            Some("ping") => {
-                let pong =
-                    json!({"type": "pong", "t": frame.get("t").cloned().unwrap_or(Value::Null)});
-                return self.write(pong.to_string()).await;
+        let settled = match frame::decode(&text) {
+            Ok(Decoded::Frame(Frame::Ping(ping))) => {
+                return self.write(Frame::Pong(ping).encode()).await;
             }
-            Some("roster") | Some("error") => {
-                let id = frame.get("id").and_then(Value::as_str).unwrap_or_default();
-                if let Some((reply, _)) = self.rosters.remove(id) {
-                    let answer = if frame["type"] == "roster" {
-                        Ok(frame["entries"].as_array().cloned().unwrap_or_default())
-                    } else {
-                        Err(Error::Refused {
-                            code: frame["code"].as_str().unwrap_or("error").to_owned(),
-                            detail: frame["detail"].as_str().unwrap_or_default().to_owned(),
-                        })
-                    };
-                    let _ = reply.send(answer);
-                    return Ok(());
+            Ok(Decoded::Frame(Frame::Roster(roster))) => {
+                if let Some((reply, _)) = self.rosters.remove(&roster.id) {
+                    let _ = reply.send(Ok(roster.entries.unwrap_or_default()));
+                }
+                return Ok(());
+            }
+            Ok(Decoded::Frame(Frame::Error(error))) => {
+                let roster = error.id.as_ref().and_then(|id| self.rosters.remove(id));
+                match roster {
+                    Some((reply, _)) => {
+                        let _ = reply.send(Err(error.into()));
+                        return Ok(());
+                    }
+                    None => self.sender.receive_error(error),
                 }
             }
-            _ => {}
-        }
-        if let Some(settled) = self.sender.receive_frame(&frame) {
+            Ok(Decoded::Event(event)) => self.sender.receive_frame(&event),
+            // Other frames, unknown ones and what does not parse: nothing
+            // to settle.
+            _ => None,
+        };
+        if let Some(settled) = settled {
             self.settle(settled);
         }
         Ok(())

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use aep::frame::{self, Decoded, Frame, Hello};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::Value;
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -53,8 +53,8 @@ pub(crate) async fn open(relay: &str, token: Option<&str>) -> Result<Ws, Error> 
 }
 
 /// Says hello and waits for the relay's.
-pub(crate) async fn greet(ws: &mut Ws, hello: &Value) -> Result<Value, Error> {
-    ws.send(Message::text(hello.to_string()))
+pub(crate) async fn greet(ws: &mut Ws, hello: &Hello) -> Result<Hello, Error> {
+    ws.send(Message::text(Frame::Hello(hello.clone()).encode()))
         .await
         .map_err(Error::from)?;
     let wait = async {
@@ -62,17 +62,11 @@ pub(crate) async fn greet(ws: &mut Ws, hello: &Value) -> Result<Value, Error> {
             let Message::Text(text) = message.map_err(Error::from)? else {
                 continue;
             };
-            let frame: Value = serde_json::from_str(&text)
-                .map_err(|e| Error::Protocol(format!("relay sent non-JSON: {e}")))?;
-            match frame.get("type").and_then(Value::as_str) {
-                Some("hello") => return Ok(frame),
-                Some("error") => {
-                    return Err(Error::Refused {
-                        code: frame["code"].as_str().unwrap_or("error").to_owned(),
-                        detail: frame["detail"].as_str().unwrap_or_default().to_owned(),
-                    })
-                }
-                _ => continue,
+            match frame::decode(&text) {
+                Ok(Decoded::Frame(Frame::Hello(hello))) => return Ok(hello),
+                Ok(Decoded::Frame(Frame::Error(refused))) => return Err(refused.into()),
+                Ok(_) => continue,
+                Err(e) => return Err(Error::Protocol(format!("the relay's hello: {e}"))),
             }
         }
         Err(Error::Protocol("the relay closed before its hello".into()))

@@ -11,6 +11,8 @@ use aep_types::{
 };
 use serde_json::Value;
 
+use crate::frame::{self, Decoded, ErrorCode, ErrorFrame, Frame};
+
 use super::{is_command_type, rfc3339, Identity, Ids, Outgoing, DEFAULT_ACK_WINDOW_MS};
 
 /// The default pause between two attempts of one command.
@@ -83,8 +85,9 @@ pub enum Outcome {
     /// `no-route`, or any other code); it may be retried when conditions
     /// change.
     Refused {
-        /// The frame's `code` (empty when the frame has none).
-        code: String,
+        /// The frame's `code` (an empty [`ErrorCode::Other`] when the
+        /// frame has none).
+        code: ErrorCode,
         /// The frame's `detail`, if any.
         detail: Option<String>,
     },
@@ -175,6 +178,7 @@ struct Pending {
 ///
 /// ```
 /// use aep::control::{Address, Due, Identity, Outcome, Sender};
+/// use aep::frame::ErrorCode;
 /// use aep::{ControlPause, Payload};
 ///
 /// let mut sender = Sender::new(Identity::new("urn:aep:console", "console")).with_retries(1_000, 1);
@@ -193,7 +197,7 @@ struct Pending {
 /// let cancel = sender.command(&Address::session("s2"), &Payload::ControlPause(ControlPause::new()), t0)?;
 /// let frame = serde_json::json!({"type": "error", "cause": cancel.event().id, "code": "no-route"});
 /// let settled = sender.receive_frame(&frame).expect("the refusal of a pending command");
-/// assert!(matches!(settled.outcome, Outcome::Refused { ref code, .. } if code == "no-route"));
+/// assert!(matches!(settled.outcome, Outcome::Refused { code: ErrorCode::NoRoute, .. }));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -398,21 +402,23 @@ impl Sender {
     /// naming a pending command ([`Outcome::Refused`]). Other frames give
     /// `None`.
     pub fn receive_frame(&mut self, frame: &Value) -> Option<Settled> {
-        let members = frame.as_object()?;
-        let frame_type = members.get("type")?.as_str()?;
-        if frame_type.contains('.') {
-            let event = Event::from_json(&frame.to_string()).ok()?;
-            return self.receive(&event);
+        match frame::decode_value(frame.clone()).ok()? {
+            Decoded::Event(event) => {
+                let event = Event::from_json(&event.to_string()).ok()?;
+                self.receive(&event)
+            }
+            Decoded::Frame(Frame::Error(error)) => self.receive_error(error),
+            _ => None,
         }
-        if frame_type != "error" {
-            return None;
-        }
-        let cause = members.get("cause")?.as_str()?;
-        let serial = *self.serials.get(cause)?;
-        let text = |name| members.get(name).and_then(Value::as_str).map(str::to_owned);
+    }
+
+    /// Settles from an `error` frame whose `cause` names a pending command
+    /// ([`Outcome::Refused`]); `None` for any other.
+    pub fn receive_error(&mut self, error: ErrorFrame) -> Option<Settled> {
+        let serial = *self.serials.get(error.cause.as_deref()?)?;
         let outcome = Outcome::Refused {
-            code: text("code").unwrap_or_default(),
-            detail: text("detail"),
+            code: error.code,
+            detail: error.detail,
         };
         Some(self.settle(serial, outcome))
     }

@@ -8,6 +8,7 @@ use aep_types::{
 use serde_json::{json, Value};
 
 use super::*;
+use crate::frame::ErrorCode;
 
 const TARGET: &str = "urn:aep:agent:demo";
 const SENDER: &str = "urn:aep:console";
@@ -866,7 +867,7 @@ fn error_frames_settle_by_cause_and_other_frames_are_ignored() {
         Settled {
             command: id.clone(),
             outcome: Outcome::Refused {
-                code: "ambiguous".into(),
+                code: ErrorCode::Ambiguous,
                 detail: Some("2 claimants".into())
             }
         }
@@ -889,7 +890,7 @@ fn error_frames_settle_by_cause_and_other_frames_are_ignored() {
     assert_eq!(
         settled.outcome,
         Outcome::Refused {
-            code: String::new(),
+            code: ErrorCode::Other(String::new()),
             detail: None
         }
     );

@@ -11,6 +11,7 @@ use aep::control::{
     Target,
 };
 use aep::control_cancel::Scope;
+use aep::frame::ErrorCode;
 use aep::stream::{validate_reader, Level, Options};
 use aep::{Answer, Capture, ControlCancel, ControlPause, Event, NackReason, Payload};
 use serde_json::{json, Value};
@@ -481,7 +482,10 @@ fn relay_refusals_settle_by_error_frame_and_stay_out_of_the_history() {
     let id = world.command(pause());
     assert!(matches!(
         world.outcome_of(&id)[..],
-        [Outcome::Refused { ref code, detail: None }] if code == "no-route"
+        [Outcome::Refused {
+            code: ErrorCode::NoRoute,
+            detail: None
+        }]
     ));
 
     world.relay.target_connected = true;
@@ -489,7 +493,10 @@ fn relay_refusals_settle_by_error_frame_and_stay_out_of_the_history() {
     let id = world.command(Payload::ControlCancel(ControlCancel::new(Scope::Run)));
     assert!(matches!(
         world.outcome_of(&id)[..],
-        [Outcome::Refused { ref code, .. }] if code == "unsupported"
+        [Outcome::Refused {
+            code: ErrorCode::Unsupported,
+            ..
+        }]
     ));
     assert_eq!(world.relay.history.len(), 1, "only the session.started");
     world.advance_to(T0 + 100_000);

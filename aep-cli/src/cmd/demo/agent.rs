@@ -9,13 +9,14 @@ use aep::attention_requested::Kind;
 use aep::attention_resolved::Resolution;
 use aep::control::{Command, Identity, Received, Target};
 use aep::emit::Emitter;
+use aep::frame::{Frame, Role};
 use aep::run_cancelled::By;
 use aep::{
     AgentHeartbeat, AttentionResolved, Capture, Event, NackReason, Payload, RunCancelled,
     SessionEnded, Severity,
 };
 use aep_client::session::{source_uri, Attrs, SessionEmitter};
-use aep_client::socket::{Inbound, Socket, SocketConfig};
+use aep_client::socket::{hello, Inbound, Socket, SocketConfig};
 use serde_json::json;
 
 use super::script::{self, Step};
@@ -74,17 +75,16 @@ impl Demo {
         let target = Target::new(Identity::new(source, settings.agent.clone()), ACCEPTS)
             .map_err(|e| e.to_string())?
             .with_ceiling(CEILING);
-        let hello = json!({
-            "type": "hello",
-            "versions": ["0.1"],
-            "role": "emitter",
-            "identity": {"agent": settings.agent, "instance": format!("{host}/{}", std::process::id())},
-            "capabilities": {
+        let hello = hello(
+            Role::Emitter,
+            &settings.agent,
+            &format!("{host}/{}", std::process::id()),
+            json!({
                 "emits": ["session", "run", "tool", "progress", "attention", "control", "agent"],
                 "capture": ["none", "metadata", "redacted"],
                 "control": target.capability(),
-            },
-        });
+            }),
+        );
         let socket = Socket::connect(SocketConfig::new(
             settings.relay.clone(),
             settings.token.clone(),
@@ -143,11 +143,10 @@ impl Demo {
                         diag!("aep demo: error: the relay at {} refused the connection: {why}", self.settings.relay);
                         return Status::Failure;
                     }
-                    Some(Inbound::Frame(frame)) => {
-                        if frame.get("type").and_then(|t| t.as_str()) == Some("error") {
-                            diag!("aep demo: the relay said: {frame}");
-                        }
+                    Some(Inbound::Frame(Frame::Error(error))) => {
+                        diag!("aep demo: the relay said: {error}");
                     }
+                    Some(Inbound::Frame(_)) => {}
                     None => break,
                 },
                 _ = pace.tick() => self.step().await,

@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aep::control::{Identity, Outgoing, Received, Target};
+use aep::frame::{Frame, Role};
 use aep::{Capture, NackReason, Payload, Severity};
 use aep_adapters::runtime::{Answering, Asking, Holds, Settled};
 use aep_adapters::{Mapper, Posture};
@@ -267,7 +268,7 @@ fn connect(relay: String, token: Option<String>) -> Socket {
         "accepts": ACCEPTS,
         "ack_window_ms": aep::control::DEFAULT_ACK_WINDOW_MS,
     }});
-    let hello = hello("emitter", "aep-adapter", &instance, capabilities);
+    let hello = hello(Role::Emitter, "aep-adapter", &instance, capabilities);
     let mut config = SocketConfig::new(relay, token, hello);
     config.outbox = queue_size();
     Socket::connect(config)
@@ -884,11 +885,10 @@ impl Daemon {
                 self.unpark();
             }
             Inbound::Event(line) => self.command(&line),
-            Inbound::Frame(frame) => {
-                if frame.get("type").and_then(Value::as_str) == Some("error") {
-                    tracing::warn!(%frame, "the relay refused something the daemon sent");
-                }
+            Inbound::Frame(Frame::Error(error)) => {
+                tracing::warn!(%error, "the relay refused something the daemon sent");
             }
+            Inbound::Frame(_) => {}
         }
     }
 
@@ -1263,7 +1263,7 @@ mod tests {
 
     /// A socket to nowhere: it never connects, so what is queued stays.
     fn nowhere(outbox: usize) -> Socket {
-        let hello = hello("emitter", "test", "t/1", json!({}));
+        let hello = hello(Role::Emitter, "test", "t/1", json!({}));
         let mut config = SocketConfig::new("http://127.0.0.1:9", None, hello);
         config.outbox = outbox;
         Socket::connect(config)

@@ -1,0 +1,588 @@
+//! The WebSocket binding's frames (AEP-0003 §2, §3.5, §4, §6.5; the
+//! command-path error frame of AEP-0004 §4), as one typed vocabulary.
+//!
+//! On the WebSocket binding every text frame carries one JSON object: an
+//! **event**, whose `type` contains a dot, or a **frame**, a
+//! connection-scoped message whose `type` has none. [`decode`] tells the
+//! two apart and types the frame; [`Frame::encode`] writes one. Both sides
+//! of the binding (the relay, and every client: consumers, emitters,
+//! control senders) speak through this module, so a frame's members are
+//! named once.
+//!
+//! Forward compatibility, as the spec asks: a frame type this revision does
+//! not define decodes as [`Decoded::Unknown`] (to be ignored), members a
+//! frame does not define are ignored, and an error code outside the known
+//! set is kept as [`ErrorCode::Other`].
+//!
+//! ```
+//! use aep::frame::{decode, Decoded, ErrorCode, Frame};
+//!
+//! let text = r#"{"type":"error","id":"sub-1","code":"limit-exceeded","detail":"--max-subscriptions (64)"}"#;
+//! let Ok(Decoded::Frame(Frame::Error(error))) = decode(text) else { panic!() };
+//! assert_eq!(error.code, ErrorCode::LimitExceeded);
+//! assert_eq!(error.id.as_deref(), Some("sub-1"));
+//!
+//! assert!(matches!(decode(r#"{"type":"session.started"}"#), Ok(Decoded::Event(_))));
+//! assert!(matches!(decode(r#"{"type":"whisper"}"#), Ok(Decoded::Unknown(kind)) if kind == "whisper"));
+//!
+//! let ping = Frame::Ping(aep::frame::Ping { t: Some(7.into()) });
+//! assert_eq!(ping.encode(), r#"{"type":"ping","t":7}"#);
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// One frame of the WebSocket binding (AEP-0003 §2 lists the 0.1 types).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Frame {
+    /// The first frame in each direction (AEP-0003 §4).
+    Hello(Hello),
+    /// A consumer opens a subscription (AEP-0003 §6.5).
+    Subscribe(Subscribe),
+    /// The endpoint accepted a subscription.
+    Subscribed(Id),
+    /// A consumer ends a subscription.
+    Unsubscribe(Id),
+    /// The endpoint ended a subscription.
+    Unsubscribed(Id),
+    /// A roster request (`id` alone) or its reply (with `entries`)
+    /// (AEP-0003 §4.1).
+    Roster(Roster),
+    /// A refusal: of a frame (with the request's `id`), of an event or a
+    /// command (with its `cause`), or of the connection.
+    Error(ErrorFrame),
+    /// A resume position predates what the endpoint still holds
+    /// (AEP-0003 §5).
+    ReplayExhausted(ReplayExhausted),
+    /// The sender is about to close, with the positions it delivered
+    /// (AEP-0003 §3.5 rule 4).
+    Closing(Closing),
+    /// Liveness: answered by a `pong` echoing `t`.
+    Ping(Ping),
+    /// The answer to a `ping`.
+    Pong(Ping),
+}
+
+/// What one text frame of the binding carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded {
+    /// An event (its `type` contains a dot), left as JSON for the event
+    /// layer to validate.
+    Event(Value),
+    /// A frame of this revision.
+    Frame(Frame),
+    /// A frame type this revision does not define: the spec says to
+    /// ignore it (AEP-0003 §2).
+    Unknown(String),
+}
+
+/// Why a text frame is not one the binding can use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// The text is not JSON.
+    Json(String),
+    /// The JSON is not an object with a string `type`.
+    NotAFrame,
+    /// A frame of a known type with a member of the wrong shape.
+    Malformed {
+        /// The frame's type.
+        kind: String,
+        /// What is wrong, in serde's words.
+        detail: String,
+    },
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameError::Json(e) => write!(f, "the frame is not JSON: {e}"),
+            FrameError::NotAFrame => f.write_str("a frame is a JSON object with a string type"),
+            FrameError::Malformed { kind, detail } => {
+                write!(f, "a {kind} frame that does not parse: {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Decodes one text frame: an event, a typed frame, or an unknown frame.
+pub fn decode(text: &str) -> Result<Decoded, FrameError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| FrameError::Json(e.to_string()))?;
+    decode_value(value)
+}
+
+/// [`decode`] for JSON already parsed.
+pub fn decode_value(value: Value) -> Result<Decoded, FrameError> {
+    let Some(kind) = value.get("type").and_then(Value::as_str) else {
+        return Err(FrameError::NotAFrame);
+    };
+    if kind.contains('.') {
+        return Ok(Decoded::Event(value));
+    }
+    if !KNOWN.contains(&kind) {
+        return Ok(Decoded::Unknown(kind.to_owned()));
+    }
+    let kind = kind.to_owned();
+    serde_json::from_value(value)
+        .map(Decoded::Frame)
+        .map_err(|e| FrameError::Malformed {
+            kind,
+            detail: e.to_string(),
+        })
+}
+
+/// The frame types of AEP 0.1 (AEP-0003 §2).
+pub const KNOWN: [&str; 11] = [
+    "hello",
+    "subscribe",
+    "subscribed",
+    "unsubscribe",
+    "unsubscribed",
+    "roster",
+    "error",
+    "replay-exhausted",
+    "closing",
+    "ping",
+    "pong",
+];
+
+impl Frame {
+    /// The frame as the JSON text of one WebSocket text frame.
+    pub fn encode(&self) -> String {
+        // Every member is a string, a number, a map with string keys or a
+        // JSON value: serialisation cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The frame's `type`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Frame::Hello(_) => "hello",
+            Frame::Subscribe(_) => "subscribe",
+            Frame::Subscribed(_) => "subscribed",
+            Frame::Unsubscribe(_) => "unsubscribe",
+            Frame::Unsubscribed(_) => "unsubscribed",
+            Frame::Roster(_) => "roster",
+            Frame::Error(_) => "error",
+            Frame::ReplayExhausted(_) => "replay-exhausted",
+            Frame::Closing(_) => "closing",
+            Frame::Ping(_) => "ping",
+            Frame::Pong(_) => "pong",
+        }
+    }
+
+    /// The `pong` that answers this frame, when it is a `ping`.
+    pub fn pong(&self) -> Option<Frame> {
+        match self {
+            Frame::Ping(ping) => Some(Frame::Pong(ping.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// A frame whose only member is a request's `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Id {
+    /// The subscription's id.
+    pub id: String,
+}
+
+/// The `hello` frame (AEP-0003 §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Versions, newest first; the responder's has exactly one (absent
+    /// decodes as none in common).
+    #[serde(default)]
+    pub versions: Vec<String>,
+    /// What the connection does: REQUIRED of a connecting party; a peer
+    /// that leaves it out of its answer is still understood.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// Who speaks (REQUIRED `agent` for emitters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// Declarations (unknown keys are kept and ignored, AEP-0003 §4 rule 4).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub capabilities: Map<String, Value>,
+}
+
+impl Hello {
+    /// `capabilities.control.accepts`, the commands a target takes
+    /// (authoritative, AEP-0004); empty when not declared.
+    pub fn accepts(&self) -> Vec<&str> {
+        self.capabilities
+            .get("control")
+            .and_then(|c| c.get("accepts"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether the peer declares a capability (`roster`, `filters`, …).
+    pub fn declares(&self, capability: &str) -> bool {
+        self.capabilities.contains_key(capability)
+    }
+}
+
+/// A connection's role (AEP-0003 §4 rule 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Sends events.
+    Emitter,
+    /// Subscribes.
+    Consumer,
+    /// Both.
+    Both,
+}
+
+impl Role {
+    /// The role as the wire spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Emitter => "emitter",
+            Role::Consumer => "consumer",
+            Role::Both => "both",
+        }
+    }
+}
+
+/// `hello.identity` (AEP-0003 §4 rule 3).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Identity {
+    /// The agent (the envelope `agent` of what an emitter sends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The process, among the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// The identity document (AEP-0003 §8.3), when sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card: Option<Value>,
+}
+
+/// The `subscribe` frame (AEP-0003 §6.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subscribe {
+    /// The subscription's id, echoed by the answer.
+    pub id: String,
+    /// The `attr-match` filter ([`crate::filter`] parses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<Value>,
+    /// Where replay starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Resume>,
+    /// The capture ceiling asked for (AEP-0003 §6.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
+}
+
+/// `subscribe.from`: resume positions, or the literal `"all"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    /// Everything buffered (`"all"`).
+    All,
+    /// After each of these positions.
+    Positions(Vec<Position>),
+}
+
+impl Serialize for Resume {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Resume::All => serializer.serialize_str("all"),
+            Resume::Positions(positions) => positions.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Resume {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Word(String),
+            Positions(Vec<Position>),
+        }
+        match Wire::deserialize(deserializer)? {
+            Wire::Word(word) if word == "all" => Ok(Resume::All),
+            Wire::Word(word) => Err(serde::de::Error::custom(format!(
+                "from is an array of positions or \"all\", not {word:?}"
+            ))),
+            Wire::Positions(positions) => Ok(Resume::Positions(positions)),
+        }
+    }
+}
+
+/// A resume position: replay what follows it (AEP-0003 §7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    /// The session.
+    pub session: String,
+    /// Its epoch (0 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    /// The last sequence number seen (none: from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+}
+
+/// The `roster` frame: a request, or its reply with `entries`
+/// (AEP-0003 §4.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Roster {
+    /// The request's id, echoed by the reply.
+    pub id: String,
+    /// The reply's live claims; absent on the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<RosterEntry>>,
+}
+
+/// One live (connection, claimed session) pair of a roster reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RosterEntry {
+    /// The claimed session.
+    pub session: String,
+    /// The claiming connection's `hello.identity.agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Value>,
+    /// Its `hello.identity.instance`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<Value>,
+    /// Its `capabilities.control`, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<Value>,
+    /// Its `capabilities.emits`, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emits: Option<Value>,
+}
+
+/// The `error` frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorFrame {
+    /// The refused request's id (`subscribe`, `roster`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The refused event's or command's id (AEP-0004 §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// Why (a frame without one decodes as an empty [`ErrorCode::Other`]:
+    /// a refusal is a refusal).
+    #[serde(default)]
+    pub code: ErrorCode,
+    /// In words; SHOULD name the limit a `limit-exceeded` hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// With `version-unsupported`: the versions the endpoint speaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<Vec<String>>,
+}
+
+impl ErrorFrame {
+    /// An error frame with a code and a detail, answering nothing in
+    /// particular (add `id` or `cause` to say what it refuses).
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        ErrorFrame {
+            id: None,
+            cause: None,
+            code,
+            detail: Some(detail.into()),
+            versions: None,
+        }
+    }
+}
+
+impl fmt::Display for ErrorFrame {
+    /// `code: detail`, with the refused request or event when named.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code.as_str())?;
+        if let Some(detail) = &self.detail {
+            write!(f, ": {detail}")?;
+        }
+        match (&self.id, &self.cause) {
+            (Some(id), _) => write!(f, " (request {id:?})"),
+            (None, Some(cause)) => write!(f, " (event {cause:?})"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+/// An `error` frame's `code`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// The first frame was not `hello` (AEP-0003 §3.5).
+    HelloRequired,
+    /// No version in common (AEP-0003 §4 rule 1).
+    VersionUnsupported,
+    /// A `hello` that does not parse.
+    InvalidHello,
+    /// A binary frame (reserved in 0.1).
+    BinaryUnsupported,
+    /// A frame of a known type that does not parse.
+    BadFrame,
+    /// A text frame that is not JSON.
+    BadJson,
+    /// An event whose bytes are not UTF-8.
+    InvalidUtf8,
+    /// An event that is not JSON.
+    InvalidJson,
+    /// An event that breaks the envelope's rules.
+    InvalidEvent,
+    /// Not allowed on this connection (AEP-0003 §8, AEP-0004 §4.1).
+    Unauthorized,
+    /// A `subscribe` that is malformed or names an illegal key.
+    InvalidFilter,
+    /// A filter dialect the endpoint does not advertise.
+    UnknownDialect,
+    /// A resource limit of the endpoint.
+    LimitExceeded,
+    /// No live connection owns the command's session (AEP-0004 §4).
+    NoRoute,
+    /// Several claimants; a command goes to at most one.
+    Ambiguous,
+    /// The target does not declare the command in `control.accepts`.
+    Unsupported,
+    /// The target, or the endpoint, cannot take the command now.
+    Busy,
+    /// A code this revision does not define, kept as sent.
+    Other(String),
+}
+
+impl ErrorCode {
+    /// The code as the wire spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::HelloRequired => "hello-required",
+            ErrorCode::VersionUnsupported => "version-unsupported",
+            ErrorCode::InvalidHello => "invalid-hello",
+            ErrorCode::BinaryUnsupported => "binary-unsupported",
+            ErrorCode::BadFrame => "bad-frame",
+            ErrorCode::BadJson => "bad-json",
+            ErrorCode::InvalidUtf8 => "invalid-utf8",
+            ErrorCode::InvalidJson => "invalid-json",
+            ErrorCode::InvalidEvent => "invalid-event",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::InvalidFilter => "invalid-filter",
+            ErrorCode::UnknownDialect => "unknown-dialect",
+            ErrorCode::LimitExceeded => "limit-exceeded",
+            ErrorCode::NoRoute => "no-route",
+            ErrorCode::Ambiguous => "ambiguous",
+            ErrorCode::Unsupported => "unsupported",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Other(code) => code,
+        }
+    }
+
+    /// The code a wire string names ([`ErrorCode::Other`] when unknown).
+    pub fn parse(code: &str) -> Self {
+        match code {
+            "hello-required" => ErrorCode::HelloRequired,
+            "version-unsupported" => ErrorCode::VersionUnsupported,
+            "invalid-hello" => ErrorCode::InvalidHello,
+            "binary-unsupported" => ErrorCode::BinaryUnsupported,
+            "bad-frame" => ErrorCode::BadFrame,
+            "bad-json" => ErrorCode::BadJson,
+            "invalid-utf8" => ErrorCode::InvalidUtf8,
+            "invalid-json" => ErrorCode::InvalidJson,
+            "invalid-event" => ErrorCode::InvalidEvent,
+            "unauthorized" => ErrorCode::Unauthorized,
+            "invalid-filter" => ErrorCode::InvalidFilter,
+            "unknown-dialect" => ErrorCode::UnknownDialect,
+            "limit-exceeded" => ErrorCode::LimitExceeded,
+            "no-route" => ErrorCode::NoRoute,
+            "ambiguous" => ErrorCode::Ambiguous,
+            "unsupported" => ErrorCode::Unsupported,
+            "busy" => ErrorCode::Busy,
+            other => ErrorCode::Other(other.to_owned()),
+        }
+    }
+}
+
+impl Default for ErrorCode {
+    /// No code: an empty [`ErrorCode::Other`].
+    fn default() -> Self {
+        ErrorCode::Other(String::new())
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = String::deserialize(deserializer)?;
+        Ok(ErrorCode::parse(&code))
+    }
+}
+
+/// The `replay-exhausted` frame (AEP-0003 §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayExhausted {
+    /// The subscription whose resume position is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<String>,
+    /// The session.
+    pub session: String,
+    /// The earliest position still held.
+    pub earliest: Earliest,
+}
+
+/// The earliest position a `replay-exhausted` frame says is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Earliest {
+    /// Its epoch (0 when absent).
+    #[serde(default)]
+    pub epoch: u64,
+    /// Its sequence number.
+    pub seq: u64,
+}
+
+/// The `closing` frame (AEP-0003 §3.5 rule 4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Closing {
+    /// Why the sender closes.
+    pub reason: String,
+    /// The last position delivered per subscription and session.
+    #[serde(default)]
+    pub delivered: Vec<Delivered>,
+    /// How many positions were left out of `delivered` (an addition of
+    /// this implementation; absent when none were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<u64>,
+}
+
+/// One delivered position of a `closing` frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivered {
+    /// The subscription.
+    pub sub: String,
+    /// The session.
+    pub session: String,
+    /// Its epoch.
+    pub epoch: u64,
+    /// The last sequence number delivered.
+    pub seq: u64,
+}
+
+/// The `ping` and `pong` frames: `t` is echoed as sent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Ping {
+    /// The sender's stamp (any JSON; milliseconds by convention).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests;

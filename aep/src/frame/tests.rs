@@ -1,0 +1,399 @@
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::*;
+
+/// Decodes a frame, failing the test on anything else.
+fn frame(text: &str) -> Frame {
+    match decode(text) {
+        Ok(Decoded::Frame(frame)) => frame,
+        other => panic!("{text} decoded as {other:?}"),
+    }
+}
+
+/// A frame re-encoded is the same JSON as the text it came from.
+fn same_after_round_trip(text: &str) {
+    let decoded = frame(text);
+    let original: Value = serde_json::from_str(text).unwrap();
+    let encoded: Value = serde_json::from_str(&decoded.encode()).unwrap();
+    assert_eq!(encoded, original, "{text}");
+}
+
+#[test]
+fn the_specs_examples_decode_and_encode_unchanged() {
+    // AEP-0003 §4, §4.1, §6.5 and §3.5 rule 4, as the spec writes them
+    // (the hello's `card: null` is the one member that does not survive:
+    // an absent card and a null one say the same).
+    same_after_round_trip(
+        r#"{"type":"hello","versions":["0.1"],"role":"emitter",
+            "identity":{"agent":"claude-code","instance":"host-a/7c1f"},
+            "capabilities":{"emits":["session","run","tool","attention","error"],
+              "capture":["none","metadata","redacted"],
+              "control":{"accepts":["control.attention.respond"],"ack_window_ms":10000},
+              "replay":{"buffer":10000,"all":true},"filters":["attr-match"],"experimental":{}}}"#,
+    );
+    same_after_round_trip(r#"{"type":"roster","id":"r-1"}"#);
+    same_after_round_trip(
+        r#"{"type":"roster","id":"r-1","entries":[{"session":"s_8f2c","agent":"claude-code",
+            "instance":"host-a/7c1f","control":{"accepts":["control.attention.respond"],"ack_window_ms":10000},
+            "emits":["session","run","tool","attention"]}]}"#,
+    );
+    same_after_round_trip(
+        r#"{"type":"subscribe","id":"sub-1","filter":{"type":["attention.*"],"severity":{"gte":"notice"}},
+            "from":[{"session":"s_8f2c","epoch":3,"seq":187}],"capture":"metadata"}"#,
+    );
+    same_after_round_trip(r#"{"type":"subscribed","id":"sub-1"}"#);
+    same_after_round_trip(
+        r#"{"type":"error","id":"sub-1","code":"invalid-filter","detail":"severity is not a level"}"#,
+    );
+    same_after_round_trip(r#"{"type":"unsubscribe","id":"sub-1"}"#);
+    same_after_round_trip(r#"{"type":"unsubscribed","id":"sub-1"}"#);
+    same_after_round_trip(
+        r#"{"type":"closing","reason":"shutdown","delivered":[{"sub":"sub-1","session":"s","epoch":0,"seq":9}]}"#,
+    );
+    same_after_round_trip(r#"{"type":"ping","t":1733400000000}"#);
+    same_after_round_trip(r#"{"type":"pong","t":1733400000000}"#);
+
+    let Frame::Hello(hello) = frame(
+        r#"{"type":"hello","versions":["0.1"],"role":"emitter","identity":{"agent":"a","card":null},"capabilities":{"control":{"accepts":["control.attention.respond","control.cancel"]},"roster":{}}}"#,
+    ) else {
+        panic!("not a hello")
+    };
+    assert_eq!(hello.role, Some(Role::Emitter));
+    assert_eq!(
+        hello.accepts(),
+        ["control.attention.respond", "control.cancel"]
+    );
+    assert!(hello.declares("roster"));
+    assert!(!hello.declares("filters"));
+}
+
+#[test]
+fn the_frames_the_relay_sends_decode_and_encode_unchanged() {
+    // Recorded from `aep relay` 0.1 before frames were typed.
+    for text in [
+        r#"{"type":"hello","versions":["0.1"],"role":"both","identity":{"agent":"aep-relay","instance":"aep-relay/0.1.0"},"capabilities":{"filters":["attr-match"],"replay":{"buffer":10000,"all":true},"roster":{}}}"#,
+        r#"{"type":"error","code":"hello-required","detail":"the first frame must be hello (AEP-0003 §3.5)"}"#,
+        r#"{"type":"error","code":"version-unsupported","versions":["0.1"],"detail":"this relay speaks AEP 0.1"}"#,
+        r#"{"type":"error","code":"binary-unsupported","detail":"binary frames are reserved in AEP 0.1"}"#,
+        r#"{"type":"error","cause":"01JD0000000000000000000000","code":"no-route","detail":"no connected emitter owns session \"s\""}"#,
+        r#"{"type":"error","cause":"e1","code":"invalid-event","detail":"missing field `time`"}"#,
+        r#"{"type":"replay-exhausted","sub":"aep-client","session":"s","earliest":{"epoch":2,"seq":40}}"#,
+        r#"{"type":"closing","reason":"slow consumer","delivered":[{"sub":"a","session":"s","epoch":0,"seq":3}],"omitted":2}"#,
+    ] {
+        same_after_round_trip(text);
+    }
+}
+
+#[test]
+fn events_and_unknown_frames_are_told_from_frames() {
+    let event = r#"{"aep":"0.1","type":"session.started","id":"e"}"#;
+    assert!(matches!(decode(event), Ok(Decoded::Event(v)) if v["id"] == "e"));
+    // Unknown frame types are ignored, whatever their members.
+    assert_eq!(
+        decode(r#"{"type":"whisper","id":5}"#),
+        Ok(Decoded::Unknown("whisper".into()))
+    );
+    // Unknown members of a known frame are ignored.
+    assert_eq!(
+        frame(r#"{"type":"subscribed","id":"x","later":true}"#),
+        Frame::Subscribed(Id { id: "x".into() })
+    );
+}
+
+#[test]
+fn what_is_not_a_frame_says_why() {
+    assert!(matches!(decode("{"), Err(FrameError::Json(_))));
+    for text in ["[]", "7", r#"{"id":"x"}"#, r#"{"type":3}"#] {
+        assert_eq!(decode(text), Err(FrameError::NotAFrame), "{text}");
+    }
+    let missing_id = decode(r#"{"type":"subscribe"}"#).unwrap_err();
+    assert!(
+        matches!(&missing_id, FrameError::Malformed { kind, detail } if kind == "subscribe" && detail.contains("id")),
+        "{missing_id:?}"
+    );
+    assert!(missing_id
+        .to_string()
+        .starts_with("a subscribe frame that does not parse"));
+    assert!(matches!(
+        decode(r#"{"type":"hello","versions":["0.1"],"role":"admin"}"#),
+        Err(FrameError::Malformed { .. })
+    ));
+    assert!(matches!(
+        decode(r#"{"type":"subscribe","id":"s","from":"everything"}"#),
+        Err(FrameError::Malformed { .. })
+    ));
+    assert!(matches!(
+        decode(r#"{"type":"replay-exhausted","session":"s","earliest":{"epoch":1}}"#),
+        Err(FrameError::Malformed { .. })
+    ));
+}
+
+#[test]
+fn resume_positions_and_all() {
+    let Frame::Subscribe(all) = frame(r#"{"type":"subscribe","id":"s","from":"all"}"#) else {
+        panic!()
+    };
+    assert_eq!(all.from, Some(Resume::All));
+    let Frame::Subscribe(some) = frame(
+        r#"{"type":"subscribe","id":"s","from":[{"session":"a"},{"session":"b","epoch":2,"seq":7}]}"#,
+    ) else {
+        panic!()
+    };
+    assert_eq!(
+        some.from,
+        Some(Resume::Positions(vec![
+            Position {
+                session: "a".into(),
+                epoch: None,
+                seq: None
+            },
+            Position {
+                session: "b".into(),
+                epoch: Some(2),
+                seq: Some(7)
+            },
+        ]))
+    );
+}
+
+#[test]
+fn error_codes_known_and_unknown_keep_their_spelling() {
+    for code in [
+        "hello-required",
+        "version-unsupported",
+        "invalid-hello",
+        "binary-unsupported",
+        "bad-frame",
+        "bad-json",
+        "invalid-utf8",
+        "invalid-json",
+        "invalid-event",
+        "unauthorized",
+        "invalid-filter",
+        "unknown-dialect",
+        "limit-exceeded",
+        "no-route",
+        "ambiguous",
+        "unsupported",
+        "busy",
+    ] {
+        let parsed = ErrorCode::parse(code);
+        assert!(
+            !matches!(parsed, ErrorCode::Other(_)),
+            "{code} is a known code"
+        );
+        assert_eq!(parsed.as_str(), code);
+    }
+    let Frame::Error(error) = frame(r#"{"type":"error","code":"too-loud","detail":"d"}"#) else {
+        panic!()
+    };
+    assert_eq!(error.code, ErrorCode::Other("too-loud".into()));
+    assert_eq!(
+        serde_json::from_str::<Value>(&Frame::Error(error).encode()).unwrap(),
+        json!({"type": "error", "code": "too-loud", "detail": "d"})
+    );
+}
+
+#[test]
+fn a_ping_is_answered_by_a_pong_echoing_its_stamp() {
+    let ping = frame(r#"{"type":"ping","t":{"at":5}}"#);
+    assert_eq!(
+        ping.pong().map(|p| p.encode()).as_deref(),
+        Some(r#"{"type":"pong","t":{"at":5}}"#)
+    );
+    assert_eq!(frame(r#"{"type":"pong"}"#).pong(), None);
+}
+
+#[test]
+fn kind_names_the_type_encode_writes() {
+    for text in [
+        r#"{"type":"subscribed","id":"x"}"#,
+        r#"{"type":"unsubscribe","id":"x"}"#,
+        r#"{"type":"unsubscribed","id":"x"}"#,
+        r#"{"type":"roster","id":"x"}"#,
+        r#"{"type":"ping"}"#,
+        r#"{"type":"pong"}"#,
+        r#"{"type":"error","code":"busy"}"#,
+        r#"{"type":"closing","reason":"r"}"#,
+        r#"{"type":"replay-exhausted","session":"s","earliest":{"seq":1}}"#,
+        r#"{"type":"hello","versions":["0.1"],"role":"consumer"}"#,
+        r#"{"type":"subscribe","id":"x"}"#,
+    ] {
+        let decoded = frame(text);
+        let encoded: Value = serde_json::from_str(&decoded.encode()).unwrap();
+        assert_eq!(encoded["type"], decoded.kind(), "{text}");
+        assert!(KNOWN.contains(&decoded.kind()));
+    }
+}
+
+fn text() -> impl Strategy<Value = String> {
+    // Quotes, escapes, dots and non-ASCII included.
+    "[a-z.\"\\\\é\u{1F600} -]{0,12}"
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        text().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map(text(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A JSON value that is not null (an `Option<Value>` holding null
+/// encodes as the member's absence, which decodes as `None`).
+fn some_value() -> impl Strategy<Value = Option<Value>> {
+    prop::option::of(value().prop_filter("not null", |v| !v.is_null()))
+}
+
+fn code() -> impl Strategy<Value = ErrorCode> {
+    prop_oneof![
+        Just(ErrorCode::LimitExceeded),
+        Just(ErrorCode::NoRoute),
+        Just(ErrorCode::HelloRequired),
+        "[a-z-]{1,10}".prop_map(|c| ErrorCode::parse(&c)),
+    ]
+}
+
+fn any_frame() -> impl Strategy<Value = Frame> {
+    let position = (
+        text(),
+        prop::option::of(any::<u64>()),
+        prop::option::of(any::<u64>()),
+    )
+        .prop_map(|(session, epoch, seq)| Position {
+            session,
+            epoch,
+            seq,
+        });
+    let resume = prop_oneof![
+        Just(Resume::All),
+        prop::collection::vec(position, 0..3).prop_map(Resume::Positions),
+    ];
+    let role = prop::option::of(prop_oneof![
+        Just(Role::Emitter),
+        Just(Role::Consumer),
+        Just(Role::Both)
+    ]);
+    let identity = (
+        prop::option::of(text()),
+        prop::option::of(text()),
+        some_value(),
+    )
+        .prop_map(|(agent, instance, card)| Identity {
+            agent,
+            instance,
+            card,
+        });
+    let capabilities = prop::collection::btree_map(text(), value(), 0..3)
+        .prop_map(|m| m.into_iter().collect::<Map<String, Value>>());
+    let entry = (
+        text(),
+        some_value(),
+        some_value(),
+        some_value(),
+        some_value(),
+    )
+        .prop_map(|(session, agent, instance, control, emits)| RosterEntry {
+            session,
+            agent,
+            instance,
+            control,
+            emits,
+        });
+    let delivered =
+        (text(), text(), any::<u64>(), any::<u64>()).prop_map(|(sub, session, epoch, seq)| {
+            Delivered {
+                sub,
+                session,
+                epoch,
+                seq,
+            }
+        });
+    prop_oneof![
+        (
+            prop::collection::vec(text(), 0..3),
+            role,
+            prop::option::of(identity),
+            capabilities
+        )
+            .prop_map(
+                |(versions, role, identity, capabilities)| Frame::Hello(Hello {
+                    versions,
+                    role,
+                    identity,
+                    capabilities
+                })
+            ),
+        (
+            text(),
+            some_value(),
+            prop::option::of(resume),
+            prop::option::of(text())
+        )
+            .prop_map(|(id, filter, from, capture)| Frame::Subscribe(Subscribe {
+                id,
+                filter,
+                from,
+                capture
+            })),
+        text().prop_map(|id| Frame::Subscribed(Id { id })),
+        text().prop_map(|id| Frame::Unsubscribe(Id { id })),
+        text().prop_map(|id| Frame::Unsubscribed(Id { id })),
+        (text(), prop::option::of(prop::collection::vec(entry, 0..3)))
+            .prop_map(|(id, entries)| Frame::Roster(Roster { id, entries })),
+        (
+            prop::option::of(text()),
+            prop::option::of(text()),
+            code(),
+            prop::option::of(text()),
+            prop::option::of(prop::collection::vec(text(), 0..2))
+        )
+            .prop_map(
+                |(id, cause, code, detail, versions)| Frame::Error(ErrorFrame {
+                    id,
+                    cause,
+                    code,
+                    detail,
+                    versions
+                })
+            ),
+        (prop::option::of(text()), text(), any::<u64>(), any::<u64>()).prop_map(
+            |(sub, session, epoch, seq)| {
+                Frame::ReplayExhausted(ReplayExhausted {
+                    sub,
+                    session,
+                    earliest: Earliest { epoch, seq },
+                })
+            }
+        ),
+        (
+            text(),
+            prop::collection::vec(delivered, 0..3),
+            prop::option::of(any::<u64>())
+        )
+            .prop_map(|(reason, delivered, omitted)| Frame::Closing(Closing {
+                reason,
+                delivered,
+                omitted
+            })),
+        some_value().prop_map(|t| Frame::Ping(Ping { t })),
+        some_value().prop_map(|t| Frame::Pong(Ping { t })),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn every_frame_decodes_as_it_was_encoded(frame in any_frame()) {
+        let text = frame.encode();
+        prop_assert_eq!(decode(&text), Ok(Decoded::Frame(frame)), "{}", text);
+    }
+}
