@@ -88,7 +88,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Project(args) => cmd::project::run(args),
         Command::Convert(args) => cmd::convert::run(args),
-        Command::Respond(args) => return cmd::respond::run(args),
+        Command::Respond(args) => cmd::respond::run(args),
         Command::Sessions(args) => cmd::sessions::run(args),
         Command::Pending(args) => cmd::pending::run(args),
         Command::Redact(args) => cmd::redact::run(args),
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
         Command::Tail(args) => cmd::tail::run(args),
         Command::Timeline(args) => cmd::timeline::run(args),
         Command::Sink(args) => cmd::sink::run(args),
-        Command::Cancel(args) => return cmd::cancel::run(args),
+        Command::Cancel(args) => cmd::cancel::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
     };

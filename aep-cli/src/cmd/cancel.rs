@@ -2,8 +2,6 @@
 //! whole session (`control.cancel`, AEP-0004 §5), through a relay, and
 //! wait for its ack.
 
-use std::process::ExitCode;
-
 use aep::control::{Address, Identity, Sender};
 use aep::control_cancel::Scope;
 use aep::{Capture, ControlCancel, Payload};
@@ -11,6 +9,7 @@ use aep::{Capture, ControlCancel, Payload};
 use super::redact::PipelineArgs;
 use super::respond::{TextCapture, DEFAULT_AGENT, DEFAULT_SOURCE};
 use super::send::AckArgs;
+use super::Status;
 use crate::diag;
 use crate::live::RelayArgs;
 
@@ -85,10 +84,10 @@ pub struct Args {
 }
 
 /// Runs `aep cancel`; returns the process exit code.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Status {
     let fail = |why: String| {
         diag!("aep cancel: error: {why}");
-        ExitCode::from(2)
+        Status::Failure
     };
     let relay = match args.relay.url() {
         Ok(relay) => relay,
@@ -99,7 +98,7 @@ pub fn run(args: &Args) -> ExitCode {
         Err(e) => return fail(e),
     };
     let Some(runtime) = crate::live::runtime("cancel") else {
-        return ExitCode::from(2);
+        return Status::Failure;
     };
     let id = command.id.clone();
     let sent = runtime.block_on(super::send::send(

@@ -23,15 +23,26 @@ pub mod tail;
 pub mod timeline;
 pub mod validate;
 
-/// How a command ended: the process exit status.
+/// How a command ended: the process exit status, every code a command
+/// documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     /// 0: nothing wrong.
     Clean,
-    /// 1: the input has errors (findings, violations).
+    /// 1: the input has errors (findings, violations), or an answer the
+    /// request cannot take.
     Findings,
-    /// 2: a usage error or an input that cannot be read.
+    /// 2: a usage error, an input that cannot be read, a relay that cannot
+    /// be reached.
     Failure,
+    /// 3: a command was nacked, by its target or by the relay on its
+    /// behalf.
+    Nacked,
+    /// 4: no ack within the window after the last attempt.
+    TimedOut,
+    /// 130: the person cancelled at a prompt (128 + SIGINT, as shells
+    /// report it).
+    Cancelled,
 }
 
 impl Status {
@@ -41,6 +52,9 @@ impl Status {
             Status::Clean => 0,
             Status::Findings => 1,
             Status::Failure => 2,
+            Status::Nacked => 3,
+            Status::TimedOut => 4,
+            Status::Cancelled => 130,
         }
     }
 }

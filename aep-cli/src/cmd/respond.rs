@@ -17,13 +17,13 @@ mod relay;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use aep::attention_requested::RespondVia;
 use aep::{AttentionRequested, Event};
 
 use super::redact::PipelineArgs;
 use super::send::AckArgs;
+use super::Status;
 use crate::diag;
 use crate::input::{self, LineLimit};
 use crate::output::Stdout;
@@ -115,9 +115,6 @@ Examples:
 pub const DEFAULT_SOURCE: &str = "urn:aep:aep-cli";
 /// The default `--agent` of a command: the sender's name.
 pub const DEFAULT_AGENT: &str = "aep-cli";
-
-/// The exit status of a cancelled prompt (128 + SIGINT, as shells report it).
-const CANCELLED: u8 = 130;
 
 /// The arguments of `aep respond`.
 #[derive(Debug, clap::Args)]
@@ -236,29 +233,29 @@ enum Mode {
 }
 
 /// Runs `aep respond`; returns the process exit code.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Status {
     match respond(args) {
         Ok(code) => code,
         Err(Stop::Refused(message)) => {
             diag!("aep respond: {message}");
-            ExitCode::from(1)
+            Status::Findings
         }
         Err(Stop::Failure(message)) => {
             diag!("aep respond: error: {message}");
-            ExitCode::from(2)
+            Status::Failure
         }
         Err(Stop::Bug(message)) => {
             diag!("aep respond: internal error, nothing written: {message}");
-            ExitCode::from(2)
+            Status::Failure
         }
         Err(Stop::Cancelled) => {
             diag!("aep respond: cancelled, nothing written");
-            ExitCode::from(CANCELLED)
+            Status::Cancelled
         }
     }
 }
 
-fn respond(args: &Args) -> Result<ExitCode, Stop> {
+fn respond(args: &Args) -> Result<Status, Stop> {
     let mode = mode(args)?;
     let reply = answer::Reply::from_args(args);
     // Decide before reading: with no answer flag, prompting needs a person.
@@ -351,7 +348,7 @@ fn respond(args: &Args) -> Result<ExitCode, Stop> {
     out.line(&line, b"\n")
         .and_then(|()| out.flush())
         .map_err(|e| Stop::Failure(e.to_string()))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Status::Clean)
 }
 
 /// The FILE (`-` for standard input), else the relay: the flag, else

@@ -6,13 +6,13 @@
 //! only after one more look at the relay's history (`live=0`): a slow
 //! live push is not a dead target.
 
-use std::process::ExitCode;
 use std::time::Duration;
 
 use aep::control::{Identity, Outcome};
 use aep::{Event, Payload};
 use aep_client::control::{ControlClient, ControlConfig};
 
+use super::Status;
 use crate::diag;
 
 /// `--ack-window` and `--retries`.
@@ -30,12 +30,6 @@ pub struct AckArgs {
     pub retries: u32,
 }
 
-/// Exit status 3: the command was nacked (by the target, or by the relay
-/// on its behalf).
-pub const NACKED: u8 = 3;
-/// Exit status 4: no ack within the window after the last attempt.
-pub const TIMED_OUT: u8 = 4;
-
 /// How a command ended.
 #[derive(Debug)]
 pub enum Sent {
@@ -52,7 +46,7 @@ pub enum Sent {
 
 impl Sent {
     /// Says how it ended on standard error, and the exit code.
-    pub fn report(&self, command: &str, id: &str) -> ExitCode {
+    pub fn report(&self, command: &str, id: &str) -> Status {
         match self {
             Sent::Accepted(ack) => {
                 diag!(
@@ -60,19 +54,19 @@ impl Sent {
                     ack.agent,
                     ack.source
                 );
-                ExitCode::SUCCESS
+                Status::Clean
             }
             Sent::Nacked(why) => {
                 diag!("aep {command}: {id} {why}");
-                ExitCode::from(NACKED)
+                Status::Nacked
             }
             Sent::Timeout => {
                 diag!("aep {command}: {id}: no ack within the window after the last attempt (timeout); the target may be gone or silent");
-                ExitCode::from(TIMED_OUT)
+                Status::TimedOut
             }
             Sent::Failed(why) => {
                 diag!("aep {command}: error: {why}");
-                ExitCode::from(2)
+                Status::Failure
             }
         }
     }
