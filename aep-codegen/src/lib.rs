@@ -54,5 +54,11 @@ pub struct GeneratedFile {
 pub fn generate(schemas: &Path) -> Result<Vec<GeneratedFile>, Error> {
     let registry = load::load(schemas)?;
     let ir = scope::local_names(lower::lower(&registry)?);
-    emit::emit(&ir).into_iter().map(format::file).collect()
+    let mut files = emit::emit(&ir)
+        .into_iter()
+        .map(format::file)
+        .collect::<Result<Vec<_>, _>>()?;
+    // After the root module, which declares it.
+    files.insert(files.len().min(1), format::runtime());
+    Ok(files)
 }

@@ -42,9 +42,6 @@ use context::Context;
 use docs::doc_line;
 use tokens::ident;
 
-/// The support module, emitted as written.
-const RUNTIME: &str = include_str!("../../templates/runtime.rs");
-
 /// One generated module: its name (`mod` for the root) and its tokens.
 pub struct EmittedModule {
     /// `mod` for the root module, else the module name.
@@ -55,20 +52,15 @@ pub struct EmittedModule {
     pub tokens: TokenStream,
 }
 
-/// All modules of the generated tree, root first.
+/// All generated modules of the tree, root first (the support module,
+/// `runtime`, is copied as written: see [`crate::format::runtime`]).
 pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
     let cx = Context { ir };
-    let runtime: TokenStream = RUNTIME.parse().expect("the runtime template is valid Rust");
     let mut modules = vec![
         EmittedModule {
             name: "mod".to_owned(),
             source: "the whole registry".to_owned(),
             tokens: root(ir),
-        },
-        EmittedModule {
-            name: "runtime".to_owned(),
-            source: "the generator's runtime template".to_owned(),
-            tokens: runtime,
         },
         EmittedModule {
             name: "registry".to_owned(),
