@@ -6,11 +6,13 @@
 mod cmd;
 mod input;
 mod live;
+mod names;
 mod order;
 mod output;
 mod progress;
 mod reach;
 mod render;
+mod send;
 mod terminal;
 mod waiting;
 

@@ -64,7 +64,32 @@ pub struct Args {
 pub enum Command {
     Map(MapArgs),
     #[cfg(unix)]
-    Serve(super::hook::daemon::ServeArgs),
+    Serve(ServeArgs),
+}
+
+#[cfg(unix)]
+/// The arguments of `aep adapter serve`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Own the live side of `aep hook`: one relay connection, held permission requests",
+    long_about = "Started on demand by `aep hook` when AEP_RELAY is set; runs until no \
+hook has called for --idle and no request is held. One per AEP_HOME (a second \
+exits at once). Its socket is AEP_HOME/run/adapter.sock (mode 0600; only the \
+user's own processes are served), its pid is in AEP_HOME/run/adapter.pid while it \
+runs; what it says goes to AEP_HOME/logs/adapter.log when `aep hook` started it."
+)]
+pub struct ServeArgs {
+    /// The relay to connect to (none: record only, hold nothing).
+    #[arg(long, env = "AEP_RELAY", value_name = "URL")]
+    pub relay: Option<String>,
+
+    /// The relay's bearer token.
+    #[arg(long, env = "AEP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// Exit after this long with no hook call and nothing held.
+    #[arg(long, env = "AEP_ADAPTER_IDLE", value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub idle: std::time::Duration,
 }
 
 /// The arguments of `aep adapter map`.

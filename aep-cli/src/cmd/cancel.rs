@@ -8,10 +8,10 @@ use aep::{Capture, ControlCancel, Payload};
 
 use super::redact::PipelineArgs;
 use super::respond::{TextCapture, DEFAULT_AGENT, DEFAULT_SOURCE};
-use super::send::AckArgs;
 use super::Status;
 use crate::diag;
 use crate::live::RelayArgs;
+use crate::send::AckArgs;
 
 const LONG_ABOUT: &str = "\
 Sends a control.cancel command (AEP-0004 §5) to the agent that owns SESSION,
@@ -101,7 +101,7 @@ pub fn run(args: &Args) -> Status {
         return Status::Failure;
     };
     let id = command.id.clone();
-    let sent = runtime.block_on(super::send::send(
+    let sent = runtime.block_on(crate::send::send(
         &relay,
         args.relay.token(),
         command,

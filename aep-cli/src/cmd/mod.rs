@@ -16,7 +16,6 @@ pub mod redact;
 pub mod relay;
 pub mod replay;
 pub mod respond;
-pub mod send;
 pub mod sessions;
 pub mod sink;
 pub mod tail;

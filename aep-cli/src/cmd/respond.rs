@@ -22,11 +22,11 @@ use aep::attention_requested::RespondVia;
 use aep::{AttentionRequested, Event};
 
 use super::redact::PipelineArgs;
-use super::send::AckArgs;
 use super::Status;
 use crate::diag;
 use crate::input::{self, LineLimit};
 use crate::output::Stdout;
+use crate::send::AckArgs;
 use crate::waiting::Via;
 use event::{Emit, FreeText, Sender};
 
@@ -339,7 +339,7 @@ fn respond(args: &Args) -> Result<Status, Stop> {
     let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
     if let (Mode::Relay(relay), Some(runtime)) = (&mode, &runtime) {
         let id = event.id.clone();
-        let sent = runtime.block_on(super::send::send(relay, token, event, &args.acks));
+        let sent = runtime.block_on(crate::send::send(relay, token, event, &args.acks));
         return Ok(sent.report("respond", &id));
     }
     let line = serde_json::to_vec(&event).map_err(|e| Stop::Bug(e.to_string()))?;

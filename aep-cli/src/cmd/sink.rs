@@ -13,7 +13,6 @@ use super::Status;
 use crate::diag;
 use crate::live::RelayArgs;
 
-pub mod names;
 mod recover;
 mod store;
 

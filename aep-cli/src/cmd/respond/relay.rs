@@ -1,6 +1,6 @@
 //! `aep respond` against a relay: the requests come from what the relay
 //! holds (its `live=0` history, the projection folded over it), and the
-//! answer goes to the agent over the WebSocket ([`super::super::send`]).
+//! answer goes to the agent over the WebSocket ([`crate::send`]).
 
 use aep::Event;
 

@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use aep::Event;
 use serde_json::json;
 
-use super::names::{self, Kind};
 use super::recover::{self, Pos};
 use crate::diag;
 use crate::live::{replace_file, sync_dir};
+use crate::names::{self, Kind};
 
 /// The state file's name in the directory.
 pub const STATE: &str = ".sink-state.json";

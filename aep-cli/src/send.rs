@@ -12,7 +12,7 @@ use aep::control::{Identity, Outcome};
 use aep::{Event, Payload};
 use aep_client::control::{ControlClient, ControlConfig};
 
-use super::Status;
+use crate::cmd::Status;
 use crate::diag;
 
 /// `--ack-window` and `--retries`.
