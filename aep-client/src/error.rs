@@ -2,6 +2,7 @@
 //! failure from a refusal: nothing a peer sends makes a client panic.
 
 use std::fmt;
+use std::sync::Arc;
 
 use aep::frame::{ErrorCode, ErrorFrame};
 
@@ -11,8 +12,8 @@ use aep::frame::{ErrorCode, ErrorFrame};
 pub enum Error {
     /// The relay could not be reached or the connection failed; the
     /// cause in words (connection refused, the host name does not
-    /// resolve, TLS, ...).
-    Network(String),
+    /// resolve, TLS, ...), with the error it came from as the source.
+    Network(Cause),
     /// The relay answered with an HTTP error status.
     Http {
         /// The status code.
@@ -31,13 +32,75 @@ pub enum Error {
     Protocol(String),
     /// No answer in time.
     Timeout,
-    /// A local file could not be written (the JSONL binding).
-    Io(String),
+    /// A local file could not be written (the JSONL binding); the I/O
+    /// error is the source.
+    Io(Cause),
     /// The caller's input is unusable (a filter that fails closed, a bad
     /// URL, an event that breaks its schema); nothing was sent.
     Invalid(String),
     /// The client was closed.
     Closed,
+}
+
+/// What went wrong, in words a person can act on, and the error it came
+/// from when there is one ([`Error`]'s [`source`](std::error::Error::source)).
+/// Two causes are equal when their words are.
+#[derive(Debug, Clone)]
+pub struct Cause {
+    words: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl Cause {
+    /// A cause that is only words.
+    pub fn new(words: impl Into<String>) -> Cause {
+        Cause {
+            words: words.into(),
+            source: None,
+        }
+    }
+
+    /// A cause in `words`, from `source`.
+    pub fn with_source(
+        words: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Cause {
+        Cause {
+            words: words.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// The words.
+    pub fn words(&self) -> &str {
+        &self.words
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Cause) -> bool {
+        self.words == other.words
+    }
+}
+
+impl Eq for Cause {}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words)
+    }
+}
+
+impl From<String> for Cause {
+    fn from(words: String) -> Cause {
+        Cause::new(words)
+    }
+}
+
+impl From<&str> for Cause {
+    fn from(words: &str) -> Cause {
+        Cause::new(words)
+    }
 }
 
 impl From<ErrorFrame> for Error {
@@ -53,7 +116,7 @@ impl From<ErrorFrame> for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Network(e) => f.write_str(e),
+            Error::Network(e) => write!(f, "{e}"),
             Error::Http { status, body } if body.is_empty() => write!(f, "HTTP {status}"),
             Error::Http { status, body } => write!(f, "HTTP {status}: {body}"),
             Error::Refused { code, detail } if detail.is_empty() => write!(f, "refused: {code}"),
@@ -67,7 +130,17 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Network(cause) | Error::Io(cause) => cause
+                .source
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static)),
+            _ => None,
+        }
+    }
+}
 
 impl From<tokio_tungstenite::tungstenite::Error> for Error {
     fn from(e: tokio_tungstenite::tungstenite::Error) -> Error {
@@ -83,7 +156,7 @@ impl From<tokio_tungstenite::tungstenite::Error> for Error {
                 Error::Http { status, body }
             }
             Ws::ConnectionClosed | Ws::AlreadyClosed => Error::Closed,
-            other => Error::Network(network_cause(&other)),
+            other => Error::Network(Cause::with_source(network_cause(&other), other)),
         }
     }
 }
@@ -93,14 +166,14 @@ impl From<reqwest::Error> for Error {
         if e.is_timeout() {
             Error::Timeout
         } else {
-            Error::Network(network_cause(&e))
+            Error::Network(Cause::with_source(network_cause(&e), e))
         }
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
-        Error::Io(e.to_string())
+        Error::Io(Cause::with_source(e.to_string(), e))
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use aep::Severity;
 
-use crate::error::Error;
+use crate::error::{Cause, Error};
 use crate::transport::{Flushed, Transport};
 
 /// An append-only JSONL file.
@@ -46,7 +46,7 @@ impl JsonlFile {
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+            .map_err(|e| Error::Io(Cause::with_source(format!("{}: {e}", path.display()), e)))?;
         Ok(JsonlFile {
             file: Arc::new(Mutex::new(file)),
             path,
@@ -79,19 +79,29 @@ impl JsonlFile {
         buffer.extend_from_slice(line.as_bytes());
         buffer.push(b'\n');
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        let written = file
-            .write(&buffer)
-            .map_err(|e| Error::Io(format!("{}: {e}", self.path.display())))?;
+        let written = file.write(&buffer).map_err(|e| {
+            Error::Io(Cause::with_source(
+                format!("{}: {e}", self.path.display()),
+                e,
+            ))
+        })?;
         if written != buffer.len() {
-            return Err(Error::Io(format!(
-                "{}: short write ({written} of {} bytes): the last line is torn",
-                self.path.display(),
-                buffer.len()
-            )));
+            return Err(Error::Io(
+                format!(
+                    "{}: short write ({written} of {} bytes): the last line is torn",
+                    self.path.display(),
+                    buffer.len()
+                )
+                .into(),
+            ));
         }
         if self.fsync {
-            file.sync_data()
-                .map_err(|e| Error::Io(format!("{}: fsync: {e}", self.path.display())))?;
+            file.sync_data().map_err(|e| {
+                Error::Io(Cause::with_source(
+                    format!("{}: fsync: {e}", self.path.display()),
+                    e,
+                ))
+            })?;
         }
         Ok(())
     }
@@ -102,7 +112,12 @@ impl Transport for JsonlFile {
         let file = self.clone();
         tokio::task::spawn_blocking(move || file.write_line(&line))
             .await
-            .map_err(|e| Error::Io(format!("the writer task failed: {e}")))?
+            .map_err(|e| {
+                Error::Io(Cause::with_source(
+                    format!("the writer task failed: {e}"),
+                    e,
+                ))
+            })?
     }
 
     fn dropped(&self) -> u64 {

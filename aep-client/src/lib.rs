@@ -48,4 +48,4 @@ pub mod target;
 pub mod transport;
 
 pub use backoff::Backoff;
-pub use error::Error;
+pub use error::{Cause, Error};

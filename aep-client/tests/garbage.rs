@@ -222,3 +222,33 @@ async fn junk_frames_do_not_break_the_websocket_clients() {
         "{roster:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_keeps_its_cause_as_the_source() {
+    use std::error::Error as _;
+    let addr = free_addr().await;
+    let config = aep::control::Identity::new("urn:a", "a");
+    let failed = within(
+        20,
+        "the refused connection",
+        ControlClient::connect(&format!("http://{addr}"), None, config),
+    )
+    .await
+    .err()
+    .expect("nothing listens there");
+    assert!(
+        matches!(&failed, aep_client::Error::Network(cause) if cause.words().contains("connection refused")),
+        "{failed:?}"
+    );
+    // The chain reaches the operating system's refusal.
+    let mut source = failed.source();
+    let mut refused = false;
+    for _ in 0..16 {
+        let Some(err) = source else { break };
+        refused |= err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+        source = err.source();
+    }
+    assert!(refused, "no ConnectionRefused in the chain of {failed:?}");
+}

@@ -150,10 +150,9 @@ impl WsConn {
                 }
                 Frame::Closing(closing) => {
                     let _ = self.ws.close(None).await;
-                    return Raw::End(Error::Network(format!(
-                        "the relay is closing: {}",
-                        closing.reason
-                    )));
+                    return Raw::End(Error::Network(
+                        format!("the relay is closing: {}", closing.reason).into(),
+                    ));
                 }
                 Frame::Error(error) => {
                     tracing::warn!(code = %error.code, detail = ?error.detail, "the relay sent an error frame")
