@@ -1,4 +1,6 @@
-//! The relay's integration tests (ingest, fan-out, replay, routing, budgets,\n//! shutdown, TLS, the page and its modules), one module each, linked as one\n//! test binary.
+//! The relay's integration tests (ingest, fan-out, replay, routing, budgets,
+//! shutdown, TLS, the page and its modules), one module each, linked as one
+//! test binary.
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The target's and the sender's rules one by one; the round trips through
-//! a relay are in `tests/control.rs`.
+//! a relay are in `tests/it/control.rs` (a relay of plain function calls) and
+//! `aep-client`'s `tests/client/control.rs` (the real relay).
 
 use aep_types::control_cancel::Scope as CancelScope;
 use aep_types::{

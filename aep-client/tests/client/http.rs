@@ -1,18 +1,16 @@
 //! The HTTP emitter against an in-process relay: batching, retries across
 //! a relay restart, the 400-bad-line drop-and-resend, outbox drops.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::*;
 use aep::{Payload, ProgressStatus, Severity};
 use aep_client::consume::{Item, Notice, Subscribe};
 use aep_client::http::{HttpConfig, HttpEmitter, Rejected};
 use aep_client::session::{Attrs, SessionEmitter};
 use aep_client::transport::Publisher;
-use common::*;
 
 fn quick(base: &str) -> HttpConfig {
     let mut config = HttpConfig::new(base, Some(TOKEN.into()));

@@ -2,10 +2,9 @@
 //! (`target::Agent`), through an in-process relay: accepted, rejected,
 //! refused by the relay, timed out; the roster; a redelivered command.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use aep::control::{Address, Identity, Outcome, Target};
 use aep::control_cancel::Scope;
 use aep::frame::{ErrorCode, Frame, Role};
@@ -16,7 +15,6 @@ use aep::{
 use aep_client::control::{ControlClient, ControlConfig};
 use aep_client::session::{Attrs, SessionEmitter};
 use aep_client::target::{Agent, AgentConfig};
-use common::*;
 
 const SOURCE: &str = "urn:aep:agent:ctl";
 

@@ -1,16 +1,14 @@
 //! Nothing a peer sends makes a client panic or grow without bound: fake
 //! servers answer junk, and every client ends in an error or a notice.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use aep::control::{Address, Identity};
 use aep::{ControlPause, Payload, Severity};
 use aep_client::consume::{Binding, Item, Notice, Subscribe};
 use aep_client::control::ControlClient;
 use aep_client::http::{HttpConfig, HttpEmitter};
-use common::*;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

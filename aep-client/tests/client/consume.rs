@@ -2,13 +2,11 @@
 //! across a relay restart and across a cut connection, the position
 //! budget with 1 000 saved positions, `replay-exhausted`, dedupe.
 
-mod common;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
+use crate::common::*;
 use aep_client::consume::{Binding, Item, Notice, Position, Subscribe, Subscription};
-use common::*;
 
 /// Reads until `n` events arrived: their ids and the notices between.
 async fn collect(sub: &mut Subscription, n: usize) -> (Vec<String>, Vec<Notice>) {
