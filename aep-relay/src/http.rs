@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use aep::frame::ErrorCode;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -384,7 +385,7 @@ fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
     for &(index, line) in &lines {
         let refusal = match ingest::admit(line) {
             Ok(event) if event.is_command() => (
-                "command-refused",
+                ErrorCode::Other("command-refused".into()),
                 "commands flow only over the authenticated WebSocket (AEP-0004 §4.1)".to_owned(),
                 Refusal::Command,
             ),
@@ -393,7 +394,7 @@ fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
                     && hub.owned(event.event.session()) =>
             {
                 (
-                    "unauthorized",
+                    ErrorCode::Unauthorized,
                     format!(
                         "session {:?} has an owner connected (or returning); only its connection acknowledges the commands it was sent (AEP-0004 §8)",
                         event.event.session().unwrap_or_default()
@@ -412,7 +413,7 @@ fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
             why,
             json_response(
                 StatusCode::BAD_REQUEST,
-                json!({"error": code, "line": index, "detail": detail}),
+                json!({"error": code.as_str(), "line": index, "detail": detail}),
             ),
         );
     }

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use aep::frame::ErrorCode;
 use aep::{Event, EventRef, RegisteredType};
 use serde::de::IgnoredAny;
 
@@ -43,11 +44,11 @@ pub(crate) enum LineError {
 }
 
 impl LineError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            LineError::Utf8(_) => "invalid-utf8",
-            LineError::Json(_) => "invalid-json",
-            LineError::Envelope(_) => "invalid-event",
+            LineError::Utf8(_) => ErrorCode::InvalidUtf8,
+            LineError::Json(_) => ErrorCode::InvalidJson,
+            LineError::Envelope(_) => ErrorCode::InvalidEvent,
         }
     }
 
@@ -181,7 +182,7 @@ mod tests {
         let err = admit(unscoped.as_bytes())
             .err()
             .expect("a session event needs a session");
-        assert_eq!(err.code(), "invalid-event");
+        assert_eq!(err.code(), ErrorCode::InvalidEvent);
     }
 
     #[test]

@@ -34,6 +34,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use aep::frame::ErrorCode;
 use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -212,13 +213,13 @@ pub(crate) enum Refused {
 }
 
 impl Refused {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Refused::Unauthorized => "unauthorized",
-            Refused::NoRoute | Refused::Away(_) => "no-route",
-            Refused::Ambiguous(_) => "ambiguous",
-            Refused::Unsupported => "unsupported",
-            Refused::Busy | Refused::BusyBytes(_) | Refused::BusyRelay(_) => "busy",
+            Refused::Unauthorized => ErrorCode::Unauthorized,
+            Refused::NoRoute | Refused::Away(_) => ErrorCode::NoRoute,
+            Refused::Ambiguous(_) => ErrorCode::Ambiguous,
+            Refused::Unsupported => ErrorCode::Unsupported,
+            Refused::Busy | Refused::BusyBytes(_) | Refused::BusyRelay(_) => ErrorCode::Busy,
         }
     }
 
@@ -678,7 +679,7 @@ mod tests {
             at + Duration::from_secs(1),
         );
         assert_eq!(refused, Err(Refused::Away(Duration::from_secs(4))));
-        assert_eq!(refused.unwrap_err().code(), "no-route");
+        assert_eq!(refused.unwrap_err().code(), ErrorCode::NoRoute);
         // The owner's source on a new connection takes the claim over.
         let (tx, mut rx4) = mpsc::channel(4);
         routes.connect(4, declared(Role::Emitter, &["control.cancel"]), tx);
@@ -911,7 +912,7 @@ mod tests {
         // Far below the connection's own bounds, past the relay's.
         let refused = routes.route("t", "control.cancel", cmd(1), now);
         assert_eq!(refused, Err(Refused::BusyRelay(100)));
-        assert_eq!(refused.unwrap_err().code(), "busy");
+        assert_eq!(refused.unwrap_err().code(), ErrorCode::Busy);
         // Taken: given back; a connection gone gives back its queue.
         drop(receivers[0].try_recv().unwrap());
         assert_eq!(budget.held(), 40);

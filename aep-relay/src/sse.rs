@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use aep::frame::ErrorCode;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -31,12 +32,12 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
     }
     let hub = &app.hub;
     let refuse = |r: subscribe::Refusal| {
-        hub.metrics.refuse(if r.code == "limit-exceeded" {
+        hub.metrics.refuse(if r.code == ErrorCode::LimitExceeded {
             Refusal::Limit
         } else {
             Refusal::InvalidFilter
         });
-        error(StatusCode::BAD_REQUEST, r.code, &r.detail)
+        error(StatusCode::BAD_REQUEST, r.code.as_str(), &r.detail)
     };
     let filter_json = match params
         .get("filter")
@@ -46,7 +47,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         Some(Ok(value)) => Some(value),
         Some(Err(e)) => {
             return refuse(subscribe::Refusal {
-                code: "invalid-filter",
+                code: ErrorCode::InvalidFilter,
                 detail: format!("filter is not JSON: {e}"),
             })
         }
@@ -66,7 +67,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
             Ok(v) => Some(v),
             Err(e) => {
                 return refuse(subscribe::Refusal {
-                    code: "invalid-filter",
+                    code: ErrorCode::InvalidFilter,
                     detail: format!("from is not JSON: {e}"),
                 })
             }
@@ -89,7 +90,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
                 Some(position) => from = Some(From::Positions(vec![position])),
                 None => {
                     return refuse(subscribe::Refusal {
-                        code: "invalid-filter",
+                        code: ErrorCode::InvalidFilter,
                         detail:
                             "Last-Event-ID is not a position this relay sent (SESSION:EPOCH:SEQ)"
                                 .into(),

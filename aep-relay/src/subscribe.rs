@@ -4,6 +4,7 @@
 //! Malformed members fail closed with the closed §6.5 codes.
 
 use aep::filter::Filter;
+use aep::frame::ErrorCode;
 use aep::Capture;
 use serde_json::Value;
 
@@ -38,20 +39,20 @@ pub(crate) const CLOSING_BUDGET: usize = 64 * 1024;
 /// A refused subscription: `invalid-filter` or `limit-exceeded`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refusal {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub detail: String,
 }
 
 fn invalid(detail: impl Into<String>) -> Refusal {
     Refusal {
-        code: "invalid-filter",
+        code: ErrorCode::InvalidFilter,
         detail: detail.into(),
     }
 }
 
 fn limit(detail: String) -> Refusal {
     Refusal {
-        code: "limit-exceeded",
+        code: ErrorCode::LimitExceeded,
         detail,
     }
 }
@@ -103,7 +104,7 @@ pub(crate) fn filter(value: Option<&Value>) -> Result<Filter, Refusal> {
 
 /// The length of `value`'s compact JSON text, counted up to just past
 /// `cap` (so a huge value is not written out to be measured).
-pub(crate) fn json_len(value: &Value, cap: usize) -> usize {
+pub(crate) fn json_len(value: &impl serde::Serialize, cap: usize) -> usize {
     struct Count {
         n: usize,
         cap: usize,
@@ -153,7 +154,7 @@ pub(crate) fn from(value: Option<&Value>, max: usize) -> Result<Option<From>, Re
         };
     if items.len() > max {
         return Err(Refusal {
-            code: "limit-exceeded",
+            code: ErrorCode::LimitExceeded,
             detail: format!(
                 "from has {} positions; this relay replays at most {max} (--max-from)",
                 items.len()
@@ -235,19 +236,22 @@ mod tests {
         ] {
             assert_eq!(
                 from(Some(&bad), 10).unwrap_err().code,
-                "invalid-filter",
+                ErrorCode::InvalidFilter,
                 "{bad}"
             );
         }
         let many = Value::Array(vec![json!({"session": "s"}); 3]);
-        assert_eq!(from(Some(&many), 2).unwrap_err().code, "limit-exceeded");
+        assert_eq!(
+            from(Some(&many), 2).unwrap_err().code,
+            ErrorCode::LimitExceeded
+        );
         assert_eq!(
             filter(Some(&json!({"seq": 1}))).unwrap_err().code,
-            "invalid-filter"
+            ErrorCode::InvalidFilter
         );
         assert_eq!(
             ceiling(Some("everything")).unwrap_err().code,
-            "invalid-filter"
+            ErrorCode::InvalidFilter
         );
         assert_eq!(ceiling(Some("redacted")), Ok(Some(Capture::Redacted)));
     }
@@ -258,19 +262,19 @@ mod tests {
         assert_eq!(id(&at).unwrap().len(), MAX_ID_BYTES);
         let past = json!("x".repeat(MAX_ID_BYTES - 1));
         let refused = id(&past).unwrap_err();
-        assert_eq!(refused.code, "limit-exceeded");
+        assert_eq!(refused.code, ErrorCode::LimitExceeded);
         assert!(refused.detail.contains("256 bytes"), "{}", refused.detail);
 
         let values: Vec<Value> = (0..MAX_INCLUSION).map(|i| json!(format!("s{i}"))).collect();
         assert!(filter(Some(&json!({ "session": values }))).is_ok());
         let values: Vec<Value> = (0..=MAX_INCLUSION).map(|i| json!(i)).collect();
         let refused = filter(Some(&json!({ "epoch": values }))).unwrap_err();
-        assert_eq!(refused.code, "limit-exceeded");
+        assert_eq!(refused.code, ErrorCode::LimitExceeded);
         assert!(refused.detail.contains("`epoch`"), "{}", refused.detail);
 
         let big = json!({"session": "s".repeat(MAX_FILTER_BYTES)});
         let refused = filter(Some(&big)).unwrap_err();
-        assert_eq!(refused.code, "limit-exceeded");
+        assert_eq!(refused.code, ErrorCode::LimitExceeded);
         assert!(refused.detail.contains("16384 bytes"), "{}", refused.detail);
 
         let keys: serde_json::Map<String, Value> = (0..=MAX_FILTER_KEYS)

@@ -10,13 +10,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use aep::frame::{
+    self, Closing, Delivered, Earliest, ErrorCode, ErrorFrame, Frame, Hello, Identity, Ping,
+    ReplayExhausted, RequestId,
+};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::{interval_at, timeout, timeout_at, Instant, MissedTickBehavior};
 
@@ -86,7 +90,7 @@ pub(crate) async fn upgrade(
 struct Sub {
     /// The `id` the consumer gave, echoed in every frame about it (at
     /// most [`subscribe::MAX_ID_BYTES`] of JSON).
-    id: Value,
+    id: RequestId,
 }
 
 /// Bytes one remembered position costs beyond its session id's two
@@ -160,7 +164,7 @@ impl Positions {
     /// The `delivered` entries of a `closing` frame, the most recent that
     /// fit in `budget` bytes of JSON (oldest first), and how many
     /// positions are left out (forgotten earlier or past the budget).
-    fn closing(&self, subs: &HashMap<u64, Sub>, budget: usize) -> (Vec<Value>, u64) {
+    fn closing(&self, subs: &HashMap<u64, Sub>, budget: usize) -> (Vec<Delivered>, u64) {
         let mut kept = Vec::new();
         let mut used = 0;
         let mut omitted = self.forgotten;
@@ -171,7 +175,12 @@ impl Positions {
             ) else {
                 continue;
             };
-            let entry = json!({"sub": s.id, "session": session, "epoch": epoch, "seq": seq});
+            let entry = Delivered {
+                sub: s.id.clone(),
+                session: session.to_string(),
+                epoch: *epoch,
+                seq: *seq,
+            };
             let len = subscribe::json_len(&entry, budget) + 1;
             if used + len > budget {
                 omitted += (self.recent.len() - n) as u64;
@@ -268,25 +277,29 @@ impl Connection {
             Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Err(End::Gone),
             Ok(Some(Ok(Message::Text(text)))) => text,
             Ok(Some(Ok(Message::Binary(_)))) => {
-                self.send_json(json!({"type": "error", "code": "binary-unsupported", "detail": "binary frames are reserved in AEP 0.1"})).await?;
+                self.refuse(
+                    ErrorCode::BinaryUnsupported,
+                    "binary frames are reserved in AEP 0.1",
+                )
+                .await?;
                 return Err(End::Close(UNSUPPORTED_DATA, "binary frames are reserved"));
             }
             Ok(Some(Ok(_))) => {
-                self.send_json(hello_required()).await?;
+                self.send_frame(hello_required()).await?;
                 return Err(End::Close(PROTOCOL_ERROR, "hello required"));
             }
         };
         if text.len() > MAX_HELLO_BYTES {
-            self.send_json(json!({"type": "error", "code": "limit-exceeded", "detail": format!(
+            self.refuse(ErrorCode::LimitExceeded, format!(
                 "hello is {} bytes; this relay takes at most {MAX_HELLO_BYTES}: declare less identity and capabilities",
                 text.len()
-            )}))
+            ))
             .await?;
             return Err(End::Close(MESSAGE_TOO_BIG, "hello-too-large"));
         }
         let hello: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if hello.get("type").and_then(Value::as_str) != Some("hello") {
-            self.send_json(hello_required()).await?;
+            self.send_frame(hello_required()).await?;
             return Err(End::Close(PROTOCOL_ERROR, "hello required"));
         }
         let speaks = hello
@@ -294,7 +307,10 @@ impl Connection {
             .and_then(Value::as_array)
             .is_some_and(|v| v.iter().any(|v| v.as_str() == Some("0.1")));
         if !speaks {
-            self.send_json(json!({"type": "error", "code": "version-unsupported", "versions": ["0.1"], "detail": "this relay speaks AEP 0.1"})).await?;
+            let mut refused =
+                ErrorFrame::new(ErrorCode::VersionUnsupported, "this relay speaks AEP 0.1");
+            refused.versions = Some(vec!["0.1".into()]);
+            self.send_frame(Frame::Error(refused)).await?;
             return Err(End::Close(PROTOCOL_ERROR, "version unsupported"));
         }
         let role = match hello.get("role") {
@@ -302,7 +318,11 @@ impl Connection {
             Some(role) => role.as_str().and_then(Role::parse),
         };
         let Some(role) = role else {
-            self.send_json(json!({"type": "error", "code": "invalid-hello", "detail": "role must be emitter, consumer or both"})).await?;
+            self.refuse(
+                ErrorCode::InvalidHello,
+                "role must be emitter, consumer or both",
+            )
+            .await?;
             return Err(End::Close(PROTOCOL_ERROR, "invalid role"));
         };
         self.role = role;
@@ -316,14 +336,20 @@ impl Connection {
             emits: capabilities.and_then(|c| c.get("emits")).cloned(),
         };
         self.app.hub.connect(self.id, declared, commands);
-        let reply = json!({
-            "type": "hello",
-            "versions": ["0.1"],
-            "role": "both",
-            "identity": {"agent": "aep-relay", "instance": format!("aep-relay/{}", env!("CARGO_PKG_VERSION"))},
-            "capabilities": self.app.capabilities(),
-        });
-        self.send_json(reply).await
+        let reply = Hello {
+            versions: vec!["0.1".into()],
+            role: Some(frame::Role::Both),
+            identity: Some(Identity {
+                agent: Some("aep-relay".into()),
+                instance: Some(format!("aep-relay/{}", env!("CARGO_PKG_VERSION"))),
+                card: None,
+            }),
+            capabilities: match self.app.capabilities() {
+                Value::Object(declared) => declared,
+                _ => Map::new(),
+            },
+        };
+        self.send_frame(Frame::Hello(reply)).await
     }
 
     async fn serve(&mut self, mut commands: mpsc::Receiver<Command>) -> End {
@@ -363,7 +389,7 @@ impl Connection {
                     if self.last_heard.elapsed() > self.app.hub.config.ping_timeout {
                         Err(End::Close(GOING_AWAY, "no-pong"))
                     } else {
-                        self.send_json(json!({"type": "ping", "t": unix_millis()})).await
+                        self.send_frame(Frame::Ping(Ping { t: Some(unix_millis().into()) })).await
                     }
                 }
             };
@@ -378,7 +404,11 @@ impl Connection {
         let text = match message {
             Message::Text(text) => text,
             Message::Binary(_) => {
-                self.send_json(json!({"type": "error", "code": "binary-unsupported", "detail": "binary frames are reserved in AEP 0.1"})).await?;
+                self.refuse(
+                    ErrorCode::BinaryUnsupported,
+                    "binary frames are reserved in AEP 0.1",
+                )
+                .await?;
                 return Err(End::Close(UNSUPPORTED_DATA, "binary frames are reserved"));
             }
             Message::Close(_) => return Err(End::Gone),
@@ -388,13 +418,16 @@ impl Connection {
             Ok(frame) => frame,
             Err(e) => {
                 return self
-                    .send_json(json!({"type": "error", "code": "bad-json", "detail": format!("frame is not JSON: {e}")}))
+                    .refuse(ErrorCode::BadJson, format!("frame is not JSON: {e}"))
                     .await
             }
         };
         let Some(kind) = frame.get("type").and_then(Value::as_str) else {
             return self
-                .send_json(json!({"type": "error", "code": "bad-frame", "detail": "a frame is a JSON object with a string type"}))
+                .refuse(
+                    ErrorCode::BadFrame,
+                    "a frame is a JSON object with a string type",
+                )
                 .await;
         };
         if kind.contains('.') {
@@ -405,8 +438,8 @@ impl Connection {
             "unsubscribe" => self.on_unsubscribe(&frame).await,
             "roster" => self.on_roster(&frame).await,
             "ping" => {
-                let t = frame.get("t").cloned().unwrap_or(Value::Null);
-                self.send_json(json!({"type": "pong", "t": t})).await
+                let t = frame.get("t").cloned().filter(|t| !t.is_null());
+                self.send_frame(Frame::Pong(Ping { t })).await
             }
             // `pong`, `hello` again, `closing` and every unknown frame type
             // are ignored (AEP-0003 §2).
@@ -415,13 +448,18 @@ impl Connection {
     }
 
     async fn on_event(&mut self, text: Utf8Bytes, frame: &Value) -> Result<(), End> {
-        let cause = frame.get("id").cloned().unwrap_or(Value::Null);
+        // An event's id, echoed as the refusal's cause (a string when the
+        // event has one that can be read).
+        let cause = frame.get("id").and_then(Value::as_str).map(str::to_owned);
         let admitted = match ingest::admit(text.as_bytes()) {
             Ok(admitted) => admitted,
             Err(e) => {
                 self.app.hub.metrics.refuse(Refusal::InvalidEvent);
                 return self
-                    .send_json(json!({"type": "error", "code": e.code(), "detail": e.detail(), "cause": cause}))
+                    .send_frame(Frame::Error(ErrorFrame {
+                        cause,
+                        ..ErrorFrame::new(e.code(), e.detail())
+                    }))
                     .await;
             }
         };
@@ -438,7 +476,10 @@ impl Connection {
         if let Some(detail) = refusal {
             self.app.hub.metrics.refuse(Refusal::Unauthorized);
             return self
-                .send_json(json!({"type": "error", "code": "unauthorized", "detail": detail, "cause": cause}))
+                .send_frame(Frame::Error(ErrorFrame {
+                    cause,
+                    ..ErrorFrame::new(ErrorCode::Unauthorized, detail)
+                }))
                 .await;
         }
         if !admitted.is_command() {
@@ -454,34 +495,45 @@ impl Connection {
                 self.app.hub.metrics.refuse(Refusal::Command);
                 let session = admitted.event.session().unwrap_or_default();
                 let detail = refused.detail(session, admitted.event.type_());
-                self.send_json(json!({"type": "error", "cause": cause, "code": refused.code(), "detail": detail}))
-                    .await
+                self.send_frame(Frame::Error(ErrorFrame {
+                    cause,
+                    ..ErrorFrame::new(refused.code(), detail)
+                }))
+                .await
             }
         }
     }
 
     async fn on_subscribe(&mut self, frame: &Value) -> Result<(), End> {
-        let id = frame.get("id").cloned().unwrap_or(Value::Null);
-        let refuse = |code: &str, detail: String| json!({"type": "error", "id": id, "code": code, "detail": detail});
+        let id = RequestId(frame.get("id").cloned().unwrap_or(Value::Null));
+        let refuse = |code: ErrorCode, detail: String| {
+            Frame::Error(ErrorFrame {
+                id: Some(id.clone()),
+                ..ErrorFrame::new(code, detail)
+            })
+        };
         let hub = self.app.hub.clone();
-        let name = match subscribe::id(&id) {
+        let name = match subscribe::id(&id.0) {
             Ok(name) => name,
             Err(r) => {
                 hub.metrics.refuse(Refusal::Limit);
-                return self.send_json(refuse(r.code, r.detail)).await;
+                return self.send_frame(refuse(r.code, r.detail)).await;
             }
         };
-        if id.is_null() {
+        if id.0.is_null() {
             hub.metrics.refuse(Refusal::InvalidFilter);
             return self
-                .send_json(refuse("invalid-filter", "subscribe needs an id".into()))
+                .send_frame(refuse(
+                    ErrorCode::InvalidFilter,
+                    "subscribe needs an id".into(),
+                ))
                 .await;
         }
         if self.by_name.contains_key(&name) {
             hub.metrics.refuse(Refusal::InvalidFilter);
             return self
-                .send_json(refuse(
-                    "invalid-filter",
+                .send_frame(refuse(
+                    ErrorCode::InvalidFilter,
                     format!("subscription {name} is already active"),
                 ))
                 .await;
@@ -492,7 +544,9 @@ impl Connection {
                 "this connection holds {} subscriptions, the limit",
                 self.subs.len()
             );
-            return self.send_json(refuse("limit-exceeded", detail)).await;
+            return self
+                .send_frame(refuse(ErrorCode::LimitExceeded, detail))
+                .await;
         }
         let parsed = subscribe::filter(frame.get("filter")).and_then(|filter| {
             let ceiling = match frame.get("capture") {
@@ -506,12 +560,12 @@ impl Connection {
         let (filter, ceiling, from) = match parsed {
             Ok(parsed) => parsed,
             Err(r) => {
-                hub.metrics.refuse(if r.code == "limit-exceeded" {
+                hub.metrics.refuse(if r.code == ErrorCode::LimitExceeded {
                     Refusal::Limit
                 } else {
                     Refusal::InvalidFilter
                 });
-                return self.send_json(refuse(r.code, r.detail)).await;
+                return self.send_frame(refuse(r.code, r.detail)).await;
             }
         };
         let internal = hub.next_id();
@@ -524,16 +578,18 @@ impl Connection {
         });
         self.by_name.insert(name, internal);
         self.subs.insert(internal, Sub { id: id.clone() });
-        self.send_json(json!({"type": "subscribed", "id": id}))
+        self.send_frame(Frame::Subscribed(frame::Id { id: id.clone() }))
             .await?;
         for item in replay {
             match item {
                 ReplayItem::Exhausted { session, earliest } => {
-                    self.send_json(json!({
-                        "type": "replay-exhausted",
-                        "sub": id,
-                        "session": session,
-                        "earliest": {"epoch": earliest.epoch, "seq": earliest.seq},
+                    self.send_frame(Frame::ReplayExhausted(ReplayExhausted {
+                        sub: Some(id.clone()),
+                        session: session.to_string(),
+                        earliest: Earliest {
+                            epoch: earliest.epoch,
+                            seq: earliest.seq,
+                        },
                     }))
                     .await?;
                 }
@@ -549,21 +605,26 @@ impl Connection {
     }
 
     async fn on_unsubscribe(&mut self, frame: &Value) -> Result<(), End> {
-        let id = frame.get("id").cloned().unwrap_or(Value::Null);
-        if let Some(internal) = self.by_name.remove(&id.to_string()) {
+        let id = RequestId(frame.get("id").cloned().unwrap_or(Value::Null));
+        if let Some(internal) = self.by_name.remove(&id.0.to_string()) {
             self.subs.remove(&internal);
             self.positions.remove(internal);
             self.app.hub.unsubscribe(&[internal]);
         }
-        self.send_json(json!({"type": "unsubscribed", "id": id}))
-            .await
+        self.send_frame(Frame::Unsubscribed(frame::Id { id })).await
     }
 
     async fn on_roster(&mut self, frame: &Value) -> Result<(), End> {
         let id = frame.get("id").cloned().unwrap_or(Value::Null);
         if !self.role.watches() {
             return self
-                .send_json(json!({"type": "error", "id": id, "code": "unauthorized", "detail": "roster is answered on consumer and both connections (AEP-0003 §4.1)"}))
+                .send_frame(Frame::Error(ErrorFrame {
+                    id: Some(RequestId(id)),
+                    ..ErrorFrame::new(
+                        ErrorCode::Unauthorized,
+                        "roster is answered on consumer and both connections (AEP-0003 §4.1)",
+                    )
+                }))
                 .await;
         }
         // The reply stays under the frame limit; past it, `truncated` and
@@ -574,8 +635,14 @@ impl Connection {
         self.send(Message::Text(roster.frame(&id).into())).await
     }
 
-    async fn send_json(&mut self, frame: Value) -> Result<(), End> {
-        self.send(Message::Text(frame.to_string().into())).await
+    async fn send_frame(&mut self, frame: Frame) -> Result<(), End> {
+        self.send(Message::Text(frame.encode().into())).await
+    }
+
+    /// An `error` frame answering nothing in particular.
+    async fn refuse(&mut self, code: ErrorCode, detail: impl Into<String>) -> Result<(), End> {
+        self.send_frame(Frame::Error(ErrorFrame::new(code, detail)))
+            .await
     }
 
     async fn send_text(&mut self, text: Bytes) -> Result<(), End> {
@@ -601,17 +668,18 @@ impl Connection {
     async fn close(&mut self, code: u16, reason: &'static str) {
         let budget = CLOSING_BUDGET.min(self.app.hub.config.max_frame / 4);
         let (delivered, omitted) = self.positions.closing(&self.subs, budget);
-        let mut closing = json!({"type": "closing", "reason": reason, "delivered": delivered});
-        if omitted > 0 {
-            closing["omitted"] = omitted.into();
-        }
+        let closing = Frame::Closing(Closing {
+            reason: reason.to_owned(),
+            delivered,
+            omitted: (omitted > 0).then_some(omitted),
+        });
         let frame = CloseFrame {
             code,
             reason: reason.into(),
         };
         let goodbye = async {
             self.socket
-                .send(Message::Text(closing.to_string().into()))
+                .send(Message::Text(closing.encode().into()))
                 .await?;
             self.socket.send(Message::Close(Some(frame))).await?;
             while let Some(Ok(message)) = self.socket.recv().await {
@@ -639,8 +707,11 @@ fn too_big(error: &axum::Error) -> bool {
     )
 }
 
-fn hello_required() -> Value {
-    json!({"type": "error", "code": "hello-required", "detail": "the first frame must be hello (AEP-0003 §3.5)"})
+fn hello_required() -> Frame {
+    Frame::Error(ErrorFrame::new(
+        ErrorCode::HelloRequired,
+        "the first frame must be hello (AEP-0003 §3.5)",
+    ))
 }
 
 fn unix_millis() -> u64 {
@@ -652,12 +723,13 @@ fn unix_millis() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn subs(n: u64, id_bytes: usize) -> HashMap<u64, Sub> {
         (0..n)
             .map(|i| {
                 let id = format!("{i:04}{}", "i".repeat(id_bytes - 6));
-                (i, Sub { id: json!(id) })
+                (i, Sub { id: id.into() })
             })
             .collect()
     }
@@ -733,8 +805,8 @@ mod tests {
         assert!(kept.len() > 100, "{}", kept.len());
         assert_eq!(kept.len() as u64 + omitted, 64 * 64);
         let last = kept.last().unwrap();
-        assert_eq!(last["sub"], subs[&63].id);
-        assert!(last["session"].as_str().unwrap().starts_with("063"));
+        assert_eq!(last.sub, subs[&63].id);
+        assert!(last.session.starts_with("063"));
         // A tiny budget keeps nothing and says so.
         let (kept, omitted) = positions.closing(&subs, 10);
         assert!(kept.is_empty());

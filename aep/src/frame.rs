@@ -188,7 +188,56 @@ impl Frame {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Id {
     /// The subscription's id.
-    pub id: String,
+    #[serde(default)]
+    pub id: RequestId,
+}
+
+/// A request's `id` (`subscribe`, `roster`), echoed by the answer. The
+/// spec's examples are strings, and clients send strings; a peer may send
+/// any JSON, which is kept and echoed as sent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(pub Value);
+
+impl RequestId {
+    /// The id, when it is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        self.0.as_str()
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(id: &str) -> Self {
+        RequestId(Value::from(id))
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(id: String) -> Self {
+        RequestId(Value::from(id))
+    }
+}
+
+impl PartialEq<str> for RequestId {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for RequestId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == Some(*other)
+    }
+}
+
+impl fmt::Display for RequestId {
+    /// The string, or the JSON text of any other id.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Value::String(id) => f.write_str(id),
+            other => write!(f, "{other}"),
+        }
+    }
 }
 
 /// The `hello` frame (AEP-0003 §4).
@@ -269,7 +318,7 @@ pub struct Identity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Subscribe {
     /// The subscription's id, echoed by the answer.
-    pub id: String,
+    pub id: RequestId,
     /// The `attr-match` filter ([`crate::filter`] parses it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<Value>,
@@ -335,7 +384,7 @@ pub struct Position {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Roster {
     /// The request's id, echoed by the reply.
-    pub id: String,
+    pub id: RequestId,
     /// The reply's live claims; absent on the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<RosterEntry>>,
@@ -365,7 +414,7 @@ pub struct RosterEntry {
 pub struct ErrorFrame {
     /// The refused request's id (`subscribe`, `roster`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<RequestId>,
     /// The refused event's or command's id (AEP-0004 §4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
@@ -403,7 +452,7 @@ impl fmt::Display for ErrorFrame {
             write!(f, ": {detail}")?;
         }
         match (&self.id, &self.cause) {
-            (Some(id), _) => write!(f, " (request {id:?})"),
+            (Some(id), _) => write!(f, " (request {id})"),
             (None, Some(cause)) => write!(f, " (event {cause:?})"),
             (None, None) => Ok(()),
         }
@@ -532,7 +581,7 @@ impl<'de> Deserialize<'de> for ErrorCode {
 pub struct ReplayExhausted {
     /// The subscription whose resume position is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sub: Option<String>,
+    pub sub: Option<RequestId>,
     /// The session.
     pub session: String,
     /// The earliest position still held.
@@ -567,7 +616,7 @@ pub struct Closing {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delivered {
     /// The subscription.
-    pub sub: String,
+    pub sub: RequestId,
     /// The session.
     pub session: String,
     /// Its epoch.

@@ -59,7 +59,9 @@ pub(crate) async fn open(settings: &Settings, from: &From) -> Result<WsConn, Err
             };
             match frame::decode(&text) {
                 Ok(Decoded::Frame(Frame::Subscribed(Id { id }))) if id == SUB => return Ok(()),
-                Ok(Decoded::Frame(Frame::Error(refused))) if refused.id.as_deref() == Some(SUB) => {
+                Ok(Decoded::Frame(Frame::Error(refused)))
+                    if refused.id.as_ref().is_some_and(|id| *id == SUB) =>
+                {
                     return Err(refused.into())
                 }
                 Ok(Decoded::Event(_)) if pending.len() < 1024 => {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use aep::control::{Due, Outgoing, Sender, Settled};
-use aep::frame::{self, Decoded, Frame, Roster, Subscribe};
+use aep::frame::{self, Decoded, Frame, RequestId, Roster, Subscribe};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -96,7 +96,7 @@ impl Link {
                 self.serial += 1;
                 let id = format!("ro-{}", self.serial);
                 let request = Frame::Roster(Roster {
-                    id: id.clone(),
+                    id: id.as_str().into(),
                     entries: None,
                 });
                 self.write(request.encode()).await?;
@@ -142,7 +142,7 @@ impl Link {
         self.serial += 1;
         let id = format!("acks-{}", self.serial);
         let frame = Frame::Subscribe(Subscribe {
-            id: id.clone(),
+            id: id.as_str().into(),
             filter: Some(
                 json!({"session": session, "type": ["control.accepted", "control.rejected"]}),
             ),
@@ -160,12 +160,15 @@ impl Link {
                 continue;
             };
             match frame::decode(text) {
-                Ok(Decoded::Frame(Frame::Subscribed(answer))) if answer.id == id => {
+                Ok(Decoded::Frame(Frame::Subscribed(answer))) if answer.id == id.as_str() => {
                     self.subscribed.insert(session.to_owned());
                     return Ok(());
                 }
                 Ok(Decoded::Frame(Frame::Error(refused)))
-                    if refused.id.as_deref() == Some(id.as_str()) =>
+                    if refused
+                        .id
+                        .as_ref()
+                        .is_some_and(|refused| *refused == id.as_str()) =>
                 {
                     return Err(refused.into())
                 }
@@ -193,13 +196,18 @@ impl Link {
                 return self.write(Frame::Pong(ping).encode()).await;
             }
             Ok(Decoded::Frame(Frame::Roster(roster))) => {
-                if let Some((reply, _)) = self.rosters.remove(&roster.id) {
+                if let Some((reply, _)) = roster.id.as_str().and_then(|id| self.rosters.remove(id))
+                {
                     let _ = reply.send(Ok(roster.entries.unwrap_or_default()));
                 }
                 return Ok(());
             }
             Ok(Decoded::Frame(Frame::Error(error))) => {
-                let roster = error.id.as_ref().and_then(|id| self.rosters.remove(id));
+                let roster = error
+                    .id
+                    .as_ref()
+                    .and_then(RequestId::as_str)
+                    .and_then(|id| self.rosters.remove(id));
                 match roster {
                     Some((reply, _)) => {
                         let _ = reply.send(Err(error.into()));

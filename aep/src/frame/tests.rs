@@ -254,6 +254,17 @@ fn some_value() -> impl Strategy<Value = Option<Value>> {
     prop::option::of(value().prop_filter("not null", |v| !v.is_null()))
 }
 
+/// A request id: a string, as clients send, or any other JSON but null
+/// (an optional id holding null encodes as null, which decodes as none).
+fn request_id() -> impl Strategy<Value = RequestId> {
+    prop_oneof![
+        text().prop_map(RequestId::from),
+        value()
+            .prop_filter("not null", |v| !v.is_null())
+            .prop_map(RequestId),
+    ]
+}
+
 fn code() -> impl Strategy<Value = ErrorCode> {
     prop_oneof![
         Just(ErrorCode::LimitExceeded),
@@ -309,15 +320,14 @@ fn any_frame() -> impl Strategy<Value = Frame> {
             control,
             emits,
         });
-    let delivered =
-        (text(), text(), any::<u64>(), any::<u64>()).prop_map(|(sub, session, epoch, seq)| {
-            Delivered {
-                sub,
-                session,
-                epoch,
-                seq,
-            }
-        });
+    let delivered = (request_id(), text(), any::<u64>(), any::<u64>()).prop_map(
+        |(sub, session, epoch, seq)| Delivered {
+            sub,
+            session,
+            epoch,
+            seq,
+        },
+    );
     prop_oneof![
         (
             prop::collection::vec(text(), 0..3),
@@ -334,7 +344,7 @@ fn any_frame() -> impl Strategy<Value = Frame> {
                 })
             ),
         (
-            text(),
+            request_id(),
             some_value(),
             prop::option::of(resume),
             prop::option::of(text())
@@ -345,13 +355,16 @@ fn any_frame() -> impl Strategy<Value = Frame> {
                 from,
                 capture
             })),
-        text().prop_map(|id| Frame::Subscribed(Id { id })),
-        text().prop_map(|id| Frame::Unsubscribe(Id { id })),
-        text().prop_map(|id| Frame::Unsubscribed(Id { id })),
-        (text(), prop::option::of(prop::collection::vec(entry, 0..3)))
+        request_id().prop_map(|id| Frame::Subscribed(Id { id })),
+        request_id().prop_map(|id| Frame::Unsubscribe(Id { id })),
+        request_id().prop_map(|id| Frame::Unsubscribed(Id { id })),
+        (
+            request_id(),
+            prop::option::of(prop::collection::vec(entry, 0..3))
+        )
             .prop_map(|(id, entries)| Frame::Roster(Roster { id, entries })),
         (
-            prop::option::of(text()),
+            prop::option::of(request_id()),
             prop::option::of(text()),
             code(),
             prop::option::of(text()),
@@ -366,15 +379,19 @@ fn any_frame() -> impl Strategy<Value = Frame> {
                     versions
                 })
             ),
-        (prop::option::of(text()), text(), any::<u64>(), any::<u64>()).prop_map(
-            |(sub, session, epoch, seq)| {
+        (
+            prop::option::of(request_id()),
+            text(),
+            any::<u64>(),
+            any::<u64>()
+        )
+            .prop_map(|(sub, session, epoch, seq)| {
                 Frame::ReplayExhausted(ReplayExhausted {
                     sub,
                     session,
                     earliest: Earliest { epoch, seq },
                 })
-            }
-        ),
+            }),
         (
             text(),
             prop::collection::vec(delivered, 0..3),
