@@ -220,8 +220,26 @@ impl Agent {
         Ok(event)
     }
 
-    /// Sends an event built elsewhere (an `agent.*` heartbeat, say) at its
-    /// own severity.
+    /// Stamps `payload` as an agent-scoped event (`agent.*`: a heartbeat,
+    /// say; no session position) of this agent's identity, and sends it
+    /// at `severity`.
+    pub async fn emit_agent(&self, payload: &Payload, severity: Severity) -> Result<Event, Error> {
+        let event = self
+            .lock()
+            .session
+            .agent_event(payload)
+            .map_err(|v| Error::Invalid(v.to_string()))?;
+        let line = serde_json::to_string(&event).map_err(|e| Error::Invalid(e.to_string()))?;
+        self.socket.send(line, severity).await?;
+        Ok(event)
+    }
+
+    /// The session's id.
+    pub fn session(&self) -> String {
+        self.lock().session.session().to_owned()
+    }
+
+    /// Sends an event built elsewhere at its own severity.
     pub async fn send_event(&self, event: &Event) -> Result<(), Error> {
         let line = serde_json::to_string(event).map_err(|e| Error::Invalid(e.to_string()))?;
         self.socket.send(line, event.severity_or_default()).await
@@ -290,6 +308,12 @@ impl Agent {
     /// The connection's state now.
     pub fn link(&self) -> Link {
         self.link.borrow().clone()
+    }
+
+    /// The connection's state as it changes (connected, dropped, refused
+    /// for good), to watch: [`watch::Receiver::changed`] wakes at each.
+    pub fn links(&self) -> watch::Receiver<Link> {
+        self.link.clone()
     }
 
     /// Waits until the connection is up (or refused for good), at most

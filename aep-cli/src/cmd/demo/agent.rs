@@ -7,17 +7,15 @@ use std::time::Duration;
 
 use aep::attention_requested::Kind;
 use aep::attention_resolved::Resolution;
-use aep::control::{Command, Identity, Received, Target};
+use aep::control::{Command, Identity, Target};
 use aep::emit::Emitter;
-use aep::frame::{Frame, Role};
 use aep::run_cancelled::By;
 use aep::{
     AgentHeartbeat, AttentionResolved, Capture, Event, NackReason, Payload, RunCancelled,
     SessionEnded, Severity,
 };
 use aep_client::session::{source_uri, Attrs, SessionEmitter};
-use aep_client::socket::{hello, Inbound, Socket, SocketConfig};
-use serde_json::json;
+use aep_client::target::{Agent, AgentConfig, Commands, Link};
 
 use super::script::{self, Step};
 use crate::cmd::Status;
@@ -27,6 +25,16 @@ use crate::diag;
 const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
 /// The level the demo emits at: its content goes through the pipeline.
 const CEILING: Capture = Capture::Redacted;
+/// The categories it emits (its `hello`'s routing hint).
+const EMITS: [&str; 7] = [
+    "session",
+    "run",
+    "tool",
+    "progress",
+    "attention",
+    "control",
+    "agent",
+];
 
 pub struct Settings {
     pub relay: String,
@@ -45,12 +53,13 @@ struct Pending {
     options: Vec<String>,
 }
 
+/// The demo: a scripted agent on [`aep_client::target::Agent`], which
+/// holds the connection, the session's positions and the control target
+/// (nacks and redelivered acks are its own; the demo decides the rest).
 pub struct Demo {
     settings: Settings,
-    session: SessionEmitter,
-    socket: Socket,
-    target: Target,
-    emitter: Emitter,
+    agent: Agent,
+    commands: Commands,
     /// The current run and how many runs there were.
     run: Option<String>,
     runs: u64,
@@ -71,30 +80,21 @@ impl Demo {
             settings.agent.clone(),
             settings.session.clone(),
             settings.epoch,
-        );
+        )
+        .with_ceiling(CEILING, Emitter::default());
         let target = Target::new(Identity::new(source, settings.agent.clone()), ACCEPTS)
             .map_err(|e| e.to_string())?
             .with_ceiling(CEILING);
-        let hello = hello(
-            Role::Emitter,
-            &settings.agent,
-            &format!("{host}/{}", std::process::id()),
-            json!({
-                "emits": ["session", "run", "tool", "progress", "attention", "control", "agent"],
-                "capture": ["none", "metadata", "redacted"],
-                "control": target.capability(),
-            }),
-        );
-        let socket = Socket::connect(SocketConfig::new(
+        let mut config = AgentConfig::new(
             settings.relay.clone(),
             settings.token.clone(),
-            hello,
-        ));
+            format!("{host}/{}", std::process::id()),
+        );
+        config.emits = EMITS.iter().map(|e| (*e).to_owned()).collect();
+        let (agent, commands) = Agent::connect(config, session, target);
         Ok(Demo {
-            session,
-            socket,
-            target,
-            emitter: Emitter::default(),
+            agent,
+            commands,
             run: None,
             runs: 0,
             tick: 0,
@@ -125,30 +125,36 @@ impl Demo {
         let mut pace = tokio::time::interval(self.settings.pace);
         pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut reach = crate::reach::Reach::new("demo", &self.settings.relay);
+        let mut links = self.agent.links();
         loop {
             tokio::select! {
                 _ = &mut stop => break,
-                inbound = self.socket.recv() => match inbound {
-                    Some(Inbound::Event(line)) => self.on_command(&line).await,
-                    Some(Inbound::Connected(_)) => {
-                        reach.connected();
-                        diag!("aep demo: connected to {}", self.settings.relay);
-                    }
-                    Some(Inbound::Disconnected(why)) => {
-                        if reach.lost(&why) {
-                            return Status::Failure;
-                        }
-                    }
-                    Some(Inbound::Failed(why)) => {
-                        diag!("aep demo: error: the relay at {} refused the connection: {why}", self.settings.relay);
-                        return Status::Failure;
-                    }
-                    Some(Inbound::Frame(Frame::Error(error))) => {
-                        diag!("aep demo: the relay said: {error}");
-                    }
-                    Some(Inbound::Frame(_)) => {}
+                command = self.commands.recv() => match command {
+                    Some(command) => self.decide(command).await,
                     None => break,
                 },
+                changed = links.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    let link = links.borrow_and_update().clone();
+                    match link {
+                        Link::Connected(_) => {
+                            reach.connected();
+                            diag!("aep demo: connected to {}", self.settings.relay);
+                        }
+                        Link::Disconnected(why) => {
+                            if reach.lost(&why) {
+                                return Status::Failure;
+                            }
+                        }
+                        Link::Failed(why) => {
+                            diag!("aep demo: error: the relay at {} refused the connection: {why}", self.settings.relay);
+                            return Status::Failure;
+                        }
+                        Link::Connecting => {}
+                    }
+                }
                 _ = pace.tick() => self.step().await,
             }
             if self.ended {
@@ -246,63 +252,21 @@ impl Demo {
         let mut beat = AgentHeartbeat::new();
         beat.tick = Some(self.heartbeats);
         beat.interval_ms = Some(self.settings.pace.as_millis() as u64 * 5);
-        let event = self
-            .session
-            .agent_event(&Payload::AgentHeartbeat(beat))
+        self.agent
+            .emit_agent(&Payload::AgentHeartbeat(beat), Severity::Debug)
+            .await
             .map_err(|e| e.to_string())?;
-        self.send(&event, Severity::Debug).await;
         Ok(())
     }
 
-    /// Stamps `payload` as the session's next event, passes it through the
-    /// emitter at the demo's ceiling, and sends it.
-    async fn emit(&mut self, payload: &Payload, mut attrs: Attrs) -> Result<Event, String> {
-        let severity = attrs.severity.unwrap_or(Severity::Info);
-        // What the demo holds is full content; the emitter makes it honest.
-        attrs.capture = Some(Capture::Full);
-        let full = self
-            .session
-            .event(payload, attrs)
-            .map_err(|e| e.to_string())?;
-        let event = self
-            .emitter
-            .emit(&full, CEILING)
-            .map_err(|e| e.to_string())?;
-        self.target.observe(&event);
-        self.send(&event, severity).await;
-        Ok(event)
-    }
-
-    async fn send(&mut self, event: &Event, severity: Severity) {
-        match serde_json::to_string(event) {
-            Ok(line) => {
-                if self.socket.send(line, severity).await.is_err() {
-                    diag!("aep demo: the connection is closed");
-                }
-            }
-            Err(e) => diag!("aep demo: error: cannot encode an event: {e}"),
-        }
-    }
-
-    async fn send_line(&mut self, line: String) {
-        let _ = self.socket.send(line, Severity::Info).await;
-    }
-
-    async fn on_command(&mut self, line: &str) {
-        let Demo {
-            target, session, ..
-        } = self;
-        let received = target.receive_line(line, &mut |_: &str| session.stamp());
-        match received {
-            Ok(Received::Decide(command)) => self.decide(command).await,
-            Ok(Received::Nack(out)) => {
-                diag!("aep demo: refused a command: {}", out.line());
-                self.send_line(out.into_line()).await;
-            }
-            Ok(Received::Resend(out)) => self.send_line(out.into_line()).await,
-            Ok(Received::InProgress) => {}
-            Err(e) => diag!("aep demo: ignored a message: {e}"),
-        }
+    /// Stamps `payload` as the session's next event from full content,
+    /// made honest at the demo's ceiling by the session's emitter, and
+    /// sends it.
+    async fn emit(&mut self, payload: &Payload, attrs: Attrs) -> Result<Event, String> {
+        self.agent
+            .emit_full(payload, attrs)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     async fn decide(&mut self, command: Command) {
@@ -331,20 +295,15 @@ impl Demo {
         reason: NackReason,
         detail: &str,
     ) -> Result<(), String> {
-        let Demo {
-            target, session, ..
-        } = self;
-        let out = target
-            .reject(command.key(), reason, Some(detail), &mut |_: &str| {
-                session.stamp()
-            })
+        self.agent
+            .reject(command, reason, Some(detail))
+            .await
             .map_err(|e| e.to_string())?;
         diag!(
             "aep demo: rejected {} ({}): {detail}",
             command.event().id,
             reason.as_str()
         );
-        self.send_line(out.into_line()).await;
         Ok(())
     }
 
@@ -374,25 +333,19 @@ impl Demo {
                     .await;
             }
         }
-        let Demo {
-            target, session, ..
-        } = self;
-        let mut stamp = |_: &str| session.stamp();
-        let ack = target
-            .accept(command.key(), &mut stamp)
+        self.agent
+            .accept(command)
+            .await
             .map_err(|e| e.to_string())?;
-        let outcome = target
-            .answered(command, answer, &mut stamp)
+        self.agent
+            .answered(command, answer)
+            .await
             .map_err(|e| e.to_string())?;
         self.pending.remove(&subject);
         diag!(
             "aep demo: request {subject} answered by {}",
             command.event().agent
         );
-        self.send_line(ack.into_line()).await;
-        for out in outcome {
-            self.send_line(out.into_line()).await;
-        }
         Ok(())
     }
 
@@ -408,14 +361,10 @@ impl Demo {
             let detail = format!("run {:?} is not running", named.unwrap_or_default());
             return self.reject(command, NackReason::Invalid, &detail).await;
         }
-        let Demo {
-            target, session, ..
-        } = self;
-        let mut stamp = |_: &str| session.stamp();
-        let ack = target
-            .accept(command.key(), &mut stamp)
+        self.agent
+            .accept(command)
+            .await
             .map_err(|e| e.to_string())?;
-        self.send_line(ack.into_line()).await;
         self.dismiss_pending().await;
         if let Some(run) = self.run.take() {
             let mut cancelled = RunCancelled::new();
@@ -488,7 +437,7 @@ impl Demo {
             }
         }
         let session = self.settings.session.clone();
-        self.socket.close(Duration::from_secs(3)).await;
+        self.agent.close(Duration::from_secs(3)).await;
         diag!("aep demo: session {session} ended");
     }
 }
