@@ -375,6 +375,21 @@ fn the_demo_form_is_answered_from_the_page() {
         )
         .await;
         let answered_id = answered["id"].as_str().unwrap();
+        // The demo goes on writing: stop following the latest event first,
+        // as a person reading back does, so the row holds still.
+        b.client
+            .find(Locator::Css("#timeline-follow"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.wait_script(
+            "return !document.getElementById('timeline-follow').checked",
+            "following stopped",
+            WAIT,
+        )
+        .await;
         b.client
             .find(Locator::Css(&format!(
                 "tr[data-event='{answered_id}'] a.cause"
@@ -1372,6 +1387,204 @@ fn a_claude_code_question_is_answered_in_the_page_and_the_agent_gets_the_labels(
                 json!({"1": "2", "2": ["1", "3"], "3": "async-std"})
             );
 
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
+/// A session with a run, two tool calls and other events, posted.
+async fn a_session_with_tool_calls(addr: std::net::SocketAddr) {
+    let tool = |name: &str, call: &str| json!({"name": name, "call_id": call});
+    let lines: Vec<String> = [
+        event("T0", "session.started", "tl", 0, json!({})),
+        event(
+            "T1",
+            "run.started",
+            "tl",
+            1,
+            json!({"run": "r1", "capture": "full", "data": {"prompt": "Tidy the build"}}),
+        ),
+        event(
+            "T2",
+            "tool.requested",
+            "tl",
+            2,
+            json!({"run": "r1", "data": {"tool": tool("Bash", "c1")}}),
+        ),
+        event(
+            "T3",
+            "progress.status",
+            "tl",
+            3,
+            json!({"run": "r1", "capture": "full", "data": {"message": "the needle is here"}}),
+        ),
+        event(
+            "T4",
+            "tool.completed",
+            "tl",
+            4,
+            json!({"run": "r1", "data": {"tool": tool("Bash", "c1"), "duration_ms": 1500}}),
+        ),
+        event(
+            "T5",
+            "tool.requested",
+            "tl",
+            5,
+            json!({"run": "r1", "data": {"tool": tool("Read", "c2")}}),
+        ),
+        event(
+            "T6",
+            "tool.failed",
+            "tl",
+            6,
+            json!({"run": "r1", "severity": "warning", "data": {"tool": tool("Read", "c2"), "error": {"type": "NotFound"}}}),
+        ),
+        event("T7", "run.finished", "tl", 7, json!({"run": "r1"})),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    post(addr, &lines).await;
+}
+
+#[test]
+fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
+    run(
+        "the_timeline_folds_tool_calls_groups_runs_and_filters",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            a_session_with_tool_calls(served.addr).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            b.client
+            .execute(
+                "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:tl', 'tl']))",
+                vec![],
+            )
+            .await
+            .unwrap();
+            // The run is a group with its status and prompt.
+            b.wait_for("tr.run-head[data-run-head='r1']", "the run's group", |t| {
+                t.contains("Run r1") && t.contains("finished") && t.contains("Tidy the build")
+            })
+            .await;
+            // Each tool call is one row: its tool, outcome and duration.
+            b.wait_for(
+                "tr.call[data-status='completed']",
+                "the completed call",
+                |t| t.contains("Bash") && t.contains("1.5 s") && t.contains("completed"),
+            )
+            .await;
+            b.wait_for("tr.call[data-status='failed']", "the failed call", |t| {
+                t.contains("Read") && t.contains("failed")
+            })
+            .await;
+            let hidden = |id: &str| {
+                format!("return document.querySelector(\"tr[data-event='{id}']\").hidden")
+            };
+            assert_eq!(
+                b.client.execute(&hidden("T2"), vec![]).await.unwrap(),
+                json!(true),
+                "a call's events are folded under its row"
+            );
+            assert_eq!(
+                b.client.execute(&hidden("T3"), vec![]).await.unwrap(),
+                json!(false)
+            );
+            // Opening the call shows its events.
+            b.client
+                .find(Locator::Css("tr.call[data-status='completed']"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_script(
+            "return !document.querySelector(\"tr[data-event='T2']\").hidden && !document.querySelector(\"tr[data-event='T4']\").hidden",
+            "the call's events shown",
+            WAIT,
+        )
+        .await;
+            b.client
+                .execute(
+                    "document.querySelector('.timeline-tools').scrollIntoView()",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.screenshot(&images().join("ui-timeline.png")).await;
+            // A type filter leaves the progress event and hides the calls.
+            b.client
+            .execute(
+                "const s = document.getElementById('timeline-family'); s.value = 'progress'; s.dispatchEvent(new Event('change'));",
+                vec![],
+            )
+            .await
+            .unwrap();
+            b.wait_script(
+            "return [...document.querySelectorAll('tr.call')].every((r) => r.hidden) && !document.querySelector(\"tr[data-event='T3']\").hidden",
+            "the calls hidden by the type filter",
+            WAIT,
+        )
+        .await;
+            // Search over what the events carry, with a count of what matches.
+            b.client
+            .execute(
+                "const s = document.getElementById('timeline-family'); s.value = ''; s.dispatchEvent(new Event('change')); const q = document.getElementById('timeline-search'); q.value = 'NEEDLE'; q.dispatchEvent(new Event('input'));",
+                vec![],
+            )
+            .await
+            .unwrap();
+            b.wait_for("#timeline-shown", "the match count", |t| {
+                t.starts_with("1 of 8 events match")
+            })
+            .await;
+            // The severity filter keeps the failed call's row (its failure is a warning).
+            b.client
+            .execute(
+                "const q = document.getElementById('timeline-search'); q.value = ''; q.dispatchEvent(new Event('input')); const s = document.getElementById('timeline-severity'); s.value = 'warning'; s.dispatchEvent(new Event('change'));",
+                vec![],
+            )
+            .await
+            .unwrap();
+            b.wait_script(
+            "return !document.querySelector(\"tr.call[data-status='failed']\").hidden && document.querySelector(\"tr.call[data-status='completed']\").hidden && document.querySelector(\"tr[data-event='T3']\").hidden",
+            "only the warning's call left",
+            WAIT,
+        )
+        .await;
+            // Folding the run hides its rows but its head.
+            b.client
+            .execute(
+                "const s = document.getElementById('timeline-severity'); s.value = ''; s.dispatchEvent(new Event('change')); document.querySelector(\"tr.run-head[data-run-head='r1']\").click();",
+                vec![],
+            )
+            .await
+            .unwrap();
+            b.wait_script(
+            "return document.querySelector(\"tr[data-event='T3']\").hidden && !document.querySelector(\"tr.run-head[data-run-head='r1']\").hidden && !document.querySelector(\"tr[data-event='T0']\").hidden",
+            "the run folded",
+            WAIT,
+        )
+        .await;
+            assert_eq!(
+                b.client
+                    .execute(
+                        "return document.getElementById('timeline-follow').checked",
+                        vec![]
+                    )
+                    .await
+                    .unwrap(),
+                json!(true),
+                "the timeline follows the latest event until the person scrolls up"
+            );
             b.assert_no_errors(&[]).await;
             b.close().await;
             served.stop().await;
