@@ -1591,3 +1591,71 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
         },
     );
 }
+
+#[test]
+fn the_fleet_folds_ended_sessions_filters_and_fits_a_phone() {
+    run(
+        "the_fleet_folds_ended_sessions_filters_and_fits_a_phone",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            ended_and_live(served.addr).await;
+            a_session_with_tool_calls(served.addr).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            // Ended sessions are folded away, and counted.
+            b.wait_for("tr[data-session='alive']", "the live session", |_| true)
+                .await;
+            b.wait_for(".fleet-tools .ended-count", "the ended count", |t| {
+                t == "Show ended sessions (1)"
+            })
+            .await;
+            let rows = "return [...document.querySelectorAll('table.fleet tbody tr')].map((r) => r.dataset.session).join(' ')";
+            assert_eq!(
+                b.client.execute(rows, vec![]).await.unwrap(),
+                json!("tl alive"),
+                "newest first, the ended session folded away"
+            );
+            b.client
+                .find(Locator::Css("#fleet-ended"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                "tr[data-session='gone'][data-state='ended']",
+                "the ended session shown",
+                |_| true,
+            )
+            .await;
+            // By agent, and by text.
+            b.client
+            .execute(
+                "const s = document.getElementById('fleet-agent'); s.value = 'scripted-agent'; s.dispatchEvent(new Event('change')); const q = document.getElementById('fleet-search'); q.value = 'ALI'; q.dispatchEvent(new Event('input'));",
+                vec![],
+            )
+            .await
+            .unwrap();
+            b.wait_script(
+            "return [...document.querySelectorAll('table.fleet tbody tr')].map((r) => r.dataset.session).join(' ') === 'alive'",
+            "only the session the search finds",
+            WAIT,
+        )
+        .await;
+            // A phone's width: nothing makes the page wider than the screen.
+            b.client.set_window_size(390, 844).await.unwrap();
+            b.wait_script(
+            "return window.innerWidth <= 420 && document.documentElement.scrollWidth <= window.innerWidth + 1",
+            "the page within a phone's width",
+            WAIT,
+        )
+        .await;
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}

@@ -1,12 +1,15 @@
 // The fleet view: the inbox of pending requests across sessions (newest
-// first), every session with its state, runs, last activity and pending
-// count, the projection's violations, and what the relay said about
-// gaps. Live: `update` is called as events arrive.
+// first), the sessions with their state, runs, last activity and pending
+// count (filtered by agent, state and text, ended ones folded away unless
+// asked for, in the order the person picks), the projection's violations,
+// and what the relay said about gaps. Live: `update` is called as events
+// arrive.
 
 import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago } from '../summary.js';
 import { emptyText } from '../status.js';
+import { ORDERS, arrange, defaults } from '../sessions.js';
 
 const RECENT_MS = 60_000;
 const STATE_TEXT = { running: 'running', waiting: 'waiting on a person', ended: 'ended' };
@@ -46,6 +49,25 @@ export class FleetView {
     );
     this.rows = h('tbody');
     this.rowCache = new Map();
+    // What the table shows: chosen by the person, kept across updates.
+    this.filter = defaults();
+    const changed = () => this.refilter();
+    this.agentPick = h('select', { id: 'fleet-agent', 'aria-label': 'Show the sessions of agent', on: { change: changed } });
+    this.statePick = h(
+      'select',
+      { id: 'fleet-state', 'aria-label': 'Show the sessions in state', on: { change: changed } },
+      h('option', { value: '', text: 'Any state' }),
+      Object.entries(STATE_TEXT).map(([value, text]) => h('option', { value, text })),
+    );
+    this.orderPick = h(
+      'select',
+      { id: 'fleet-order', 'aria-label': 'Order the sessions by', on: { change: changed } },
+      Object.entries(ORDERS).map(([value, text]) => h('option', { value, text })),
+    );
+    this.find = h('input', { id: 'fleet-search', type: 'search', placeholder: 'Find a session', 'aria-label': 'Find a session', on: { input: changed } });
+    this.endedBox = h('input', { id: 'fleet-ended', type: 'checkbox', on: { change: changed } });
+    this.endedLabel = h('span', { class: 'ended-count' });
+    this.agentsSeen = '';
     this.noSessions = h('p', { class: 'empty', text: emptyText(app.link, 'sessions') });
     this.violationsTitle = h('h2', { id: 'violations-title' });
     this.violations = h('ul', { class: 'violations' });
@@ -58,6 +80,15 @@ export class FleetView {
         'section',
         { id: 'fleet', 'aria-labelledby': 'fleet-title' },
         h('h2', { id: 'fleet-title', text: 'Sessions' }),
+        h(
+          'div',
+          { class: 'fleet-tools' },
+          this.agentPick,
+          this.statePick,
+          this.find,
+          this.orderPick,
+          h('label', { class: 'show-ended' }, this.endedBox, ' ', this.endedLabel),
+        ),
         this.noSessions,
         h(
           'table',
@@ -101,6 +132,17 @@ export class FleetView {
     return row.tr;
   }
 
+  refilter() {
+    this.filter = {
+      agent: this.agentPick.value,
+      state: this.statePick.value,
+      text: this.find.value,
+      showEnded: this.endedBox.checked,
+      order: this.orderPick.value,
+    };
+    this.update();
+  }
+
   update() {
     const { fleet } = this.app;
     const now = this.app.now();
@@ -124,10 +166,21 @@ export class FleetView {
     // under a pointer while its session and its neighbours keep working
     // (ordering by last activity swapped busy rows between a look and a
     // click).
-    const sessions = [...fleet.sessions.values()].reverse();
-    this.noSessions.hidden = sessions.length > 0;
+    const all = [...fleet.sessions.values()];
+    const agents = [...new Set(all.map((s) => s.agent).filter((a) => typeof a === 'string' && a !== ''))].sort();
+    if (agents.join('\n') !== this.agentsSeen) {
+      this.agentsSeen = agents.join('\n');
+      replace(this.agentPick, h('option', { value: '', text: 'Any agent' }), agents.map((a) => h('option', { value: a, text: a })));
+      this.agentPick.value = this.filter.agent;
+    }
+    const { rows, endedHidden } = arrange(all, this.filter, (s) => Fleet.state(s));
+    this.noSessions.hidden = all.length > 0;
     this.noSessions.textContent = emptyText(this.app.link, 'sessions');
-    reconcile(this.rows, sessions.map((s) => this.row(s, now)));
+    const ended = all.filter((s) => Fleet.state(s) === 'ended').length;
+    this.endedLabel.textContent = `Show ended sessions (${ended})`;
+    this.endedBox.disabled = ended === 0 && !this.filter.showEnded;
+    this.rows.dataset.endedHidden = String(endedHidden);
+    reconcile(this.rows, rows.map((s) => this.row(s, now)));
 
     const v = fleet.violations;
     this.violationsTitle.textContent = `Protocol violations (${v.length})`;
