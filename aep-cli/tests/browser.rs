@@ -1659,3 +1659,134 @@ fn the_fleet_folds_ended_sessions_filters_and_fits_a_phone() {
         },
     );
 }
+
+/// Every piece of visible text on the page whose contrast with what is
+/// behind it is under WCAG AA (4.5:1; 3:1 for large text), computed from
+/// the page's own styles. With `dark`, the stylesheet's
+/// `prefers-color-scheme: dark` variables are applied first.
+const CONTRAST_AUDIT: &str = r#"
+const dark = arguments[0];
+if (dark) {
+  const rules = [...document.styleSheets].flatMap((s) => [...s.cssRules]);
+  const media = rules.find((r) => r.media && r.media.mediaText.includes('prefers-color-scheme: dark'));
+  const root = [...media.cssRules].find((r) => r.selectorText === ':root');
+  for (const name of root.style) document.documentElement.style.setProperty(name, root.style.getPropertyValue(name));
+}
+function parse(c) {
+  let m = /^rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)$/.exec(c);
+  if (m) return [m[1] / 255, m[2] / 255, m[3] / 255, m[4] === undefined ? 1 : Number(m[4])];
+  m = /^color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: \/ ([\d.e-]+))?\)$/.exec(c);
+  if (m) return [Number(m[1]), Number(m[2]), Number(m[3]), m[4] === undefined ? 1 : Number(m[4])];
+  throw new Error('a colour the audit cannot read: ' + c);
+}
+const over = (top, under) => {
+  const a = top[3];
+  return [0, 1, 2].map((i) => top[i] * a + under[i] * (1 - a)).concat(1);
+};
+function background(el) {
+  const layers = [];
+  for (let e = el; e; e = e.parentElement) {
+    const c = parse(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) layers.push(c);
+    if (c[3] >= 1) break;
+  }
+  let bg = [1, 1, 1, 1];
+  for (const layer of layers.reverse()) bg = over(layer, bg);
+  return bg;
+}
+const lum = (c) => {
+  const f = (v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+};
+const failures = [];
+let checked = 0;
+for (const el of document.querySelectorAll('body *')) {
+  const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+  if (el.closest('[disabled], :disabled, .skip, .visually-hidden, option')) continue;
+  const style = getComputedStyle(el);
+  const bg = background(el);
+  const fg = over(parse(style.color), bg);
+  const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+  const ratio = (hi + 0.05) / (lo + 0.05);
+  const size = parseFloat(style.fontSize);
+  const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+  checked += 1;
+  if (ratio < (large ? 3 : 4.5)) {
+    failures.push(`${el.tagName.toLowerCase()}.${el.className} "${el.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`);
+  }
+}
+return { checked, failures };
+"#;
+
+#[test]
+fn the_page_keeps_aa_contrast_in_light_and_dark() {
+    run("the_page_keeps_aa_contrast_in_light_and_dark", async {
+        let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+        ended_and_live(served.addr).await;
+        a_session_with_tool_calls(served.addr).await;
+        // A live owner, so its requests have answer buttons to check.
+        let mut agent = demo(&served.base, Some(TOKEN), "contrast");
+        let b = Browser::start().await;
+        for dark in [false, true] {
+            let scheme = if dark { "dark" } else { "light" };
+            // The fleet, the inbox with answer buttons, the closed list.
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_script(
+                "return document.querySelector('article[data-request] button.option:not(:disabled)') !== null",
+                "the answer buttons, enabled",
+                WAIT,
+            )
+            .await;
+            b.client
+                .execute("document.getElementById('fleet-ended').click(); document.querySelector('#closed').open = true;", vec![])
+                .await
+                .unwrap();
+            let fleet = b
+                .client
+                .execute(CONTRAST_AUDIT, vec![json!(dark)])
+                .await
+                .unwrap();
+            assert!(fleet["checked"].as_u64().unwrap() > 20, "{fleet}");
+            assert_eq!(
+                fleet["failures"],
+                json!([]),
+                "the fleet in {scheme}: {fleet}"
+            );
+            // A session's timeline, a call opened, severities shown.
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:tl', 'tl']))",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_for("tr.call[data-status='failed']", "the failed call", |_| true)
+                .await;
+            b.client
+                .execute(
+                    "document.querySelector(\"tr.call[data-status='failed']\").click()",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let session = b
+                .client
+                .execute(CONTRAST_AUDIT, vec![json!(dark)])
+                .await
+                .unwrap();
+            assert!(session["checked"].as_u64().unwrap() > 20, "{session}");
+            assert_eq!(
+                session["failures"],
+                json!([]),
+                "the session page in {scheme}: {session}"
+            );
+        }
+        b.close().await;
+        stop_demo(&mut agent);
+        served.stop().await;
+    });
+}
