@@ -298,6 +298,16 @@ fn the_demo_form_is_answered_from_the_page() {
                 |t| t.contains("accepted by the agent"),
             )
             .await;
+        // The answer's id reads short, whole in its tooltip and copy button.
+        let chip = b
+            .wait_attr(
+                &format!("{card_sel} li.command-accepted .id-chip"),
+                "data-id",
+                "the answer's id",
+                |t| t.contains('…') && t.len() < 16,
+            )
+            .await;
+        assert_eq!(chip, command_id);
         b.wait_for(
             &format!("{card_sel} li[data-type='attention.answered']"),
             "attention.answered",

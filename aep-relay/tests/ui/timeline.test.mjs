@@ -105,3 +105,12 @@ test('durations read at a glance', () => {
   assert.equal(formatDuration(12_400), '12 s');
   assert.equal(formatDuration(125_000), '2 min 5 s');
 });
+
+test('long ids read short, short ones whole', async () => {
+  const { shortId } = await import('../../ui/js/summary.js');
+  assert.equal(shortId('01M95GPQG81Q6MKA4V529XP63Q'), '01M9…P63Q');
+  assert.equal(shortId('REQ-L'), 'REQ-L');
+  assert.equal(shortId('123456789012'), '123456789012');
+  assert.equal(shortId(12), '12');
+  assert.equal(shortId(null), '');
+});

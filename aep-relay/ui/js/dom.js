@@ -55,3 +55,28 @@ export function reconcile(parent, nodes) {
   });
   while (parent.children.length > nodes.length) parent.lastElementChild.remove();
 }
+
+/**
+ * An id shown short (`short`), whole in its tooltip, copied whole on a
+ * click; `announce` says it was (or that it could not be).
+ */
+export function idChip(id, short, announce) {
+  return h('button', {
+    type: 'button',
+    class: 'id-chip',
+    title: `${id} (click to copy)`,
+    'aria-label': `Copy id ${id}`,
+    'data-id': id,
+    text: short,
+    on: {
+      click: (e) => {
+        e.preventDefault();
+        e.stopPropagation();
+        const done = () => announce(`Copied ${id}.`);
+        const failed = () => announce(`Could not copy; the id is ${id}.`);
+        if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(id).then(done, failed);
+        else failed();
+      },
+    },
+  });
+}

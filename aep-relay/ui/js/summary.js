@@ -124,3 +124,11 @@ export function ago(since, now) {
   if (hours < 48) return `${hours} h ${m % 60} min`;
   return `${Math.floor(hours / 24)} d`;
 }
+
+/** An id short enough to read at a glance: a long one (a ULID is 26
+ * characters) keeps its first and last four, which tell ids apart in one
+ * session; the whole id stays in a tooltip and is copied on click. */
+export function shortId(id) {
+  const s = typeof id === 'string' ? id : String(id ?? '');
+  return s.length <= 12 ? s : `${s.slice(0, 4)}…${s.slice(-4)}`;
+}

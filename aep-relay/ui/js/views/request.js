@@ -4,10 +4,10 @@
 // for `kind: "form"`), and what became of each answer sent: the ack, a
 // relay refusal, a timeout with a retry, then the outcome events.
 
-import { h, replace, uid } from '../dom.js';
+import { h, idChip, replace, uid } from '../dom.js';
 import { OTHER, collect, fieldsOf, carriesFreeText } from '../form.js';
 import { answerCapture } from '../command.js';
-import { ago, captureNote, captureOf, captureRef, summarize } from '../summary.js';
+import { ago, captureNote, captureOf, captureRef, shortId, summarize } from '../summary.js';
 
 /** Single selects with more choices than this render as a <select>. */
 const RADIO_MAX = 6;
@@ -364,7 +364,7 @@ export class RequestCard {
       const record = this.ctx.tracker.sent.get(c.id);
       if (!record) continue;
       const li = h('li', { class: `command command-${record.state}`, 'data-command': record.id });
-      li.append(h('span', { class: 'cmd-id', text: `Answer ${record.id}${record.tries > 1 ? ` (try ${record.tries})` : ''}: ` }));
+      li.append(h('span', { class: 'cmd-id' }, 'Answer ', idChip(record.id, shortId(record.id), this.ctx.announce), `${record.tries > 1 ? ` (try ${record.tries})` : ''}: `));
       const detail = record.detail ? ` — ${record.detail}` : '';
       switch (record.state) {
         case 'sent':

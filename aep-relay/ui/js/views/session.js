@@ -8,7 +8,7 @@
 
 import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
-import { ago, severityOf, summarize } from '../summary.js';
+import { ago, severityOf, shortId, summarize } from '../summary.js';
 import { Calls, SEVERITY_LEVELS, callStatus, durationMs, everything, family, formatDuration, matches, narrows } from '../timeline.js';
 
 function clock(time) {
@@ -371,7 +371,8 @@ export class SessionView {
         href: `#${this.app.route}`,
         class: 'cause',
         'data-cause': event.cause,
-        text: event.cause,
+        title: `Go to ${event.cause}`,
+        text: shortId(event.cause),
         on: {
           click: (e) => {
             e.preventDefault();
