@@ -1800,3 +1800,62 @@ fn the_page_keeps_aa_contrast_in_light_and_dark() {
         served.stop().await;
     });
 }
+
+#[test]
+fn the_inbox_is_walked_with_the_keyboard() {
+    run("the_inbox_is_walked_with_the_keyboard", async {
+        let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+        ended_and_live(served.addr).await;
+        let b = Browser::start().await;
+        b.client
+            .goto(&format!("{}/#token={TOKEN}", served.base))
+            .await
+            .unwrap();
+        b.wait_for(
+            "#inbox article[data-request='REQ-X']",
+            "the two requests",
+            |_| true,
+        )
+        .await;
+        let focused =
+            "return document.activeElement.dataset.request || document.activeElement.tagName";
+        let order = b
+            .client
+            .execute(
+                "return [...document.querySelectorAll('#inbox > .inbox-list > article.request')].map((a) => a.dataset.request)",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let order: Vec<String> = serde_json::from_value(order).unwrap();
+        assert_eq!(order.len(), 2, "{order:?}");
+        let (first, last) = (json!(order[0]), json!(order[1]));
+        b.client
+            .execute(
+                &format!(
+                    "document.querySelector(\"#inbox article[data-request='{}'] a\").focus()",
+                    order[0]
+                ),
+                vec![],
+            )
+            .await
+            .unwrap();
+        keys(&b, "\u{E015}").await; // ArrowDown
+        assert_eq!(b.client.execute(focused, vec![]).await.unwrap(), last);
+        keys(&b, "k").await;
+        assert_eq!(b.client.execute(focused, vec![]).await.unwrap(), first);
+        keys(&b, "\u{E010}").await; // End
+        assert_eq!(b.client.execute(focused, vec![]).await.unwrap(), last);
+        keys(&b, "j").await;
+        assert_eq!(
+            b.client.execute(focused, vec![]).await.unwrap(),
+            last,
+            "the last stays the last"
+        );
+        keys(&b, "\u{E011}").await; // Home
+        assert_eq!(b.client.execute(focused, vec![]).await.unwrap(), first);
+        b.assert_no_errors(&[]).await;
+        b.close().await;
+        served.stop().await;
+    });
+}

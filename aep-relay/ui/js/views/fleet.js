@@ -34,7 +34,10 @@ export class FleetView {
   constructor(app) {
     this.app = app;
     this.inboxCount = h('span', { class: 'count' });
-    this.inbox = h('div', { class: 'inbox-list' });
+    // The inbox from the keyboard: ArrowDown/ArrowUp (or j/k) move between
+    // requests, Home/End to the first and last; keys typed into a field
+    // stay the field's.
+    this.inbox = h('div', { class: 'inbox-list', 'aria-label': 'Requests waiting on a person (arrow keys move between them)', on: { keydown: (e) => this.onInboxKey(e) } });
     this.inboxEmpty = h('p', { class: 'empty', text: emptyText(app.link, 'inbox') });
     // Requests still pending when their session ended: nobody can answer
     // them, so they leave the inbox for this folded list.
@@ -130,6 +133,22 @@ export class FleetView {
     row.last.textContent = s.last === null ? '—' : `${ago(s.last, now)} ago`;
     row.pending.textContent = String(s.pending.length);
     return row.tr;
+  }
+
+  onInboxKey(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target.closest('input, textarea, select')) return;
+    const step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, Home: -Infinity, End: Infinity }[e.key];
+    if (step === undefined) return;
+    const cards = [...this.inbox.querySelectorAll(':scope > article.request')];
+    if (!cards.length) return;
+    const at = cards.findIndex((c) => c.contains(document.activeElement));
+    let next;
+    if (step === -Infinity) next = 0;
+    else if (step === Infinity) next = cards.length - 1;
+    else next = at < 0 ? 0 : Math.min(cards.length - 1, Math.max(0, at + step));
+    e.preventDefault();
+    cards[next].focus();
   }
 
   refilter() {

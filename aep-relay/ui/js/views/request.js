@@ -43,7 +43,7 @@ export class RequestCard {
     this.controls = this.buildControls();
     this.el = h(
       'article',
-      { class: 'request', 'data-request': r.id, 'aria-labelledby': headingId },
+      { class: 'request', 'data-request': r.id, 'aria-labelledby': headingId, tabindex: '-1' },
       h(
         'header',
         {},
