@@ -1859,3 +1859,152 @@ fn the_inbox_is_walked_with_the_keyboard() {
         served.stop().await;
     });
 }
+
+/// The page's figures with a fleet of 500 sessions and one session of
+/// 100 000 events, generated here (a measurement, not a test: it asserts
+/// nothing about time). Run by hand:
+/// `cargo test -p aep-cli --test browser ui_figures -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement run by hand; its figures are in docs/ui.md"]
+fn ui_figures() {
+    run("ui_figures", async {
+        let config = aep_relay::Config::default()
+            .buffer(100_000)
+            .max_sessions(1_000)
+            .max_buffer_bytes(256 << 20)
+            .max_buffered_bytes(1 << 30);
+        let served = harness::relay_with("127.0.0.1:0", Some(TOKEN), config).await;
+        let mut lines = Vec::new();
+        for n in 0..500 {
+            let session = format!("fleet-{n:03}");
+            lines.push(
+                event(
+                    &format!("F{n}-0"),
+                    "session.started",
+                    &session,
+                    0,
+                    json!({}),
+                )
+                .to_string(),
+            );
+            lines.push(
+                event(
+                    &format!("F{n}-1"),
+                    "run.started",
+                    &session,
+                    1,
+                    json!({"run": "r1"}),
+                )
+                .to_string(),
+            );
+        }
+        post(served.addr, &lines).await;
+        let big = |seq: u64| {
+            let kind = if seq.is_multiple_of(10) {
+                "tool.requested"
+            } else {
+                "progress.status"
+            };
+            let data = if kind == "tool.requested" {
+                json!({"tool": {"name": "Bash", "call_id": format!("c{seq}")}})
+            } else {
+                json!({"message": format!("step {seq}")})
+            };
+            event(
+                &format!("B{seq}"),
+                kind,
+                "big",
+                seq,
+                json!({"run": "r1", "capture": "full", "data": data}),
+            )
+            .to_string()
+        };
+        for chunk in 0..10u64 {
+            let lines: Vec<String> = (chunk * 10_000..(chunk + 1) * 10_000)
+                .map(|s| big(s + 1))
+                .collect();
+            post(served.addr, &lines).await;
+        }
+        let b = Browser::start().await;
+        let t0 = std::time::Instant::now();
+        b.client
+            .goto(&format!("{}/#token={TOKEN}", served.base))
+            .await
+            .unwrap();
+        b.wait_script(
+            "return document.querySelectorAll('table.fleet tbody tr').length >= 501",
+            "the fleet of 501 sessions",
+            Duration::from_secs(600),
+        )
+        .await;
+        let first = t0.elapsed();
+        let filter_ms = b
+            .client
+            .execute(
+                "const t = performance.now(); const q = document.getElementById('fleet-search'); q.value = 'fleet-42'; q.dispatchEvent(new Event('input')); const ms = performance.now() - t; q.value = ''; q.dispatchEvent(new Event('input')); return ms;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let t1 = std::time::Instant::now();
+        b.client
+            .execute(
+                "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:big', 'big']))",
+                vec![],
+            )
+            .await
+            .unwrap();
+        b.wait_script(
+            "return document.querySelectorAll('table.timeline tbody tr[data-event]').length >= 2000",
+            "the big session's timeline",
+            Duration::from_secs(120),
+        )
+        .await;
+        let session = t1.elapsed();
+        let timeline_filter_ms = b
+            .client
+            .execute(
+                "const t = performance.now(); const s = document.getElementById('timeline-family'); s.value = 'tool'; s.dispatchEvent(new Event('change')); const ms = performance.now() - t; s.value = ''; s.dispatchEvent(new Event('change')); return ms;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        // Frames while 1 000 events a second arrive for 5 s.
+        b.client
+            .execute(
+                "window.__gaps = []; let last = performance.now(); const tick = (now) => { window.__gaps.push(now - last); last = now; if (!window.__stop) requestAnimationFrame(tick); }; requestAnimationFrame(tick);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let mut seq = 100_000;
+        for _ in 0..50 {
+            let lines: Vec<String> = (0..100)
+                .map(|_| {
+                    seq += 1;
+                    big(seq)
+                })
+                .collect();
+            post(served.addr, &lines).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let frames = b
+            .client
+            .execute(
+                "window.__stop = true; const g = window.__gaps.slice(1); return { frames: g.length, over50: g.filter((x) => x > 50).length, worst: Math.max(...g), heapMB: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null, rows: document.querySelectorAll('table.timeline tbody tr').length };",
+                vec![],
+            )
+            .await
+            .unwrap();
+        println!(
+            "UI FIGURES: fleet of 501 sessions and 101 000 events first rendered in {:.1} s; fleet search {:.1} ms; the 100 000-event session's page in {:.1} s; its type filter {:.1} ms; streaming 1 000 events/s for 5 s: {}",
+            first.as_secs_f64(),
+            filter_ms.as_f64().unwrap_or(-1.0),
+            session.as_secs_f64(),
+            timeline_filter_ms.as_f64().unwrap_or(-1.0),
+            frames
+        );
+        b.close().await;
+        served.stop().await;
+    });
+}

@@ -20,7 +20,7 @@
 //! let text = r#"{"type":"error","id":"sub-1","code":"limit-exceeded","detail":"--max-subscriptions (64)"}"#;
 //! let Ok(Decoded::Frame(Frame::Error(error))) = decode(text) else { panic!() };
 //! assert_eq!(error.code, ErrorCode::LimitExceeded);
-//! assert_eq!(error.id.as_deref(), Some("sub-1"));
+//! assert_eq!(error.id.as_ref().and_then(|id| id.as_str()), Some("sub-1"));
 //!
 //! assert!(matches!(decode(r#"{"type":"session.started"}"#), Ok(Decoded::Event(_))));
 //! assert!(matches!(decode(r#"{"type":"whisper"}"#), Ok(Decoded::Unknown(kind)) if kind == "whisper"));

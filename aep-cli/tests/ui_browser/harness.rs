@@ -301,9 +301,14 @@ pub struct Served {
 
 /// A relay on `addr` (port 0 for any), with `token` when given.
 pub async fn relay(addr: &str, token: Option<&str>) -> Served {
+    relay_with(addr, token, Config::default()).await
+}
+
+/// [`relay`] from `config` (the token and a short grace set here).
+pub async fn relay_with(addr: &str, token: Option<&str>, config: Config) -> Served {
     let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = Config::default()
+    let config = config
         .token(token.and_then(Token::new))
         .grace(Duration::from_millis(500));
     let relay = Relay::new(config).unwrap();
