@@ -2008,3 +2008,80 @@ fn ui_figures() {
         served.stop().await;
     });
 }
+
+#[test]
+fn a_long_session_keeps_a_bounded_timeline_as_it_grows() {
+    run(
+        "a_long_session_keeps_a_bounded_timeline_as_it_grows",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let line = |seq: u64| {
+                let (kind, data) = if seq.is_multiple_of(10) {
+                    (
+                        "tool.requested",
+                        json!({"tool": {"name": "Bash", "call_id": format!("c{seq}")}}),
+                    )
+                } else {
+                    ("progress.status", json!({"message": format!("step {seq}")}))
+                };
+                event(
+                    &format!("L{seq}"),
+                    kind,
+                    "long",
+                    seq,
+                    json!({"run": "r1", "capture": "full", "data": data}),
+                )
+                .to_string()
+            };
+            let first: Vec<String> = (0..2_500).map(line).collect();
+            post(served.addr, &first).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='long']", "the long session", |_| true)
+                .await;
+            b.client
+            .execute(
+                "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:long', 'long']))",
+                vec![],
+            )
+            .await
+            .unwrap();
+            let rows = "const r = [...document.querySelectorAll('table.timeline tbody tr[data-event]')]; return [r.length, r[0].dataset.event, r[r.length - 1].dataset.event, document.querySelectorAll('table.timeline tbody tr.call').length];";
+            b.wait_script(
+                "return document.querySelector(\"tr[data-event='L2499']\") !== null",
+                "the newest event",
+                WAIT,
+            )
+            .await;
+            // The fold keeps 2 000 events: the page shows those, and one row
+            // per tool call among them.
+            assert_eq!(
+                b.client.execute(rows, vec![]).await.unwrap(),
+                json!([2000, "L500", "L2499", 200])
+            );
+            // More arrive: the oldest rows leave, the count holds.
+            let more: Vec<String> = (2_500..2_750).map(line).collect();
+            post(served.addr, &more).await;
+            b.wait_script(
+                "return document.querySelector(\"tr[data-event='L2749']\") !== null",
+                "the events that came later",
+                WAIT,
+            )
+            .await;
+            assert_eq!(
+                b.client.execute(rows, vec![]).await.unwrap(),
+                json!([2000, "L750", "L2749", 200])
+            );
+            b.wait_for("p.note", "the note on what is not kept", |t| {
+                t == "750 earlier events are not kept in this page."
+            })
+            .await;
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}

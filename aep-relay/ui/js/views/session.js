@@ -34,6 +34,8 @@ export class SessionView {
     this.dropped = h('p', { class: 'note', hidden: true });
     this.timeline = h('tbody');
     this.events = new Map();
+    this.order = [];
+    this.prompts = new Map();
     this.calls = new Calls();
     this.callRows = new Map();
     this.openCalls = new Set();
@@ -157,18 +159,21 @@ export class SessionView {
   }
 
   timelineRows(s) {
-    // Rows are appended as the timeline grows; when old events were
-    // dropped from memory, the table is rebuilt.
+    // Rows are appended as the timeline grows, and the rows of events the
+    // fold no longer keeps are removed from the top: a long session costs
+    // the page the same as one of the fold's length.
     const shown = s.dropped + s.timeline.length;
-    if (this.droppedSeen !== s.dropped) {
+    if (this.droppedSeen === undefined) {
       this.droppedSeen = s.dropped;
       this.rendered = s.dropped;
-      this.rowsById.clear();
-      this.events.clear();
-      this.calls = new Calls();
-      this.callRows.clear();
-      this.runHeads.clear();
-      replace(this.timeline);
+    } else if (s.dropped > this.droppedSeen) {
+      let gone = s.dropped - this.droppedSeen;
+      this.droppedSeen = s.dropped;
+      while (gone > 0 && this.order.length) {
+        this.forget(this.order.shift());
+        gone -= 1;
+      }
+      this.rendered = Math.max(this.rendered, s.dropped);
     }
     let added = false;
     for (let i = this.rendered - s.dropped; i < s.timeline.length; i += 1) {
@@ -185,10 +190,37 @@ export class SessionView {
     }
   }
 
+  /** Removes the row of an event the fold no longer keeps (and its call's
+   * row with the call's last event). */
+  forget(id) {
+    const tr = this.rowsById.get(id);
+    this.rowsById.delete(id);
+    this.events.delete(id);
+    if (!tr) return;
+    tr.remove();
+    const key = tr.dataset.call;
+    const call = key ? this.calls.get(key) : null;
+    if (call) {
+      call.events = call.events.filter((e) => e !== id);
+      const row = this.callRows.get(key);
+      if (!call.events.length) {
+        if (row) row.remove();
+        this.callRows.delete(key);
+        this.calls.byKey.delete(key);
+        this.openCalls.delete(key);
+      } else if (row) this.drawCall(row, call);
+    }
+  }
+
   /** Puts one event's row in the table, under its run's group, folded
    * into its tool call's row when it is a call's. */
   place(s, event) {
     this.events.set(event.id, event);
+    this.order.push(event.id);
+    if (event.type === 'run.started' && typeof event.run === 'string' && !this.prompts.has(event.run)) {
+      const prompt = event.data?.prompt;
+      if (typeof prompt === 'string' && prompt.trim()) this.prompts.set(event.run, prompt.length > 120 ? `${prompt.slice(0, 119)}…` : prompt);
+    }
     const fam = family(event);
     if (!this.families.has(fam)) {
       this.families.add(fam);
@@ -239,6 +271,10 @@ export class SessionView {
     const took = Number.isFinite(started) && Number.isFinite(ended) && ended >= started ? formatDuration(ended - started) : '';
     const prompt = this.runPrompt(id);
     const folded = this.foldedRuns.has(id);
+    // Drawn again only when what it says changed.
+    const said = JSON.stringify([status, took, prompt, folded]);
+    if (head.dataset.said === said) return;
+    head.dataset.said = said;
     head.setAttribute('aria-expanded', folded ? 'false' : 'true');
     head.dataset.status = status;
     replace(
@@ -248,13 +284,7 @@ export class SessionView {
   }
 
   runPrompt(id) {
-    for (const event of this.events.values()) {
-      if (event.type === 'run.started' && event.run === id) {
-        const prompt = event.data?.prompt;
-        if (typeof prompt === 'string' && prompt.trim()) return prompt.length > 120 ? `${prompt.slice(0, 119)}…` : prompt;
-      }
-    }
-    return '';
+    return this.prompts.get(id) ?? '';
   }
 
   drawCall(tr, call) {
