@@ -81,6 +81,7 @@ pub struct Config {
     pub(crate) grace: Duration,
     pub(crate) write_timeout: Duration,
     pub(crate) head_timeout: Duration,
+    pub(crate) message_timeout: Duration,
     pub(crate) tls: Option<TlsFiles>,
     pub(crate) ui: bool,
     pub(crate) claim_grace: Duration,
@@ -111,6 +112,7 @@ impl Default for Config {
             grace: Duration::from_secs(4),
             write_timeout: Duration::from_secs(30),
             head_timeout: Duration::from_secs(10),
+            message_timeout: Duration::from_secs(30),
             tls: None,
             ui: true,
             claim_grace: Duration::from_secs(5),
@@ -277,6 +279,16 @@ impl Config {
         self
     }
 
+    /// How long a WebSocket message may take to arrive whole once its
+    /// first byte has (default 30 s), waiting for room under
+    /// `--max-inflight-bytes` included: past it the connection is closed
+    /// (1008 `message-stalled`, or 1013 `busy` when the budget stayed
+    /// spent), and the bytes it held are given back.
+    pub fn message_timeout(mut self, timeout: Duration) -> Self {
+        self.message_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
     /// Serve TLS with this certificate and key.
     pub fn tls(mut self, files: Option<TlsFiles>) -> Self {
         self.tls = files;
@@ -371,9 +383,9 @@ impl Config {
             (
                 "--max-inflight-bytes",
                 self.max_inflight_bytes,
-                self.max_body,
+                self.max_body.max(self.max_frame + 64 * 1024),
                 max_total,
-                " bytes (at least --max-body)",
+                " bytes (at least --max-body, and --max-frame plus 64 KiB)",
             ),
             (
                 "--max-buffer-bytes",

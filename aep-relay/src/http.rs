@@ -187,6 +187,20 @@ pub(crate) fn json_response(status: StatusCode, body: Value) -> Response {
 }
 
 impl App {
+    /// The `inflight_bytes` gauge: bytes of `POST` bodies and WebSocket
+    /// messages read and not yet handled.
+    fn inflight_metric(&self) -> String {
+        let max = self
+            .hub
+            .config
+            .max_inflight_bytes
+            .min(tokio::sync::Semaphore::MAX_PERMITS);
+        let held = max.saturating_sub(self.inflight.available_permits());
+        format!(
+            "# HELP aep_relay_inflight_bytes Bytes of POST bodies and WebSocket messages read and not yet handled (bounded by --max-inflight-bytes).\n# TYPE aep_relay_inflight_bytes gauge\naep_relay_inflight_bytes {held}\n"
+        )
+    }
+
     /// Whether the request carries the token (always, without one): in
     /// `Authorization: Bearer`, or `?access_token=` for browsers.
     pub fn authorized(&self, headers: &HeaderMap, params: &HashMap<String, String>) -> bool {
@@ -273,7 +287,7 @@ async fn metrics(State(app): State<App>, headers: HeaderMap, Query(params): Para
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.hub.metrics.render(),
+        app.hub.metrics.render() + &app.inflight_metric(),
     )
         .into_response()
 }

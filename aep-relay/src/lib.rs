@@ -37,6 +37,7 @@ mod subscribe;
 mod tls;
 mod ui;
 mod ws;
+mod wsio;
 
 pub use config::{Config, TlsFiles, Token};
 pub use server::{Drained, Relay, ShutdownHandle};

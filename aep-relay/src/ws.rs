@@ -14,15 +14,23 @@ use aep::frame::{
     self, Closing, Delivered, Earliest, ErrorCode, ErrorFrame, Frame, Hello, Identity, Ping,
     ReplayExhausted, RequestId,
 };
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::body::Body;
+use axum::extract::{Request as HttpRequest, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use hyper_util::rt::TokioIo;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::{interval_at, timeout, timeout_at, Instant, MissedTickBehavior};
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame as WireFrame;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
 
 use crate::fanout::{bounded, Inbox, Outbox};
 use crate::http::{error, App, Params};
@@ -32,6 +40,10 @@ use crate::metrics::Refusal;
 use crate::routing::{self, Command, Declared, Role};
 use crate::server::ConnectionSlot;
 use crate::subscribe::{self, CLOSING_BUDGET, MAX_HELLO_BYTES, MAX_POSITIONS, MAX_POSITION_BYTES};
+use crate::wsio::{self, Socket, FRAGMENT, READ_CHUNK};
+
+/// A peer's WebSocket, read through [`Socket`].
+type WebSocket = WebSocketStream<Socket<TokioIo<hyper::upgrade::Upgraded>>>;
 
 /// Commands waiting for one target connection.
 const COMMAND_QUEUE: usize = 256;
@@ -51,7 +63,7 @@ pub(crate) async fn upgrade(
     headers: HeaderMap,
     params: Params,
     slot: Option<Extension<ConnectionSlot>>,
-    upgrade: WebSocketUpgrade,
+    mut request: HttpRequest,
 ) -> Response {
     if !app.authorized(&headers, &params.0) {
         return app.unauthorized();
@@ -71,19 +83,106 @@ pub(crate) async fn upgrade(
             "without a token this relay takes WebSocket connections only from pages on this machine",
         );
     }
+    let accept = match handshake(request.method(), &headers) {
+        Ok(accept) => accept,
+        Err(refused) => return *refused,
+    };
+    let Some(on_upgrade) = request
+        .extensions_mut()
+        .remove::<hyper::upgrade::OnUpgrade>()
+    else {
+        return error(
+            StatusCode::UPGRADE_REQUIRED,
+            "upgrade-required",
+            "this connection cannot be upgraded to a WebSocket (HTTP/1.1 is needed)",
+        );
+    };
     let max = app.hub.config.max_frame;
+    let config = WebSocketConfig::default()
+        .read_buffer_size(READ_CHUNK)
+        .write_buffer_size(0)
+        .max_write_buffer_size(2 * FRAGMENT)
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max));
     let token = app.sockets.token();
-    upgrade
-        .max_message_size(max)
-        .max_frame_size(max)
-        .write_buffer_size(64 * 1024)
-        .max_write_buffer_size(2 * max + 64 * 1024)
-        .on_upgrade(move |socket| async move {
+    tokio::spawn(async move {
+        // A connection that fails to upgrade was the HTTP task's to report.
+        if let Ok(upgraded) = on_upgrade.await {
+            let socket = Socket::new(
+                TokioIo::new(upgraded),
+                app.inflight.clone(),
+                max,
+                app.hub.config.message_timeout,
+            );
+            let socket =
+                WebSocketStream::from_raw_socket(socket, WsRole::Server, Some(config)).await;
             Connection::new(app, socket).run().await;
-            // The socket held its connection's slot until now.
-            drop(slot);
-            drop(token);
+        }
+        // The socket held its connection's slot until now.
+        drop(slot);
+        drop(token);
+    });
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    response
+}
+
+/// The `Sec-WebSocket-Accept` answering an opening handshake (RFC 6455
+/// §4.2.1), or the refusal of a request that is not one.
+fn handshake(method: &Method, headers: &HeaderMap) -> Result<HeaderValue, Box<Response>> {
+    let has = |name: header::HeaderName, token: &str| {
+        headers.get_all(name).iter().any(|value| {
+            value.to_str().is_ok_and(|value| {
+                value
+                    .split(',')
+                    .any(|part| part.trim().eq_ignore_ascii_case(token))
+            })
         })
+    };
+    if method != Method::GET
+        || !has(header::CONNECTION, "upgrade")
+        || !has(header::UPGRADE, "websocket")
+    {
+        let mut refused = error(
+            StatusCode::UPGRADE_REQUIRED,
+            "upgrade-required",
+            "/socket speaks WebSocket: open it with a WebSocket client (GET with Connection: upgrade and Upgrade: websocket)",
+        );
+        refused
+            .headers_mut()
+            .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        return Err(Box::new(refused));
+    }
+    if headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_none_or(|version| version != "13")
+    {
+        let mut refused = error(
+            StatusCode::BAD_REQUEST,
+            "websocket-version",
+            "this relay speaks WebSocket version 13 (RFC 6455)",
+        );
+        refused.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
+        return Err(Box::new(refused));
+    }
+    let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY) else {
+        return Err(Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "websocket-key",
+            "a WebSocket opening handshake needs Sec-WebSocket-Key",
+        )));
+    };
+    Ok(
+        HeaderValue::from_str(&derive_accept_key(key.as_bytes()))
+            .expect("base64 is a header value"),
+    )
 }
 
 /// One subscription's identity.
@@ -263,18 +362,17 @@ impl Connection {
         let first = loop {
             let frame = tokio::select! {
                 _ = self.app.shutdown.cancelled() => return Err(End::Close(GOING_AWAY, "shutting-down")),
-                frame = timeout_at(deadline, self.socket.recv()) => frame,
+                frame = timeout_at(deadline, self.socket.next()) => frame,
             };
             if !matches!(frame, Ok(Some(Ok(Message::Ping(_) | Message::Pong(_))))) {
                 break frame;
             }
+            self.socket.get_mut().release();
         };
         let text = match first {
             Err(_) => return Err(End::Close(POLICY, "no hello")),
-            Ok(Some(Err(e))) if too_big(&e) => {
-                return Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large"))
-            }
-            Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Err(End::Gone),
+            Ok(Some(Err(e))) => return Err(read_failed(&e)),
+            Ok(None | Some(Ok(Message::Close(_)))) => return Err(End::Gone),
             Ok(Some(Ok(Message::Text(text)))) => text,
             Ok(Some(Ok(Message::Binary(_)))) => {
                 self.refuse(
@@ -353,6 +451,8 @@ impl Connection {
     }
 
     async fn serve(&mut self, mut commands: mpsc::Receiver<Command>) -> End {
+        // The `hello` is handled: its bytes are given back.
+        self.socket.get_mut().release();
         let period = self.app.hub.config.ping_interval;
         let mut ping = interval_at(Instant::now() + period, period);
         ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -361,10 +461,15 @@ impl Connection {
             let step = tokio::select! {
                 biased;
                 _ = shutdown.cancelled() => Err(End::Close(GOING_AWAY, "shutting-down")),
-                message = self.socket.recv() => match message {
-                    Some(Ok(message)) => self.on_message(message).await,
-                    Some(Err(e)) if too_big(&e) => Err(End::Close(MESSAGE_TOO_BIG, "frame-too-large")),
-                    None | Some(Err(_)) => Err(End::Gone),
+                message = self.socket.next() => match message {
+                    Some(Ok(message)) => {
+                        let handled = self.on_message(message).await;
+                        // Its bytes are let go of: given back.
+                        self.socket.get_mut().release();
+                        handled
+                    }
+                    Some(Err(e)) => Err(read_failed(&e)),
+                    None => Err(End::Gone),
                 },
                 Some((command, charge)) = commands.recv() => {
                     // Taken from the queue: its bytes are given back.
@@ -412,7 +517,7 @@ impl Connection {
                 return Err(End::Close(UNSUPPORTED_DATA, "binary frames are reserved"));
             }
             Message::Close(_) => return Err(End::Gone),
-            Message::Ping(_) | Message::Pong(_) => return Ok(()),
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return Ok(()),
         };
         let frame: Value = match serde_json::from_str(&text) {
             Ok(frame) => frame,
@@ -632,11 +737,11 @@ impl Connection {
         let envelope = 128 + id.to_string().len();
         let budget = self.app.hub.config.max_frame.saturating_sub(envelope);
         let roster = self.app.hub.roster(budget);
-        self.send(Message::Text(roster.frame(&id).into())).await
+        self.send_text(Bytes::from(roster.frame(&id))).await
     }
 
     async fn send_frame(&mut self, frame: Frame) -> Result<(), End> {
-        self.send(Message::Text(frame.encode().into())).await
+        self.send_text(Bytes::from(frame.encode())).await
     }
 
     /// An `error` frame answering nothing in particular.
@@ -645,16 +750,13 @@ impl Connection {
             .await
     }
 
+    /// A text message; one longer than [`FRAGMENT`] goes as fragments of
+    /// that size, each written before the next is made, so the socket's
+    /// write buffer never holds more than one.
     async fn send_text(&mut self, text: Bytes) -> Result<(), End> {
-        match Utf8Bytes::try_from(text) {
-            Ok(text) => self.send(Message::Text(text)).await,
-            // Admitted text is UTF-8; anything else is not sent.
-            Err(_) => Ok(()),
-        }
-    }
-
-    async fn send(&mut self, message: Message) -> Result<(), End> {
-        self.socket.send(message).await.map_err(|_| End::Gone)
+        send_text(&mut self.socket, text)
+            .await
+            .map_err(|_| End::Gone)
     }
 
     /// A `closing` frame with the delivered positions, the close frame,
@@ -674,37 +776,66 @@ impl Connection {
             omitted: (omitted > 0).then_some(omitted),
         });
         let frame = CloseFrame {
-            code,
+            code: CloseCode::from(code),
             reason: reason.into(),
         };
         let goodbye = async {
-            self.socket
-                .send(Message::Text(closing.encode().into()))
-                .await?;
+            send_text(&mut self.socket, Bytes::from(closing.encode())).await?;
             self.socket.send(Message::Close(Some(frame))).await?;
-            while let Some(Ok(message)) = self.socket.recv().await {
+            while let Some(Ok(message)) = self.socket.next().await {
+                self.socket.get_mut().release();
                 if matches!(message, Message::Close(_)) {
                     break;
                 }
             }
-            Ok::<(), axum::Error>(())
+            Ok::<(), tungstenite::Error>(())
         };
         let _ = timeout(CLOSE_WAIT, goodbye).await;
     }
 }
 
-/// Whether a read failed on a message over `--max-frame`: the peer is
-/// told so with close 1009 rather than dropped without a word. (The
-/// error is the `tungstenite` one inside axum's, so that dependency
-/// follows axum's version.)
-fn too_big(error: &axum::Error) -> bool {
-    use std::error::Error as _;
-    matches!(
-        error
-            .source()
-            .and_then(|e| e.downcast_ref::<tungstenite::Error>()),
-        Some(tungstenite::Error::Capacity(_))
-    )
+/// What to tell a peer whose read failed: a message over `--max-frame`
+/// is refused with close 1009, a read that waited too long for
+/// `--max-inflight-bytes` with 1013, a message that stalled with 1008;
+/// anything else means the peer is gone.
+fn read_failed(error: &tungstenite::Error) -> End {
+    match error {
+        tungstenite::Error::Capacity(_) => End::Close(MESSAGE_TOO_BIG, "frame-too-large"),
+        tungstenite::Error::Io(e) => match e.get_ref() {
+            Some(inner) if inner.is::<wsio::Busy>() => End::Close(TRY_AGAIN_LATER, "busy"),
+            Some(inner) if inner.is::<wsio::Stalled>() => End::Close(POLICY, "message-stalled"),
+            _ => End::Gone,
+        },
+        _ => End::Gone,
+    }
+}
+
+/// Writes `text` as one text message, in fragments of at most
+/// [`FRAGMENT`] bytes; text that is not UTF-8 (admitted text always is)
+/// is not sent.
+async fn send_text(socket: &mut WebSocket, text: Bytes) -> Result<(), tungstenite::Error> {
+    if text.len() <= FRAGMENT {
+        return match Utf8Bytes::try_from(text) {
+            Ok(text) => socket.send(Message::Text(text)).await,
+            Err(_) => Ok(()),
+        };
+    }
+    if std::str::from_utf8(&text).is_err() {
+        return Ok(());
+    }
+    let mut start = 0;
+    while start < text.len() {
+        let end = (start + FRAGMENT).min(text.len());
+        let opcode = if start == 0 {
+            OpCode::Data(Data::Text)
+        } else {
+            OpCode::Data(Data::Continue)
+        };
+        let fragment = WireFrame::message(text.slice(start..end), opcode, end == text.len());
+        socket.send(Message::Frame(fragment)).await?;
+        start = end;
+    }
+    Ok(())
 }
 
 fn hello_required() -> Frame {

@@ -208,6 +208,16 @@ pub struct Args {
     )]
     pub head_timeout_secs: u64,
 
+    /// Seconds a WebSocket message may take to arrive whole once it has
+    /// begun, waiting for room under --max-inflight-bytes included.
+    #[arg(
+        long,
+        env = "AEP_MESSAGE_TIMEOUT_SECS",
+        default_value_t = 30,
+        value_name = "SECS"
+    )]
+    pub message_timeout_secs: u64,
+
     /// The TLS certificate chain (PEM); serve HTTPS and WSS.
     #[arg(long, env = "AEP_TLS_CERT", requires = "tls_key", value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
@@ -282,6 +292,7 @@ pub fn run(args: &Args) -> Status {
         .max_buffered_bytes(args.max_buffered_bytes)
         .max_inflight_bytes(args.max_inflight_bytes)
         .head_timeout(Duration::from_secs(args.head_timeout_secs))
+        .message_timeout(Duration::from_secs(args.message_timeout_secs))
         .max_sessions(args.max_sessions)
         .max_body(args.max_body)
         .max_batch(args.max_batch)
@@ -471,6 +482,7 @@ fn check_ranges(args: &Args) -> Result<(), String> {
     for (flag, value) in [
         ("--ping-secs", args.ping_secs),
         ("--head-timeout-secs", args.head_timeout_secs),
+        ("--message-timeout-secs", args.message_timeout_secs),
     ] {
         if !(1..=3600).contains(&value) {
             return Err(format!("{flag} {value} is out of range: use 1 to 3600"));

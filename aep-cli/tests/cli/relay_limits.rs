@@ -48,6 +48,10 @@ fn absurd_limits_are_refused_naming_the_flag_and_range() {
             "--queue-soft",
         ),
         (&["--head-timeout-secs", "0"][..], "--head-timeout-secs"),
+        (
+            &["--message-timeout-secs", "0"][..],
+            "--message-timeout-secs",
+        ),
     ] {
         let out = relay(args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -222,3 +222,87 @@ async fn one_batch_cuts_off_no_consumer_that_keeps_up() {
     assert_eq!(relay.metric("aep_relay_disconnected_total").await, 0);
     wait_metric(&relay, QUEUED, 0).await;
 }
+
+/// The first `sent` bytes of a client's text frame of `len` payload bytes
+/// (masked with the zero key, so the payload reads as sent).
+fn partial_frame(len: usize, sent: usize) -> Vec<u8> {
+    let mut frame = vec![0x81, 0x80 | 127];
+    frame.extend_from_slice(&(len as u64).to_be_bytes());
+    frame.extend_from_slice(&[0; 4]);
+    frame.extend(std::iter::repeat_n(b' ', sent));
+    frame
+}
+
+#[tokio::test]
+async fn websocket_messages_are_read_under_the_in_flight_budget_and_stalled_ones_let_go() {
+    use tokio::io::AsyncWriteExt;
+    const INFLIGHT: &str = "aep_relay_inflight_bytes";
+    let budget = 192 * 1024;
+    let config = Config::default()
+        .max_frame(128 * 1024)
+        .max_body(128 * 1024)
+        .max_inflight_bytes(budget)
+        .message_timeout(Duration::from_millis(800));
+    let relay = start(config).await;
+    let mut consumer = relay.ws("consumer").await;
+    consumer
+        .subscribe(json!({"type": "subscribe", "id": "all", "filter": {"session": ["big"]}}))
+        .await;
+    // An emitter that only says `hello` holds nothing and is never timed
+    // out for it.
+    let mut idle = relay.ws("emitter").await;
+    // Six emitters each send 80 KB of a 120 KB message and stall: 480 KB
+    // begun, at most the budget of it read.
+    let mut stalled = Vec::new();
+    for _ in 0..6 {
+        let mut ws = relay.ws("emitter").await;
+        ws.socket
+            .get_mut()
+            .write_all(&partial_frame(120_000, 80_000))
+            .await
+            .unwrap();
+        stalled.push(ws);
+    }
+    let mut peak = 0;
+    for _ in 0..20 {
+        let held = relay.metric(INFLIGHT).await;
+        assert!(held <= budget as u64, "{held} bytes in flight");
+        peak = peak.max(held);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(peak >= 80_000, "the begun messages were read: {peak}");
+    // Each is closed once its message outlives the timeout: stalled
+    // (1008), or left waiting for the budget (1013).
+    let mut codes = Vec::new();
+    for mut ws in stalled {
+        let code = loop {
+            match ws.next().await {
+                Got::Text(text) => {
+                    let frame: Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(frame["type"], "closing", "{frame}");
+                }
+                Got::Close(code) => break code,
+                Got::Ended => panic!("ended without a close frame"),
+            }
+        };
+        codes.push(code);
+    }
+    assert!(codes.contains(&Some(1008)), "{codes:?}");
+    assert!(
+        codes.iter().all(|c| matches!(c, Some(1008 | 1013))),
+        "{codes:?}"
+    );
+    wait_metric(&relay, INFLIGHT, 0).await;
+    idle.send(&json!({"type": "ping", "t": 7})).await;
+    assert_eq!(idle.json().await, json!({"type": "pong", "t": 7}));
+
+    // A whole message larger than one fragment goes through both ways.
+    let mut emitter = relay.ws("emitter").await;
+    let mut event = status("big", 0, "notice");
+    event["data"] = json!({"message": "é".repeat(50_000)});
+    emitter.send(&event).await;
+    let got = consumer.json().await;
+    assert_eq!(got["data"], event["data"]);
+    wait_metric(&relay, INFLIGHT, 0).await;
+    relay.stop().await;
+}

@@ -396,21 +396,39 @@ async fn absurd_limits_are_refused_at_start() {
 #[tokio::test]
 async fn posts_past_the_in_flight_budget_are_busy_until_it_frees() {
     use tokio::io::AsyncWriteExt;
-    // A body counts what has arrived of it: a slow upload of 4 000 bytes
-    // so far takes nearly the whole 4 KiB budget; one that has sent only
-    // its head takes nothing.
-    let relay = start(Config::default().max_body(4096).max_inflight_bytes(4096)).await;
+    // A body counts what has arrived of it: a slow upload of 131 000
+    // bytes so far takes nearly the whole 128 KiB budget; one that has
+    // sent only its head takes nothing. (The budget is the least a
+    // 1 KiB `--max-frame` allows: a WebSocket message is read under it.)
+    let budget = 128 * 1024;
+    let relay = start(
+        Config::default()
+            .max_frame(1024)
+            .max_body(budget)
+            .max_inflight_bytes(budget),
+    )
+    .await;
     let head = format!(
-        "POST /events HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nContent-Length: 4096\r\n\r\n",
+        "POST /events HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-ndjson\r\nAEP-Version: 0.1\r\nContent-Length: {budget}\r\n\r\n",
         relay.addr
     );
     let mut idle = tcp_connect(relay.addr, None).await;
     idle.write_all(head.as_bytes()).await.unwrap();
     let mut slow = tcp_connect(relay.addr, None).await;
     slow.write_all(head.as_bytes()).await.unwrap();
-    slow.write_all(&[b' '; 4000]).await.unwrap();
+    slow.write_all(&[b' '; 131_000]).await.unwrap();
     let line = json!({"aep":"0.1","id":"b1","type":"progress.status","time":"2026-12-06T10:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}).to_string();
-    // Bounded: the slow body is read as soon as its head arrives.
+    // The slow body is read as soon as it arrives (bounded wait): until
+    // it all is, a POST could take the room its last bytes need.
+    let mut held = 0;
+    for _ in 0..400 {
+        held = relay.metric("aep_relay_inflight_bytes").await;
+        if held >= 131_000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(held >= 131_000, "the slow body holds {held} bytes");
     let mut busy = None;
     for _ in 0..200 {
         let response = relay.post_lines(std::slice::from_ref(&line)).await;
@@ -455,11 +473,26 @@ async fn posts_past_the_in_flight_budget_are_busy_until_it_frees() {
 }
 
 #[test]
-fn an_in_flight_budget_below_the_body_limit_is_refused_at_start() {
+fn an_in_flight_budget_below_the_body_or_frame_limit_is_refused_at_start() {
     let error = Config::default()
         .max_body(1 << 20)
         .max_inflight_bytes(4096)
         .validate()
         .unwrap_err();
     assert!(error.contains("--max-inflight-bytes 4096"), "{error}");
+    // A WebSocket message is read under the same budget: it must hold
+    // the largest message and a read past it.
+    let error = Config::default()
+        .max_body(1024)
+        .max_frame(1 << 20)
+        .max_inflight_bytes(1 << 20)
+        .validate()
+        .unwrap_err();
+    assert!(error.contains("--max-frame plus 64 KiB"), "{error}");
+    assert!(Config::default()
+        .max_body(1024)
+        .max_frame(1 << 20)
+        .max_inflight_bytes((1 << 20) + 64 * 1024)
+        .validate()
+        .is_ok());
 }
