@@ -141,6 +141,20 @@ impl Budget {
         })
     }
 
+    /// Counts `size` bytes in this budget whatever it holds: memory the
+    /// relay holds anyway (a delivery being written), so that the bound
+    /// keeps other queues from adding to it.
+    pub fn count(self: &Arc<Budget>, size: usize) -> Charge {
+        self.held.fetch_add(size, Ordering::AcqRel);
+        if let Some(shared) = &self.within {
+            shared.held.fetch_add(size, Ordering::AcqRel);
+        }
+        Charge {
+            budget: self.clone(),
+            size,
+        }
+    }
+
     /// Whether a refusal at this budget may be logged now:
     /// `Some(refusals not logged since the last one that was)`.
     pub fn warn(&self) -> Option<u64> {
@@ -154,6 +168,18 @@ impl Budget {
 pub(crate) struct Charge {
     budget: Arc<Budget>,
     size: usize,
+}
+
+impl Charge {
+    /// The same bytes, counted in the shared budget only (never refused),
+    /// this one's own budget given them back. A charge to a budget within
+    /// none stays as it is.
+    pub fn counted_in_shared(self) -> Charge {
+        match self.budget.within.clone() {
+            Some(shared) => shared.count(self.size),
+            None => self,
+        }
+    }
 }
 
 impl Drop for Charge {

@@ -53,20 +53,37 @@ pub(crate) struct Inbox {
 
 impl Inbox {
     /// The next delivery (cancel-safe, as `mpsc::Receiver::recv`).
-    pub async fn recv(&mut self) -> Option<Delivery> {
-        self.rx.recv().await.map(taken)
+    pub async fn recv(&mut self) -> Option<Taken> {
+        self.rx.recv().await.map(Taken::new)
     }
 
     /// The next delivery if one is waiting.
-    pub fn try_recv(&mut self) -> Option<Delivery> {
-        self.rx.try_recv().ok().map(taken)
+    pub fn try_recv(&mut self) -> Option<Taken> {
+        self.rx.try_recv().ok().map(Taken::new)
     }
 }
 
-/// A delivery taken from its queue: its bytes are given back.
-fn taken((sub, stored, charge): Queued) -> Delivery {
-    drop(charge);
-    (sub, stored)
+/// A delivery taken from its queue. The queue has its bytes back (it is
+/// judged empty again), but they stay counted in the relay's budget for
+/// all queues until this is dropped, once the delivery is written: what a
+/// connection is writing is held in memory as surely as what waits, and
+/// may be an event the buffer has let go of.
+pub(crate) struct Taken {
+    /// Which subscription of the consumer.
+    pub sub: u64,
+    pub stored: Arc<Stored>,
+    _writing: Charge,
+}
+
+impl Taken {
+    fn new((sub, stored, charge): Queued) -> Taken {
+        let writing = charge.counted_in_shared();
+        Taken {
+            sub,
+            stored,
+            _writing: writing,
+        }
+    }
 }
 
 /// The relay's end of a consumer's queue.
@@ -516,6 +533,21 @@ mod tests {
         assert_eq!(offer_one(&outbox, "notice"), Offer::Closed);
         assert!(inbox.try_recv().is_some());
         assert_eq!(inbox.bytes.held(), 0, "all given back");
+    }
+
+    #[test]
+    fn a_delivery_being_written_stays_counted_in_the_shared_budget_only() {
+        let size = stored("notice").size();
+        let shared = Budget::new(100 * size);
+        let (outbox, mut inbox) = bounded(100, 200, 0, 100 * size, &shared);
+        assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
+        assert_eq!((inbox.bytes.held(), shared.held()), (size, size));
+        let writing = inbox.try_recv().expect("queued");
+        // The queue is empty again (a consumer that keeps up is judged
+        // so), the relay still holds the bytes.
+        assert_eq!((inbox.bytes.held(), shared.held()), (0, size));
+        drop(writing);
+        assert_eq!(shared.held(), 0);
     }
 
     #[test]

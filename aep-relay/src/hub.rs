@@ -542,8 +542,8 @@ mod tests {
         let mut seqs: Vec<u64> = replay.map(|i| seq(&i)).collect();
         assert_eq!(seqs.len(), when, "the replay is what was in when it joined");
         let mut live: Vec<Delivery> = Vec::new();
-        while let Some(delivery) = inbox.try_recv() {
-            live.push(delivery);
+        while let Some(taken) = inbox.try_recv() {
+            live.push((taken.sub, taken.stored));
         }
         seqs.extend(live.iter().map(|(_, s)| s.seq.expect("positioned")));
         assert_eq!(seqs, (0..total as u64).collect::<Vec<_>>());

@@ -16,7 +16,7 @@ use futures_util::stream::{self, Stream};
 use serde_json::Value;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
-use crate::fanout::{bounded, Inbox, Outbox};
+use crate::fanout::{bounded, Inbox, Outbox, Taken};
 use crate::http::{error, App, Params};
 use crate::hub::{From, Hub, Replay, ReplayItem, Request};
 use crate::metrics::Refusal;
@@ -135,6 +135,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
                 outbox,
             },
             done: false,
+            writing: Vec::new(),
         };
         Body::from_stream(live_stream(state))
     } else {
@@ -236,10 +237,15 @@ struct Live {
     shutdown: tokio_util::sync::CancellationToken,
     _guard: Guard,
     done: bool,
+    /// The deliveries in the chunk last handed to the HTTP layer, counted
+    /// in the relay's budget until it asks for the next (it has taken the
+    /// last one in by then).
+    writing: Vec<Taken>,
 }
 
 fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>> {
     stream::unfold(state, |mut s| async move {
+        s.writing.clear();
         if s.done {
             return None;
         }
@@ -253,15 +259,24 @@ fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>>
                 Bytes::from_static(b": shutting-down\n\n")
             }
             delivery = s.inbox.recv() => match delivery {
-                Some((_, stored)) if !s.inbox.overflowed.load(Ordering::Acquire) => {
-                    let mut chunk = BytesMut::from(&stored.sse()[..]);
-                    while chunk.len() < CHUNK {
-                        match s.inbox.try_recv() {
-                            Some((_, more)) => chunk.put_slice(&more.sse()),
-                            None => break,
-                        }
+                Some(taken) if !s.inbox.overflowed.load(Ordering::Acquire) => {
+                    let mut size = taken.stored.sse().len();
+                    s.writing.push(taken);
+                    while size < CHUNK {
+                        let Some(more) = s.inbox.try_recv() else { break };
+                        size += more.stored.sse().len();
+                        s.writing.push(more);
                     }
-                    chunk.freeze()
+                    if let [one] = &s.writing[..] {
+                        // One delivery: its bytes as they are, not a copy.
+                        one.stored.sse()
+                    } else {
+                        let mut chunk = BytesMut::with_capacity(size);
+                        for taken in &s.writing {
+                            chunk.put_slice(&taken.stored.sse());
+                        }
+                        chunk.freeze()
+                    }
                 }
                 _ => {
                     // Cut off at the hard bound (AEP-0003 §8.4): end the

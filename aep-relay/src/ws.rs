@@ -477,13 +477,18 @@ impl Connection {
                     self.send_text(command).await
                 }
                 delivery = self.inbox.recv() => match delivery {
-                    Some((sub, stored)) if !self.inbox.overflowed.load(Ordering::Acquire) => {
+                    Some(taken) if !self.inbox.overflowed.load(Ordering::Acquire) => {
+                        let (sub, stored) = (taken.sub, &taken.stored);
                         if let (Some(session), Some(seq)) = (&stored.session, stored.seq) {
                             if self.subs.contains_key(&sub) {
                                 self.positions.record(sub, session, stored.epoch, seq);
                             }
                         }
-                        self.send_text(stored.json()).await
+                        // Counted until it is written.
+                        let json = stored.json();
+                        let written = self.send_text(json).await;
+                        drop(taken);
+                        written
                     }
                     _ => {
                         self.app.hub.metrics.disconnected_backpressure.inc();
@@ -734,10 +739,34 @@ impl Connection {
         }
         // The reply stays under the frame limit; past it, `truncated` and
         // `omitted` say how many entries were left out.
+        // The entries and the frame made of them are held until it is
+        // written: charged to `--max-inflight-bytes` at their bound (twice
+        // the reply's), as a body being read is, and refused `busy` when it
+        // has no room. A reply takes at most a quarter of that budget.
+        let config = &self.app.hub.config;
+        let limit = config.max_frame.min(config.max_inflight_bytes / 4);
         let envelope = 128 + id.to_string().len();
-        let budget = self.app.hub.config.max_frame.saturating_sub(envelope);
+        let budget = limit.saturating_sub(envelope);
+        let charge = 2 * limit;
+        let Some(_held) = u32::try_from(charge)
+            .ok()
+            .and_then(|n| self.app.inflight.clone().try_acquire_many_owned(n).ok())
+        else {
+            self.app.hub.metrics.refuse(Refusal::Limit);
+            return self
+                .send_frame(Frame::Error(ErrorFrame {
+                    id: Some(RequestId(id)),
+                    ..ErrorFrame::new(
+                        ErrorCode::Busy,
+                        "the relay is reading and answering other requests up to its --max-inflight-bytes; ask again shortly",
+                    )
+                }))
+                .await;
+        };
         let roster = self.app.hub.roster(budget);
-        self.send_text(Bytes::from(roster.frame(&id))).await
+        let frame = Bytes::from(roster.frame(&id));
+        drop(roster);
+        self.send_text(frame).await
     }
 
     async fn send_frame(&mut self, frame: Frame) -> Result<(), End> {
