@@ -22,7 +22,10 @@ use axum::Extension;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use hyper_util::rt::TokioIo;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use tokio::sync::mpsc;
 use tokio::time::{interval_at, timeout, timeout_at, Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -44,6 +47,20 @@ use crate::wsio::{self, Socket, FRAGMENT, READ_CHUNK};
 
 /// A peer's WebSocket, read through [`Socket`].
 type WebSocket = WebSocketStream<Socket<TokioIo<hyper::upgrade::Upgraded>>>;
+
+/// The largest frame that is not an event (`subscribe`, `roster`, ...):
+/// room for a subscription's largest id and filter.
+const MAX_CONTROL_FRAME: usize = 64 * 1024;
+
+/// What is read of a frame before it is known: its `type` and `id`, left
+/// as text; every other member is skipped.
+#[derive(Default, serde::Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
 
 /// Commands waiting for one target connection.
 const COMMAND_QUEUE: usize = 256;
@@ -524,15 +541,22 @@ impl Connection {
             Message::Close(_) => return Err(End::Gone),
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return Ok(()),
         };
-        let frame: Value = match serde_json::from_str(&text) {
-            Ok(frame) => frame,
-            Err(e) => {
+        // Only `type` and `id` are read before the frame is known: an
+        // event's other members are skipped, not built into a tree (a
+        // tree of small values takes many times its text).
+        let head = match serde_json::from_str::<Head>(&text) {
+            Ok(head) => head,
+            Err(e) if serde_json::from_str::<IgnoredAny>(&text).is_err() => {
                 return self
                     .refuse(ErrorCode::BadJson, format!("frame is not JSON: {e}"))
                     .await
             }
+            Err(_) => Head::default(),
         };
-        let Some(kind) = frame.get("type").and_then(Value::as_str) else {
+        let Some(kind) = head
+            .kind
+            .and_then(|kind| serde_json::from_str::<Cow<str>>(kind.get()).ok())
+        else {
             return self
                 .refuse(
                     ErrorCode::BadFrame,
@@ -541,9 +565,36 @@ impl Connection {
                 .await;
         };
         if kind.contains('.') {
-            return self.on_event(text, &frame).await;
+            let cause = head
+                .id
+                .and_then(|id| serde_json::from_str::<String>(id.get()).ok());
+            return self.on_event(text.as_bytes(), cause).await;
         }
-        match kind {
+        if !matches!(&*kind, "subscribe" | "unsubscribe" | "roster" | "ping") {
+            // `pong`, `hello` again, `closing` and every unknown frame type
+            // are ignored (AEP-0003 §2).
+            return Ok(());
+        }
+        if text.len() > MAX_CONTROL_FRAME {
+            self.app.hub.metrics.refuse(Refusal::Limit);
+            let id = head
+                .id
+                .and_then(|id| serde_json::from_str::<Value>(id.get()).ok());
+            return self
+                .send_frame(Frame::Error(ErrorFrame {
+                    id: id.map(RequestId),
+                    ..ErrorFrame::new(
+                        ErrorCode::LimitExceeded,
+                        format!(
+                            "a {kind} frame is {} bytes; this relay takes at most {MAX_CONTROL_FRAME}",
+                            text.len()
+                        ),
+                    )
+                }))
+                .await;
+        }
+        let frame: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        match &*kind {
             "subscribe" => self.on_subscribe(&frame).await,
             "unsubscribe" => self.on_unsubscribe(&frame).await,
             "roster" => self.on_roster(&frame).await,
@@ -551,17 +602,14 @@ impl Connection {
                 let t = frame.get("t").cloned().filter(|t| !t.is_null());
                 self.send_frame(Frame::Pong(Ping { t })).await
             }
-            // `pong`, `hello` again, `closing` and every unknown frame type
-            // are ignored (AEP-0003 §2).
             _ => Ok(()),
         }
     }
 
-    async fn on_event(&mut self, text: Utf8Bytes, frame: &Value) -> Result<(), End> {
-        // An event's id, echoed as the refusal's cause (a string when the
-        // event has one that can be read).
-        let cause = frame.get("id").and_then(Value::as_str).map(str::to_owned);
-        let admitted = match ingest::admit(text.as_bytes()) {
+    /// An event's text; `cause`, its `id` when that is a string, is
+    /// echoed in a refusal.
+    async fn on_event(&mut self, text: &[u8], cause: Option<String>) -> Result<(), End> {
+        let admitted = match ingest::admit(text) {
             Ok(admitted) => admitted,
             Err(e) => {
                 self.app.hub.metrics.refuse(Refusal::InvalidEvent);
@@ -598,7 +646,7 @@ impl Connection {
                 .ingest(std::slice::from_ref(&admitted), Some(self.id));
             return Ok(());
         }
-        let frame_bytes = Bytes::copy_from_slice(text.as_bytes());
+        let frame_bytes = Bytes::copy_from_slice(text);
         match self.app.hub.route(&admitted, frame_bytes) {
             Ok(()) => Ok(()),
             Err(refused) => {

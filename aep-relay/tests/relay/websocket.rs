@@ -469,3 +469,35 @@ async fn an_oversize_hello_is_refused_and_closed() {
     fits["capabilities"]["experimental"] = json!({"note": "x".repeat(60 * 1024)});
     relay.ws_hello(fits).await;
 }
+
+#[tokio::test]
+async fn a_frame_that_is_not_an_event_is_at_most_64_kib_and_an_event_is_not_parsed_whole() {
+    let relay = start(Config::default()).await;
+    let mut ws = relay.ws("both").await;
+    // A subscribe frame past 64 KiB: refused, naming the limit and
+    // answering its id.
+    let padding = "p".repeat(70 * 1024);
+    ws.send(&json!({"type": "subscribe", "id": "wide", "filter": {}, "x": padding}))
+        .await;
+    let refused = ws.json().await;
+    assert_eq!(refused["type"], "error", "{refused}");
+    assert_eq!(refused["code"], "limit-exceeded", "{refused}");
+    assert_eq!(refused["id"], "wide", "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("65536"),
+        "{refused}"
+    );
+    // An unknown frame type of any size is ignored, as before.
+    ws.send(&json!({"type": "x-later", "x": padding})).await;
+    // An event whose data is a wide array of small values is admitted
+    // and delivered as sent.
+    ws.subscribe(json!({"type": "subscribe", "id": "s", "filter": {"session": ["wide"]}}))
+        .await;
+    let mut event = status("wide", 0, "notice");
+    event["data"] = json!({"message": "m", "values": vec![0; 500_000]});
+    ws.send(&event).await;
+    let got = ws.json().await;
+    assert_eq!(got["id"], event["id"]);
+    assert_eq!(got["data"]["values"].as_array().unwrap().len(), 500_000);
+    relay.stop().await;
+}
