@@ -141,6 +141,19 @@ impl Budget {
         })
     }
 
+    /// Adds `size` bytes unless that passes the bound (an empty budget
+    /// takes anything): for a holder that keeps its own count and gives
+    /// it back with [`Budget::release`] (a budget within none).
+    pub fn reserve(&self, size: usize) -> bool {
+        debug_assert!(self.within.is_none());
+        self.add(size).is_some()
+    }
+
+    /// Gives back `size` bytes taken by [`Budget::reserve`].
+    pub fn release(&self, size: usize) {
+        self.sub(size);
+    }
+
     /// Counts `size` bytes in this budget whatever it holds: memory the
     /// relay holds anyway (a delivery being written), so that the bound
     /// keeps other queues from adding to it.

@@ -74,6 +74,7 @@ pub struct Config {
     pub(crate) queue_bytes: usize,
     pub(crate) max_queued_bytes: usize,
     pub(crate) max_command_bytes: usize,
+    pub(crate) max_state_bytes: usize,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_connections: usize,
     pub(crate) ping_interval: Duration,
@@ -105,6 +106,7 @@ impl Default for Config {
             queue_bytes: 32 << 20,
             max_queued_bytes: 256 << 20,
             max_command_bytes: 64 << 20,
+            max_state_bytes: 64 << 20,
             max_subscriptions: 64,
             max_connections: 4_096,
             ping_interval: Duration::from_secs(15),
@@ -235,6 +237,17 @@ impl Config {
         self
     }
 
+    /// Bytes of what WebSocket connections keep about themselves, over
+    /// all of them (default 64 MiB): each one's `hello` (its
+    /// declarations), subscriptions (ids and filters) and remembered
+    /// positions. Past it a `hello` is refused `busy` (close 1013), a
+    /// `subscribe` is refused `limit-exceeded`, and the oldest positions
+    /// are forgotten (the `closing` frame counts them in `omitted`).
+    pub fn max_state_bytes(mut self, bytes: usize) -> Self {
+        self.max_state_bytes = bytes;
+        self
+    }
+
     /// Subscriptions one WebSocket connection may hold (default 64).
     pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
         self.max_subscriptions = subscriptions.max(1);
@@ -342,7 +355,7 @@ impl Config {
         } else {
             GIB
         };
-        let ranges: [(&str, usize, usize, usize, &str); 15] = [
+        let ranges: [(&str, usize, usize, usize, &str); 16] = [
             ("--buffer", self.buffer, 1, 1_000_000, ""),
             ("--max-sessions", self.max_sessions, 1, 1_000_000, ""),
             ("--max-body", self.max_body, 1024, GIB, " bytes"),
@@ -367,6 +380,13 @@ impl Config {
             (
                 "--max-command-bytes",
                 self.max_command_bytes,
+                64 * 1024,
+                max_total,
+                " bytes",
+            ),
+            (
+                "--max-state-bytes",
+                self.max_state_bytes,
                 64 * 1024,
                 max_total,
                 " bytes",

@@ -136,6 +136,7 @@ impl Hub {
         let mut metrics = Metrics::default();
         metrics.queued = Budget::new(config.max_queued_bytes);
         metrics.commands = commands.clone();
+        metrics.state = Budget::new(config.max_state_bytes);
         Hub {
             state: Mutex::new(State {
                 buffers: Buffers::new(config.buffer, config.max_sessions)

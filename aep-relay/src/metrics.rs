@@ -112,6 +112,9 @@ pub(crate) struct Metrics {
     /// Bytes of commands waiting in all command queues
     /// (`--max-command-bytes`).
     pub commands: Arc<Budget>,
+    /// Bytes of WebSocket connections' hellos, subscriptions and
+    /// positions (`--max-state-bytes`).
+    pub state: Arc<Budget>,
 }
 
 impl Metrics {
@@ -199,6 +202,12 @@ impl Metrics {
             "gauge",
             "Bytes of commands waiting in all command queues (bounded by --max-command-bytes).",
             self.commands.held() as u64,
+        );
+        one(
+            "state_bytes",
+            "gauge",
+            "Bytes of WebSocket connections' hellos, subscriptions and remembered positions (bounded by --max-state-bytes).",
+            self.state.held() as u64,
         );
         let _ = writeln!(
             out,

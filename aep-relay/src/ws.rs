@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use aep::frame::{
@@ -35,6 +36,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSo
 use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
+use crate::budget::{Budget, Charge, Shared};
 use crate::fanout::{bounded, Inbox, Outbox};
 use crate::http::{error, App, Params};
 use crate::hub::{ReplayItem, Request};
@@ -207,6 +209,22 @@ struct Sub {
     /// The `id` the consumer gave, echoed in every frame about it (at
     /// most [`subscribe::MAX_ID_BYTES`] of JSON).
     id: RequestId,
+    /// What it holds of `--max-state-bytes`.
+    _state: Option<Charge>,
+}
+
+/// What a connection's `hello` is charged to `--max-state-bytes`: its
+/// declarations, kept by the connection and in the routing table, and
+/// the connection's own bookkeeping.
+fn hello_cost(text: usize) -> usize {
+    2 * text + 1024
+}
+
+/// What a subscription is charged to `--max-state-bytes`: its id (kept
+/// twice), its filter as parsed (taken as three times its text) and the
+/// tables that hold it.
+fn subscription_cost(id: usize, filter: usize) -> usize {
+    2 * id + 3 * filter + 1024
 }
 
 /// Bytes one remembered position costs beyond its session id's two
@@ -219,6 +237,9 @@ const POSITION_OVERHEAD: usize = 96;
 /// recently delivered forgotten first.
 #[derive(Default)]
 struct Positions {
+    /// The relay's budget for connection state (`--max-state-bytes`),
+    /// which holds `bytes` of it.
+    budget: Arc<Budget>,
     /// (subscription, session) → (epoch, seq, stamp of the last delivery).
     at: HashMap<u64, HashMap<String, (u64, u64, u64)>>,
     /// Stamp → (subscription, session), oldest first.
@@ -230,38 +251,61 @@ struct Positions {
     forgotten: u64,
 }
 
+impl Drop for Positions {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes);
+    }
+}
+
 impl Positions {
     fn cost(session: &str) -> usize {
         2 * session.len() + POSITION_OVERHEAD
     }
 
+    /// Positions remembered within `budget`.
+    fn within(budget: &Arc<Budget>) -> Positions {
+        let mut positions = Positions::default();
+        positions.budget = budget.clone();
+        positions
+    }
+
     fn record(&mut self, sub: u64, session: &str, epoch: u64, seq: u64) {
         let stamp = self.next;
         self.next += 1;
-        let subs = self.at.entry(sub).or_default();
-        if let Some(position) = subs.get_mut(session) {
+        if let Some(position) = self.at.get_mut(&sub).and_then(|at| at.get_mut(session)) {
             if let Some(key) = self.recent.remove(&position.2) {
                 self.recent.insert(stamp, key);
             }
             *position = (epoch, seq, stamp);
             return;
         }
-        subs.insert(session.to_owned(), (epoch, seq, stamp));
-        self.recent.insert(stamp, (sub, session.to_owned()));
-        self.bytes += Self::cost(session);
-        while self.recent.len() > MAX_POSITIONS || self.bytes > MAX_POSITION_BYTES {
+        // Room within the connection's bounds and the relay's budget:
+        // the least recently delivered are forgotten first.
+        let cost = Self::cost(session);
+        while self.recent.len() >= MAX_POSITIONS
+            || self.bytes + cost > MAX_POSITION_BYTES
+            || !self.budget.reserve(cost)
+        {
+            self.forgotten += 1;
             let Some((_, (sub, session))) = self.recent.pop_first() else {
-                break;
+                // Nothing left to forget: this one is not remembered.
+                return;
             };
             self.forget(sub, &session);
-            self.forgotten += 1;
         }
+        self.bytes += cost;
+        self.at
+            .entry(sub)
+            .or_default()
+            .insert(session.to_owned(), (epoch, seq, stamp));
+        self.recent.insert(stamp, (sub, session.to_owned()));
     }
 
     fn forget(&mut self, sub: u64, session: &str) {
         if let Some(subs) = self.at.get_mut(&sub) {
             if subs.remove(session).is_some() {
                 self.bytes -= Self::cost(session);
+                self.budget.release(Self::cost(session));
             }
             if subs.is_empty() {
                 self.at.remove(&sub);
@@ -274,6 +318,7 @@ impl Positions {
         for (session, (_, _, stamp)) in self.at.remove(&sub).unwrap_or_default() {
             self.recent.remove(&stamp);
             self.bytes -= Self::cost(&session);
+            self.budget.release(Self::cost(&session));
         }
     }
 
@@ -330,10 +375,13 @@ struct Connection {
     subs: HashMap<u64, Sub>,
     positions: Positions,
     last_heard: Instant,
+    /// What its `hello` holds of `--max-state-bytes`.
+    state: Option<Charge>,
 }
 
 impl Connection {
     fn new(app: App, socket: WebSocket) -> Connection {
+        let positions = Positions::within(&app.hub.metrics.state);
         let (outbox, inbox) = bounded(
             app.hub.config.queue_soft,
             app.hub.config.queue_hard,
@@ -350,8 +398,9 @@ impl Connection {
             inbox,
             by_name: HashMap::new(),
             subs: HashMap::new(),
-            positions: Positions::default(),
+            positions,
             last_heard: Instant::now(),
+            state: None,
         }
     }
 
@@ -443,6 +492,24 @@ impl Connection {
         self.role = role;
         let identity = hello.get("identity");
         let capabilities = hello.get("capabilities");
+        match self
+            .app
+            .hub
+            .metrics
+            .state
+            .charge(hello_cost(text.len()), Shared::Always)
+        {
+            Ok(charge) => self.state = Some(charge),
+            Err(_) => {
+                self.app.hub.metrics.refuse(Refusal::Limit);
+                self.refuse(
+                    ErrorCode::Busy,
+                    "the relay holds its --max-state-bytes of connection state (hellos, subscriptions, positions): connect again shortly",
+                )
+                .await?;
+                return Err(End::Close(TRY_AGAIN_LATER, "busy"));
+            }
+        }
         let declared = Declared {
             role,
             agent: identity.and_then(|i| i.get("agent")).cloned(),
@@ -726,6 +793,17 @@ impl Connection {
                 return self.send_frame(refuse(r.code, r.detail)).await;
             }
         };
+        let filter_len = frame.get("filter").map_or(0, |f| f.to_string().len());
+        let cost = subscription_cost(name.len(), filter_len);
+        let Ok(state) = hub.metrics.state.charge(cost, Shared::Always) else {
+            hub.metrics.refuse(Refusal::Limit);
+            return self
+                .send_frame(refuse(
+                    ErrorCode::LimitExceeded,
+                    "the relay holds its --max-state-bytes of connection state (hellos, subscriptions, positions): unsubscribe elsewhere or subscribe again shortly".into(),
+                ))
+                .await;
+        };
         let internal = hub.next_id();
         let replay = hub.subscribe(Request {
             filter,
@@ -735,7 +813,13 @@ impl Connection {
             live: Some((internal, self.outbox.clone())),
         });
         self.by_name.insert(name, internal);
-        self.subs.insert(internal, Sub { id: id.clone() });
+        self.subs.insert(
+            internal,
+            Sub {
+                id: id.clone(),
+                _state: Some(state),
+            },
+        );
         self.send_frame(Frame::Subscribed(frame::Id { id: id.clone() }))
             .await?;
         for item in replay {
@@ -937,7 +1021,13 @@ mod tests {
         (0..n)
             .map(|i| {
                 let id = format!("{i:04}{}", "i".repeat(id_bytes - 6));
-                (i, Sub { id: id.into() })
+                (
+                    i,
+                    Sub {
+                        id: id.into(),
+                        _state: None,
+                    },
+                )
             })
             .collect()
     }

@@ -176,6 +176,17 @@ pub struct Args {
     )]
     pub max_command_bytes: usize,
 
+    /// Bytes of what WebSocket connections keep about themselves (hellos,
+    /// subscriptions, remembered positions) together; past it a hello is
+    /// refused busy and a subscribe limit-exceeded.
+    #[arg(
+        long,
+        env = "AEP_MAX_STATE_BYTES",
+        default_value_t = 64 << 20,
+        value_name = "BYTES"
+    )]
+    pub max_state_bytes: usize,
+
     /// Subscriptions one WebSocket connection may hold.
     #[arg(
         long,
@@ -301,6 +312,7 @@ pub fn run(args: &Args) -> Status {
         .queue_bytes(args.queue_bytes)
         .max_queued_bytes(args.max_queued_bytes)
         .max_command_bytes(args.max_command_bytes)
+        .max_state_bytes(args.max_state_bytes)
         .max_subscriptions(args.max_subscriptions)
         .max_connections(args.max_connections)
         .ping(ping, ping * 6)

@@ -356,3 +356,60 @@ async fn a_roster_reply_is_charged_to_the_in_flight_budget_and_refused_busy_with
     wait_metric(&relay, "aep_relay_inflight_bytes", 0).await;
     relay.stop().await;
 }
+
+#[tokio::test]
+async fn connection_state_is_bounded_across_connections_and_given_back() {
+    const STATE: &str = "aep_relay_state_bytes";
+    let max = 64 * 1024;
+    let relay = start(Config::default().max_state_bytes(max)).await;
+    // Subscriptions with 8.8 KB filters, each charged about 28 KB: the
+    // third passes the budget and is refused, naming it.
+    let sessions: Vec<String> = (0..200).map(|i| format!("s{i:040}")).collect();
+    let mut ws = relay.ws("consumer").await;
+    let mut refused = None;
+    for n in 0..10 {
+        ws.send(&json!({"type": "subscribe", "id": n, "filter": {"session": sessions}}))
+            .await;
+        let reply = ws.json().await;
+        if reply["type"] == "error" {
+            refused = Some((n, reply));
+            break;
+        }
+        assert_eq!(reply["type"], "subscribed", "{reply}");
+    }
+    let (n, refused) = refused.expect("a subscription past --max-state-bytes is refused");
+    assert_eq!(n, 2, "two fit in 64 KiB");
+    assert_eq!(refused["code"], "limit-exceeded", "{refused}");
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--max-state-bytes"),
+        "{refused}"
+    );
+    let held = relay.metric(STATE).await;
+    assert!(held > 50_000 && held <= max as u64, "{held}");
+    // A new connection's hello, 8 KB of declarations, has no room:
+    // refused busy, closed 1013.
+    let mut late = relay.ws_connect().await;
+    let mut big_hello = hello("emitter");
+    big_hello["identity"] = json!({"agent": "a", "instance": "i".repeat(8_000)});
+    late.send(&big_hello).await;
+    let said = late.json().await;
+    assert_eq!(said["code"], "busy", "{said}");
+    let code = loop {
+        match late.next().await {
+            Got::Close(code) => break code,
+            Got::Ended => break None,
+            Got::Text(_) => {}
+        }
+    };
+    assert_eq!(code, Some(1013));
+    // Unsubscribing and leaving give every byte back.
+    ws.send(&json!({"type": "unsubscribe", "id": 0})).await;
+    assert_eq!(ws.json().await["type"], "unsubscribed");
+    assert!(relay.metric(STATE).await < held);
+    drop(ws);
+    wait_metric(&relay, STATE, 0).await;
+    relay.stop().await;
+}
