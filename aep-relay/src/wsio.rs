@@ -80,6 +80,16 @@ pub(crate) struct Refragment {
     head_len: usize,
     state: State,
     max_frame: u64,
+    /// The frame under way: its opcode and FIN bit.
+    frame: (u8, bool),
+    /// A data message has begun and not ended (control frames may come
+    /// between its fragments).
+    open: bool,
+    /// Bytes taken since the last point where no message or frame was
+    /// under way: what the message under way holds.
+    pending: u64,
+    /// Messages (or lone control frames) begun so far.
+    started: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -108,6 +118,33 @@ impl Refragment {
             head_len: 0,
             state: State::Header,
             max_frame: max_frame as u64,
+            frame: (0, true),
+            open: false,
+            pending: 0,
+            started: 0,
+        }
+    }
+
+    /// Bytes taken that belong to a message (or frame) not yet whole.
+    pub fn pending(&self) -> u64 {
+        self.pending
+    }
+
+    /// Which message the bytes [`Refragment::pending`] counts began: it
+    /// changes when a new one begins.
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+
+    /// A frame has ended: a data frame opens or closes its message, and
+    /// when none is open nothing is pending.
+    fn frame_done(&mut self) {
+        let (opcode, fin) = self.frame;
+        if opcode < 8 {
+            self.open = !fin;
+        }
+        if !self.open {
+            self.pending = 0;
         }
     }
 
@@ -117,6 +154,10 @@ impl Refragment {
         while !input.is_empty() {
             match &mut self.state {
                 State::Header => {
+                    if self.head_len == 0 && !self.open {
+                        self.started += 1;
+                    }
+                    self.pending += 1;
                     self.head[self.head_len] = input[0];
                     self.head_len += 1;
                     input = &input[1..];
@@ -129,8 +170,10 @@ impl Refragment {
                     out.extend_from_slice(&input[..n]);
                     input = &input[n..];
                     *left -= n as u64;
+                    self.pending += n as u64;
                     if *left == 0 {
                         self.state = State::Header;
+                        self.frame_done();
                     }
                 }
                 State::Split {
@@ -154,8 +197,10 @@ impl Refragment {
                     input = &input[n..];
                     *piece -= n as u64;
                     *left -= n as u64;
+                    self.pending += n as u64;
                     if *left == 0 {
                         self.state = State::Header;
+                        self.frame_done();
                     }
                 }
             }
@@ -178,6 +223,7 @@ impl Refragment {
         };
         let mask = masked.then(|| [head[at], head[at + 1], head[at + 2], head[at + 3]]);
         self.head_len = 0;
+        self.frame = (opcode, fin);
         let data = opcode <= 2;
         if data && reserved == 0 && len > FRAGMENT as u64 && len <= self.max_frame {
             self.state = State::Split {
@@ -191,11 +237,12 @@ impl Refragment {
             return;
         }
         out.extend_from_slice(head);
-        self.state = if len == 0 {
-            State::Header
+        if len == 0 {
+            self.state = State::Header;
+            self.frame_done();
         } else {
-            State::Pass { left: len }
-        };
+            self.state = State::Pass { left: len };
+        }
     }
 }
 
@@ -245,8 +292,9 @@ pub(crate) struct Socket<S> {
     /// What the bytes handed on since the last release hold of the budget.
     held: Option<OwnedSemaphorePermit>,
     waiting: Option<(Acquire, Pin<Box<Sleep>>)>,
-    /// When the message under way must be whole.
-    deadline: Option<Pin<Box<Sleep>>>,
+    /// When the message under way must be whole, and which one it is
+    /// ([`Refragment::started`]).
+    deadline: Option<(Pin<Box<Sleep>>, u64)>,
     /// How long a message may take, and a read wait for the budget.
     wait: Duration,
 }
@@ -270,11 +318,30 @@ impl<S> Socket<S> {
         }
     }
 
-    /// The connection has handled every message it was handed: their
-    /// bytes go back to the budget, and no message is under way.
+    /// The connection has handled every message it was handed (a ping
+    /// between the fragments of a message included): their bytes go back
+    /// to the budget. What a message not yet whole has taken stays
+    /// charged, and its deadline stays as it was set when it began.
     pub fn release(&mut self) {
-        self.held = None;
-        self.deadline = None;
+        let pending = self.refragment.pending() as usize;
+        if pending == 0 {
+            self.held = None;
+            self.deadline = None;
+            return;
+        }
+        if let Some(held) = &mut self.held {
+            let keep = pending.min(held.num_permits());
+            // The bytes past the pending ones are given back.
+            drop(held.split(held.num_permits() - keep));
+        }
+        let started = self.refragment.started();
+        if self
+            .deadline
+            .as_ref()
+            .is_none_or(|(_, which)| *which != started)
+        {
+            self.deadline = Some((Box::pin(sleep(self.wait)), started));
+        }
     }
 
     /// Bytes charged now.
@@ -334,7 +401,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Socket<S> {
                     Poll::Ready(Ok(())) => {}
                     Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                     Poll::Pending => {
-                        if let Some(deadline) = this.deadline.as_mut() {
+                        if let Some((deadline, _)) = this.deadline.as_mut() {
                             ready!(deadline.as_mut().poll(cx));
                             return Poll::Ready(Err(io::Error::new(
                                 io::ErrorKind::TimedOut,
@@ -354,11 +421,12 @@ impl<S: AsyncRead + Unpin> AsyncRead for Socket<S> {
                 Some(held) => held.merge(permit),
                 None => this.held = Some(permit),
             }
-            if this.deadline.is_none() {
-                this.deadline = Some(Box::pin(sleep(this.wait)));
-            }
             this.refragment
                 .push(&this.scratch[..this.scratch_len], &mut this.ready);
+            if this.deadline.is_none() {
+                let started = this.refragment.started();
+                this.deadline = Some((Box::pin(sleep(this.wait)), started));
+            }
             this.scratch_len = 0;
         }
     }
@@ -648,9 +716,10 @@ mod tests {
             panic!("{error:?}");
         };
         assert!(error.get_ref().unwrap().is::<Busy>(), "{error:?}");
-        // It never took more than the budget.
+        // It never took more than the budget, and gives it back when the
+        // connection goes.
         assert!(server.get_ref().charged() <= 64 * 1024);
-        server.get_mut().release();
+        drop(server);
         assert_eq!(budget.available_permits(), 64 * 1024);
     }
 
@@ -673,5 +742,72 @@ mod tests {
         };
         assert!(error.get_ref().unwrap().is::<Stalled>(), "{error:?}");
         drop(client);
+    }
+
+    #[tokio::test]
+    async fn pings_between_fragments_leave_the_message_charged_and_its_deadline_running() {
+        use tokio::io::AsyncWriteExt;
+        let budget = Arc::new(Semaphore::new(8 << 20));
+        let wait = Duration::from_millis(400);
+        let (mut server, mut client) = pair(&budget, wait).await;
+        tokio::spawn(async move {
+            for n in 0..40 {
+                let opcode = if n == 0 { Data::Text } else { Data::Continue };
+                let fragment = Frame::message("x".repeat(FRAGMENT), OpCode::Data(opcode), false);
+                let bytes =
+                    client_bytes(&[Message::Frame(fragment), Message::Ping(vec![1].into())]);
+                if client.write_all(&bytes).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+        let mut pings = 0;
+        let error = loop {
+            match server.next().await.unwrap() {
+                Ok(Message::Ping(_)) => {
+                    pings += 1;
+                    // As the relay does after each message it is handed.
+                    server.get_mut().release();
+                    let charged = server.get_ref().charged();
+                    assert!(
+                        charged >= pings * FRAGMENT,
+                        "{charged} after {pings} fragments"
+                    );
+                }
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => break e,
+            }
+        };
+        // The message never ends: it is let go at its deadline, however
+        // many pings came.
+        let tungstenite::Error::Io(error) = error else {
+            panic!("{error:?}");
+        };
+        assert!(error.get_ref().unwrap().is::<Stalled>(), "{error:?}");
+        assert!(pings < 40, "{pings} pings");
+    }
+
+    #[tokio::test]
+    async fn a_release_keeps_what_the_next_message_has_begun() {
+        use tokio::io::AsyncWriteExt;
+        let budget = Arc::new(Semaphore::new(1 << 20));
+        let (mut server, mut client) = pair(&budget, Duration::from_secs(30)).await;
+        // A whole message and the first 5 000 bytes of the next, at once.
+        let first = client_bytes(&[Message::binary(vec![1; 3_000])]);
+        let second = client_bytes(&[Message::binary(vec![2; 100_000])]);
+        let mut bytes = first.clone();
+        bytes.extend_from_slice(&second[..5_000]);
+        client.write_all(&bytes).await.unwrap();
+        let read = server.next().await.unwrap().unwrap();
+        assert_eq!(read.len(), 3_000);
+        server.get_mut().release();
+        assert_eq!(server.get_ref().charged(), 5_000);
+        assert_eq!(budget.available_permits(), (1 << 20) - 5_000);
+        client.write_all(&second[5_000..]).await.unwrap();
+        assert_eq!(server.next().await.unwrap().unwrap().len(), 100_000);
+        server.get_mut().release();
+        assert_eq!(budget.available_permits(), 1 << 20);
     }
 }
