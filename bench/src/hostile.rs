@@ -29,7 +29,7 @@ use crate::relay::Error;
 const STEP: Duration = Duration::from_secs(60);
 
 /// The attacks, in the order they run (`sigterm` ends the relay).
-pub const ATTACKS: [&str; 9] = [
+pub const ATTACKS: [&str; 11] = [
     "closing",
     "claims",
     "fanout",
@@ -38,6 +38,8 @@ pub const ATTACKS: [&str; 9] = [
     "replay",
     "hellos",
     "big-events",
+    "messages",
+    "wide-json",
     "sigterm",
 ];
 
@@ -77,6 +79,12 @@ pub struct Scale {
     pub big_events: usize,
     /// Bytes of each big event.
     pub big_event_bytes: usize,
+    /// Emitters that begin a message and stall (`messages`), and
+    /// emitters that send one wide event each (`wide-json`).
+    pub messages: usize,
+    /// Bytes of each such message (its frame's announced length; 7/8 of
+    /// it is sent) and of each wide event.
+    pub message_bytes: usize,
 }
 
 impl Scale {
@@ -97,6 +105,8 @@ impl Scale {
         hello_bytes: 3 << 20,
         big_events: 100,
         big_event_bytes: 15 << 20,
+        messages: 300,
+        message_bytes: 4 << 20,
     };
 
     /// A quick run: the same attacks, a tenth of the load or less.
@@ -116,6 +126,8 @@ impl Scale {
         hello_bytes: 256 * 1024,
         big_events: 8,
         big_event_bytes: 1 << 20,
+        messages: 20,
+        message_bytes: 1 << 20,
     };
 }
 
@@ -367,6 +379,8 @@ pub async fn run(relay: &Relay, attack: &str, scale: Scale) -> Result<Outcome, E
         "replay" => replay(relay, scale).await,
         "hellos" => hellos(relay, scale).await,
         "big-events" => big_events(relay, scale).await,
+        "messages" => messages(relay, scale).await,
+        "wide-json" => wide_json(relay, scale).await,
         "sigterm" => fanout(relay, scale, true).await,
         other => return Err(Error::new(format!("no attack {other:?}"))),
     };
@@ -733,5 +747,74 @@ async fn big_events(relay: &Relay, scale: Scale) -> Result<String, Error> {
         scale.big_event_bytes / 1024,
         refused.map_or(String::new(), |r| format!(" (first refusal: {r})")),
         relay.metric("aep_relay_buffered_bytes").await
+    ))
+}
+
+/// Emitters that each begin a message just under the frame limit, send
+/// 7/8 of it and stall: what the relay reads of them is what it holds.
+async fn messages(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    use tokio::io::AsyncWriteExt;
+    let len = scale.message_bytes - 1024;
+    let mut frame = vec![0x81, 0x80 | 127];
+    frame.extend_from_slice(&(len as u64).to_be_bytes());
+    frame.extend_from_slice(&[0; 4]);
+    frame.resize(frame.len() + len * 7 / 8, b' ');
+    let frame = Bytes::from(frame);
+    let mut writers = Vec::new();
+    for _ in 0..scale.messages {
+        let mut ws = relay.socket(hello("emitter", None)).await?;
+        let frame = frame.clone();
+        writers.push(tokio::spawn(async move {
+            // The relay may stop reading: the write stays blocked until the
+            // connection is closed or the attack ends.
+            let _ = tokio::time::timeout(STEP, ws.0.get_mut().write_all(&frame)).await;
+            ws
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let inflight = relay.metric("aep_relay_inflight_bytes").await;
+    for writer in &writers {
+        writer.abort();
+    }
+    Ok(format!(
+        "{} emitters each sent {} KiB of a {} KiB message and stalled; bytes in flight after 5 s: {inflight:?}",
+        scale.messages,
+        len * 7 / 8 / 1024,
+        len / 1024
+    ))
+}
+
+/// Emitters that each send one event whose data is a wide array of small
+/// values (text that would make a tree many times its size).
+async fn wide_json(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    let count = (scale.message_bytes - 1024) / 2;
+    let mut values = String::with_capacity(2 * count + 2);
+    values.push('[');
+    for n in 0..count {
+        values.push_str(if n == 0 { "0" } else { ",0" });
+    }
+    values.push(']');
+    let mut sent = Vec::new();
+    for i in 0..scale.messages.min(40) {
+        let mut ws = relay.socket(hello("emitter", None)).await?;
+        let text = format!(
+            r#"{{"aep":"0.1","id":"wide-{i}","type":"progress.status","time":"2026-12-06T10:00:00Z","source":"urn:hostile:wide","agent":"hostile","session":"wide-{i}","seq":0,"severity":"notice","data":{{"message":"m","values":{values}}}}}"#
+        );
+        sent.push(tokio::spawn(async move {
+            let ok = ws.send_text(text).await.is_ok();
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            ok
+        }));
+    }
+    let mut ok = 0;
+    for task in sent {
+        if task.await.unwrap_or(false) {
+            ok += 1;
+        }
+    }
+    Ok(format!(
+        "{ok} emitters sent an event of {count} zeros ({} KiB) at once; events in: {:?}",
+        (2 * count) / 1024,
+        relay.metric("aep_relay_events_in_total").await
     ))
 }

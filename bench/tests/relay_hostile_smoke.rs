@@ -23,6 +23,8 @@ const TINY: Scale = Scale {
     hello_bytes: 2048,
     big_events: 2,
     big_event_bytes: 64 * 1024,
+    messages: 2,
+    message_bytes: 64 * 1024,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,6 +64,8 @@ async fn every_attack_but_sigterm_runs_to_its_end() {
             "replay" => "a silent from=all reader while 2 sessions x 60 events",
             "hellos" => "3 of 3 emitters with 2 KiB hellos held",
             "big-events" => "2 of 2 events of 64 KiB accepted with a consumer that never reads",
+            "messages" => "2 emitters each sent 55 KiB of a 63 KiB message and stalled",
+            "wide-json" => "2 emitters sent an event of 32256 zeros",
             _ => unreachable!(),
         };
         assert!(
