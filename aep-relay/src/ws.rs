@@ -50,9 +50,12 @@ use crate::wsio::{self, Socket, FRAGMENT, READ_CHUNK};
 /// A peer's WebSocket, read through [`Socket`].
 type WebSocket = WebSocketStream<Socket<TokioIo<hyper::upgrade::Upgraded>>>;
 
-/// The largest frame that is not an event (`subscribe`, `roster`, ...):
-/// room for a subscription's largest id and filter.
+/// The largest frame that is not an event (`subscribe`, `roster`, ...)
+/// beyond its resume positions: room for a subscription's largest id and
+/// filter.
 const MAX_CONTROL_FRAME: usize = 64 * 1024;
+/// Room for one resume position of a `subscribe` frame's `from`.
+const POSITION_TEXT: usize = 600;
 
 /// What is read of a frame before it is known: its `type` and `id`, left
 /// as text; every other member is skipped.
@@ -642,7 +645,10 @@ impl Connection {
             // are ignored (AEP-0003 §2).
             return Ok(());
         }
-        if text.len() > MAX_CONTROL_FRAME {
+        let config = &self.app.hub.config;
+        let max =
+            (MAX_CONTROL_FRAME + POSITION_TEXT * config.max_positions()).min(config.max_frame);
+        if text.len() > max {
             self.app.hub.metrics.refuse(Refusal::Limit);
             let id = head
                 .id
@@ -653,7 +659,7 @@ impl Connection {
                     ..ErrorFrame::new(
                         ErrorCode::LimitExceeded,
                         format!(
-                            "a {kind} frame is {} bytes; this relay takes at most {MAX_CONTROL_FRAME}",
+                            "a {kind} frame is {} bytes; this relay takes at most {max}",
                             text.len()
                         ),
                     )
@@ -880,7 +886,7 @@ impl Connection {
         let envelope = 128 + id.to_string().len();
         let budget = limit.saturating_sub(envelope);
         let charge = 2 * limit;
-        let Some(_held) = u32::try_from(charge)
+        let Some(mut held) = u32::try_from(charge)
             .ok()
             .and_then(|n| self.app.inflight.clone().try_acquire_many_owned(n).ok())
         else {
@@ -898,6 +904,8 @@ impl Connection {
         let roster = self.app.hub.roster(budget);
         let frame = Bytes::from(roster.frame(&id));
         drop(roster);
+        // While it is written, only the frame is held.
+        drop(held.split(held.num_permits().saturating_sub(frame.len())));
         self.send_text(frame).await
     }
 
