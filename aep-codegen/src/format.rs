@@ -26,21 +26,6 @@ pub fn header(source: &str) -> String {
     )
 }
 
-/// The support module every generated tree shares: a real Rust file,
-/// copied as written (its comments, and its line numbers, are those the
-/// compiler reports), with its own tests, which run wherever it is
-/// copied. It starts with its own generated-file header.
-const RUNTIME: &str = include_str!("../templates/runtime.rs");
-
-/// `runtime.rs`, the template as written.
-pub fn runtime() -> GeneratedFile {
-    GeneratedFile {
-        path: "runtime.rs".to_owned(),
-        source: "the generator's runtime template, aep-codegen/templates/runtime.rs".to_owned(),
-        contents: RUNTIME.to_owned(),
-    }
-}
-
 /// A macro call standing where a blank line goes: prettyplease prints it
 /// on a line of its own, which is then emptied.
 const BLANK: &str = "__aep_codegen_blank_line";

@@ -12,6 +12,12 @@
 //!    (after `scope` names the types nested in a payload within its module);
 //! 4. `format`: print the tokens with `prettyplease`, under a header.
 //!
+//! The generated code calls support code it does not contain (the error
+//! type, the payload slot, the decoding and validation helpers) at
+//! `crate::runtime`: the crate that includes the generated tree provides
+//! that module. In `aep-types` it is the hand-written `src/runtime.rs`,
+//! tested there.
+//!
 //! ```no_run
 //! let files = aep_codegen::generate(std::path::Path::new("schemas"))?;
 //! for file in &files {
@@ -54,11 +60,5 @@ pub struct GeneratedFile {
 pub fn generate(schemas: &Path) -> Result<Vec<GeneratedFile>, Error> {
     let registry = load::load(schemas)?;
     let ir = scope::local_names(lower::lower(&registry)?);
-    let mut files = emit::emit(&ir)
-        .into_iter()
-        .map(format::file)
-        .collect::<Result<Vec<_>, _>>()?;
-    // After the root module, which declares it.
-    files.insert(files.len().min(1), format::runtime());
-    Ok(files)
+    emit::emit(&ir).into_iter().map(format::file).collect()
 }

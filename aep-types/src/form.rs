@@ -137,7 +137,7 @@ impl Serialize for FormValue {
 /// An integral number as a JSON integer (`50`, not `50.0`), as the
 /// generated types write numbers.
 fn json_number(n: f64) -> Value {
-    match crate::generated::runtime::integral(n) {
+    match crate::runtime::integral(n) {
         Some(i) => Value::from(i),
         None => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
     }

@@ -34,6 +34,9 @@
 #[rustfmt::skip]
 mod generated;
 
+// The support code the generated modules call.
+mod runtime;
+
 mod down_level;
 pub mod form;
 pub mod reader;

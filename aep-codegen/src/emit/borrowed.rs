@@ -26,11 +26,11 @@ struct Shape {
 fn shape(cx: &Context<'_>, f: &Field, lt: &TokenStream) -> Shape {
     let name = ident(&f.ident);
     let opt = |t: TokenStream| if f.required { t } else { quote!(Option<#t>) };
-    let fill_as = |w: TokenStream| quote!(super::runtime::fill_as::<#w, _, _>);
+    let fill_as = |w: TokenStream| quote!(crate::runtime::fill_as::<#w, _, _>);
     match &f.ty {
         Ty::String(_) => Shape {
             held: opt(quote!(Cow<#lt, str>)),
-            fill: fill_as(quote!(super::runtime::Str<'de>)),
+            fill: fill_as(quote!(crate::runtime::Str<'de>)),
             returned: opt(quote!(&str)),
             read: if f.required {
                 quote!(&self.#name)
@@ -45,21 +45,21 @@ fn shape(cx: &Context<'_>, f: &Field, lt: &TokenStream) -> Shape {
         },
         Ty::PayloadSlot => Shape {
             held: opt(quote!(&#lt RawValue)),
-            fill: fill_as(quote!(super::runtime::RawData<'de>)),
+            fill: fill_as(quote!(crate::runtime::RawData<'de>)),
             returned: opt(quote!(&#lt RawValue)),
             read: quote!(self.#name),
             owned: if f.required {
-                quote!(super::runtime::Data::from_raw(self.#name))
+                quote!(crate::runtime::Data::from_raw(self.#name))
             } else {
-                quote!(self.#name.map(super::runtime::Data::from_raw))
+                quote!(self.#name.map(crate::runtime::Data::from_raw))
             },
         },
         t => {
             let rust = ty(t);
             let fill = match t {
-                Ty::Integer(rules) if rules.unsigned() => fill_as(quote!(super::runtime::Unsigned)),
-                Ty::Integer(_) => fill_as(quote!(super::runtime::Integer)),
-                _ => quote!(super::runtime::fill),
+                Ty::Integer(rules) if rules.unsigned() => fill_as(quote!(crate::runtime::Unsigned)),
+                Ty::Integer(_) => fill_as(quote!(crate::runtime::Integer)),
+                _ => quote!(crate::runtime::fill),
             };
             if cx.is_copy(t) {
                 Shape {
@@ -110,7 +110,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
         let name = ident(&f.ident);
         let json = &f.json;
         if f.required {
-            quote!(#name: super::runtime::required(#slot, #json)?)
+            quote!(#name: crate::runtime::required(#slot, #json)?)
         } else {
             quote!(#name: #slot)
         }
@@ -184,13 +184,13 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
             /// Decodes an event from JSON text, borrowing from it. A
             /// failure names the offending attribute by its JSON Pointer,
             /// as [`Event::from_json`](super::envelope::Event::from_json) does.
-            pub fn from_json(text: &'a str) -> Result<EventRef<'a>, super::runtime::Error> {
-                super::runtime::decode_event_str(text)
+            pub fn from_json(text: &'a str) -> Result<EventRef<'a>, crate::runtime::Error> {
+                crate::runtime::decode_event_str(text)
             }
 
             /// Decodes an event from UTF-8 JSON bytes, as [`from_json`](EventRef::from_json).
-            pub fn from_slice(bytes: &'a [u8]) -> Result<EventRef<'a>, super::runtime::Error> {
-                super::runtime::decode_event(bytes)
+            pub fn from_slice(bytes: &'a [u8]) -> Result<EventRef<'a>, crate::runtime::Error> {
+                crate::runtime::decode_event(bytes)
             }
 
             #(#accessors)*
@@ -214,7 +214,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
 
             /// The typed payload chosen by the event's type, as
             /// [`Event::payload`](super::envelope::Event::payload) gives it.
-            pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+            pub fn payload(&self) -> Result<super::payload::Payload, crate::runtime::Error> {
                 super::payload::Payload::from_raw(&self.#type_field, self.#data_field)
             }
 
@@ -224,7 +224,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
             /// (no copy of `data`, no second decode of the envelope).
             /// Fails as [`from_json`](EventRef::from_json), then
             /// [`payload`](EventRef::payload), would.
-            pub fn decode_typed(text: &'a str) -> Result<(EventRef<'a>, super::payload::Payload), super::runtime::Error> {
+            pub fn decode_typed(text: &'a str) -> Result<(EventRef<'a>, super::payload::Payload), crate::runtime::Error> {
                 let event = EventRef::from_json(text)?;
                 let payload = event.payload()?;
                 Ok((event, payload))
@@ -254,7 +254,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<EventRef<'de>, A::Error> {
                         #(let mut #slots: #slot_types = None;)*
                         let mut extensions = ExtensionsRef::default();
-                        while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                        while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                             match key.as_str() {
                                 #(#jsons => #fills(&mut #slots, &mut map, #jsons)?,)*
                                 _ => extensions.keep(key, &mut map)?,
@@ -320,7 +320,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
 
             /// Keeps one extension attribute, refusing a bad name, a bad
             /// value or a duplicate, in that order (as `Event` does).
-            fn keep<A: serde::de::MapAccess<'a>>(&mut self, key: super::runtime::Key<'a>, map: &mut A) -> Result<(), A::Error> {
+            fn keep<A: serde::de::MapAccess<'a>>(&mut self, key: crate::runtime::Key<'a>, map: &mut A) -> Result<(), A::Error> {
                 super::envelope::ExtensionName::check(key.as_str()).map_err(serde::de::Error::custom)?;
                 let value: ExtensionValueRef<'a> = map.next_value()?;
                 let name = key.into_cow();
@@ -361,7 +361,7 @@ fn value_ref(members: &[Primitive]) -> TokenStream {
     let integer = members.contains(&Primitive::Integer);
     for member in members {
         let (variant, rust, doc) = match member {
-            Primitive::Object => ("Object", quote!(super::runtime::Object), " A JSON object."),
+            Primitive::Object => ("Object", quote!(crate::runtime::Object), " A JSON object."),
             Primitive::String => ("String", quote!(Cow<'a, str>), " A string."),
             Primitive::Integer => ("Integer", quote!(i64), " An integer."),
             Primitive::Number => ("Number", quote!(f64), " A number."),

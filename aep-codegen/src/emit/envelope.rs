@@ -48,7 +48,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
 
         impl ExtensionName {
             /// Checks `name` against the envelope's naming rule.
-            pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+            pub fn new(name: impl Into<String>) -> Result<ExtensionName, crate::runtime::Error> {
                 let name = name.into();
                 ExtensionName::check(&name)?;
                 Ok(ExtensionName(name))
@@ -56,11 +56,11 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
 
             /// Checks `name` against the envelope's naming rule without
             /// allocating unless it breaks it.
-            pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
-                static PATTERN: LazyLock<super::runtime::Regex> =
-                    LazyLock::new(|| super::runtime::Regex::new(#pattern).expect("the generator checked the pattern"));
+            pub(crate) fn check(name: &str) -> Result<(), crate::runtime::Error> {
+                static PATTERN: LazyLock<crate::runtime::Regex> =
+                    LazyLock::new(|| crate::runtime::Regex::new(#pattern).expect("the generator checked the pattern"));
                 if CORE_ATTRIBUTES.contains(&name) || !PATTERN.is_match(name) {
-                    return Err(super::runtime::Error::ExtensionName { name: name.to_owned(), reason: #name_rule.to_owned() });
+                    return Err(crate::runtime::Error::ExtensionName { name: name.to_owned(), reason: #name_rule.to_owned() });
                 }
                 Ok(())
             }
@@ -93,7 +93,7 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
         /// Keeps one extension attribute, refusing a bad name, a non-scalar value or a duplicate.
         fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
             extensions: &mut Extensions,
-            key: super::runtime::Key<'de>,
+            key: crate::runtime::Key<'de>,
             map: &mut A,
         ) -> Result<(), A::Error> {
             let name = ExtensionName::new(key.into_string()).map_err(serde::de::Error::custom)?;
@@ -167,10 +167,10 @@ fn methods(cx: &Context<'_>) -> TokenStream {
 
             /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
             /// a failure names the offending attribute by its JSON Pointer
-            /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+            /// ([`Error::pointer`](crate::runtime::Error::pointer)), as a
             /// payload error does.
-            pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
-                super::runtime::decode_event_str(text)
+            pub fn from_json(text: &str) -> Result<Event, crate::runtime::Error> {
+                crate::runtime::decode_event_str(text)
             }
 
             /// Decodes an event and its typed payload from JSON text:
@@ -181,22 +181,22 @@ fn methods(cx: &Context<'_>) -> TokenStream {
             /// (which reads the text once, without that copy) is slower
             /// than decoding it directly: use `EventRef` where the
             /// envelope need not outlive the text.
-            pub fn decode_typed(text: &str) -> Result<(Event, super::payload::Payload), super::runtime::Error> {
+            pub fn decode_typed(text: &str) -> Result<(Event, super::payload::Payload), crate::runtime::Error> {
                 let event = Event::from_json(text)?;
                 let payload = event.payload()?;
                 Ok((event, payload))
             }
 
             /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
-            pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
-                super::runtime::decode_event(bytes)
+            pub fn from_slice(bytes: &[u8]) -> Result<Event, crate::runtime::Error> {
+                crate::runtime::decode_event(bytes)
             }
 
             /// The typed payload chosen by the event's type. A type without
             /// a payload schema (reserved, vendor `x.*`, or unknown) gives
             /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
             /// the data as it is. Absent `data` reads as an empty object.
-            pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+            pub fn payload(&self) -> Result<super::payload::Payload, crate::runtime::Error> {
                 super::payload::Payload::from_data(&self.#type_field, self.#data_field.as_ref())
             }
 
@@ -209,7 +209,7 @@ fn methods(cx: &Context<'_>) -> TokenStream {
             /// and [`validate_capture`](Event::validate_capture) together,
             /// decoding the payload once. Every violation is listed with its
             /// JSON Pointer from the event root.
-            pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+            pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
                 self.check(true, true)
             }
 
@@ -218,8 +218,8 @@ fn methods(cx: &Context<'_>) -> TokenStream {
             /// rules, without decoding `data`. This is what a relay checks
             /// before it admits an event (AEP-0003 §3.2: envelope
             /// validation); payloads are open and the consumer's concern.
-            pub fn validate_envelope(&self) -> Result<(), super::runtime::Violations> {
-                let mut v = super::runtime::Validator::new();
+            pub fn validate_envelope(&self) -> Result<(), crate::runtime::Violations> {
+                let mut v = crate::runtime::Validator::new();
                 self.validate_into(&mut v);
                 v.finish().into_result()
             }
@@ -229,7 +229,7 @@ fn methods(cx: &Context<'_>) -> TokenStream {
             /// bounds, the scoping rules, and the payload's own rules. Every
             /// violation is listed with its JSON Pointer from the event root.
             /// Absent `data` is valid (an event down-levelled to `none` has none).
-            pub fn validate_schema(&self) -> Result<(), super::runtime::Violations> {
+            pub fn validate_schema(&self) -> Result<(), crate::runtime::Violations> {
                 self.check(true, false)
             }
 
@@ -241,12 +241,12 @@ fn methods(cx: &Context<'_>) -> TokenStream {
             /// check. Data that does not decode cannot be classified and
             /// fails the check with one violation at `/data` (the decode
             /// error itself is [`validate_schema`](Event::validate_schema)'s).
-            pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
+            pub fn validate_capture(&self) -> Result<(), crate::runtime::Violations> {
                 self.check(false, true)
             }
 
-            fn check(&self, schema: bool, capture: bool) -> Result<(), super::runtime::Violations> {
-                let mut v = super::runtime::Validator::new();
+            fn check(&self, schema: bool, capture: bool) -> Result<(), crate::runtime::Violations> {
+                let mut v = crate::runtime::Validator::new();
                 if schema {
                     self.validate_into(&mut v);
                 }
@@ -288,7 +288,7 @@ fn methods(cx: &Context<'_>) -> TokenStream {
 
             /// A copy of the event with `data` replaced (cheaper than
             /// cloning the event and then replacing its `data`).
-            pub fn with_data(&self, #data_field: Option<super::runtime::Data>) -> Event {
+            pub fn with_data(&self, #data_field: Option<crate::runtime::Data>) -> Event {
                 Event {
                     #(#copies,)*
                     #data_field,

@@ -44,9 +44,9 @@ impl CatchAll {
     fn extra() -> CatchAll {
         CatchAll {
             field: "extra",
-            ty: quote!(super::runtime::Object),
+            ty: quote!(crate::runtime::Object),
             doc: " Members the schema does not describe, kept as they came (payloads are open).",
-            keep: quote!(super::runtime::keep),
+            keep: quote!(crate::runtime::keep),
             captured: true,
         }
     }
@@ -187,13 +187,13 @@ fn serialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
         let ident = ident(&f.ident);
         let json = &f.json;
         let value = if holds_numbers(&f.ty) {
-            quote!(&super::runtime::AsNumbers(value))
+            quote!(&crate::runtime::AsNumbers(value))
         } else if matches!(f.ty, Ty::Array(..)) {
-            quote!(&super::runtime::Items(value))
+            quote!(&crate::runtime::Items(value))
         } else {
             quote!(value)
         };
-        let entry = quote!(super::runtime::entry(&mut map, #json, #value)?;);
+        let entry = quote!(crate::runtime::entry(&mut map, #json, #value)?;);
         if f.required {
             quote!({ let value = &self.#ident; #entry })
         } else {
@@ -204,7 +204,7 @@ fn serialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
     let catch_field = ident(catch_all.field);
     // Extension names are checked when made; free-form members are not.
     let unclaimed = catch_all.captured.then(|| {
-        quote!(super::runtime::unclaimed::<S::Error>(self.#catch_field.keys(), &[#(#jsons),*])?;)
+        quote!(crate::runtime::unclaimed::<S::Error>(self.#catch_field.keys(), &[#(#jsons),*])?;)
     });
     quote! {
         impl serde::Serialize for #name {
@@ -293,7 +293,7 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
         let ident = ident(&f.ident);
         if f.required {
             let json = &f.json;
-            quote!(#ident: super::runtime::required(#slot, #json)?)
+            quote!(#ident: crate::runtime::required(#slot, #json)?)
         } else {
             quote!(#ident: #slot)
         }
@@ -301,10 +301,10 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
     // Integers are read through a wrapper that says in words what it expects.
     let fills = s.fields.iter().map(|f| match &f.ty {
         Ty::Integer(rules) if rules.unsigned() => {
-            quote!(super::runtime::fill_as::<super::runtime::Unsigned, _, _>)
+            quote!(crate::runtime::fill_as::<crate::runtime::Unsigned, _, _>)
         }
-        Ty::Integer(_) => quote!(super::runtime::fill_as::<super::runtime::Integer, _, _>),
-        _ => quote!(super::runtime::fill),
+        Ty::Integer(_) => quote!(crate::runtime::fill_as::<crate::runtime::Integer, _, _>),
+        _ => quote!(crate::runtime::fill),
     });
     let catch_field = ident(catch_all.field);
     let catch_ty = &catch_all.ty;
@@ -331,7 +331,7 @@ fn deserialize(s: &Struct, catch_all: &CatchAll) -> TokenStream {
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<#name, A::Error> {
                         #(let mut #slots: Option<#types> = None;)*
                         let mut #catch_field = <#catch_ty>::default();
-                        while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                        while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                             #dispatch
                         }
                         Ok(#name {
@@ -375,7 +375,7 @@ pub fn enumeration(e: &Enum) -> TokenStream {
         // A JSON string and nothing else (not serde's `{"value": null}` form).
         impl<'de> serde::Deserialize<'de> for #name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                super::runtime::enum_value(deserializer, &[#(#values),*], |s| s.parse().ok())
+                crate::runtime::enum_value(deserializer, &[#(#values),*], |s| s.parse().ok())
             }
         }
 
@@ -398,12 +398,12 @@ pub fn enumeration(e: &Enum) -> TokenStream {
         }
 
         impl std::str::FromStr for #name {
-            type Err = super::runtime::Error;
+            type Err = crate::runtime::Error;
             // Not `Self::Err`: a variant may be called `Err`.
-            fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+            fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
                 match s {
                     #(#values => Ok(#name::#variants),)*
-                    _ => Err(super::runtime::Error::UnknownValue { expected: #expected, value: s.to_owned() }),
+                    _ => Err(crate::runtime::Error::UnknownValue { expected: #expected, value: s.to_owned() }),
                 }
             }
         }
@@ -425,7 +425,7 @@ pub fn union(u: &Union) -> TokenStream {
     };
     for member in &u.members {
         let (variant, rust, doc) = match member {
-            Primitive::Object => ("Object", quote!(super::runtime::Object), " A JSON object."),
+            Primitive::Object => ("Object", quote!(crate::runtime::Object), " A JSON object."),
             Primitive::String => ("String", quote!(String), " A string."),
             Primitive::Integer => ("Integer", quote!(i64), " An integer."),
             Primitive::Number => ("Number", quote!(f64), " A number."),
@@ -435,7 +435,7 @@ pub fn union(u: &Union) -> TokenStream {
         variants.push(quote!(#[doc = #doc] #v(#rust),));
         serialize.push(match member {
             Primitive::Number => {
-                quote!(#name::#v(value) => super::runtime::Numbers::write(value, serializer),)
+                quote!(#name::#v(value) => crate::runtime::Numbers::write(value, serializer),)
             }
             _ => quote!(#name::#v(value) => serde::Serialize::serialize(value, serializer),),
         });
@@ -490,7 +490,7 @@ pub fn union(u: &Union) -> TokenStream {
     let eq = (!u.members.contains(&Primitive::Number)).then(|| quote!(, Eq, Hash));
     let froms = u.members.iter().map(|member| {
         let (v, from) = match member {
-            Primitive::Object => ("Object", quote!(super::runtime::Object)),
+            Primitive::Object => ("Object", quote!(crate::runtime::Object)),
             Primitive::String => ("String", quote!(String)),
             Primitive::Integer => ("Integer", quote!(i64)),
             Primitive::Number => ("Number", quote!(f64)),

@@ -52,8 +52,9 @@ pub struct EmittedModule {
     pub tokens: TokenStream,
 }
 
-/// All generated modules of the tree, root first (the support module,
-/// `runtime`, is copied as written: see [`crate::format::runtime`]).
+/// All generated modules of the tree, root first. The support code they
+/// call is not generated: the crate holding the tree provides it as
+/// `crate::runtime` (in `aep-types`, the hand-written `src/runtime.rs`).
 pub fn emit(ir: &Ir) -> Vec<EmittedModule> {
     let cx = Context { ir };
     let mut modules = vec![
@@ -127,7 +128,6 @@ fn root(ir: &Ir) -> TokenStream {
     quote! {
         //! The AEP registry as Rust types.
 
-        pub(crate) mod runtime;
         mod registry;
         mod envelope;
         mod event_ref;
@@ -135,7 +135,7 @@ fn root(ir: &Ir) -> TokenStream {
         pub mod capture;
         #(pub mod #schema_modules;)*
 
-        pub use runtime::{pointer_token, Data, Error, Object, Violation, Violations};
+        pub use crate::runtime::{pointer_token, Data, Error, Object, Violation, Violations};
         pub use registry::*;
         pub use envelope::{Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES #(, #envelope_names)*};
         pub use event_ref::{EventRef, ExtensionValueRef, ExtensionsRef};

@@ -44,26 +44,26 @@ pub fn module(ir: &Ir) -> TokenStream {
             /// The data of a type without a payload schema (reserved,
             /// vendor `x.*`, or not registered), as it is: the exact JSON
             /// text, whatever numbers or nesting it holds
-            /// ([`Data::to_object`](super::runtime::Data::to_object) reads it
+            /// ([`Data::to_object`](crate::runtime::Data::to_object) reads it
             /// as a free-form object).
-            Untyped(super::runtime::Data),
+            Untyped(crate::runtime::Data),
         }
 
         impl Payload {
             /// Decodes `data` (absent reads as `{}`) by the schema `event_type` names.
-            pub fn from_data(event_type: &str, data: Option<&super::runtime::Data>) -> Result<Payload, super::runtime::Error> {
-                Payload::from_raw(event_type, data.map(super::runtime::Data::raw))
+            pub fn from_data(event_type: &str, data: Option<&crate::runtime::Data>) -> Result<Payload, crate::runtime::Error> {
+                Payload::from_raw(event_type, data.map(crate::runtime::Data::raw))
             }
 
             /// [`from_data`](Payload::from_data) on `data` as raw JSON text
-            /// (an object, as [`Data`](super::runtime::Data) holds).
-            pub(crate) fn from_raw(event_type: &str, data: Option<&serde_json::value::RawValue>) -> Result<Payload, super::runtime::Error> {
+            /// (an object, as [`Data`](crate::runtime::Data) holds).
+            pub(crate) fn from_raw(event_type: &str, data: Option<&serde_json::value::RawValue>) -> Result<Payload, crate::runtime::Error> {
                 let text = data.map_or("{}", serde_json::value::RawValue::get);
                 Ok(match event_type {
-                    #(#types => Payload::#variants(super::runtime::decode(event_type, text)?),)*
+                    #(#types => Payload::#variants(crate::runtime::decode(event_type, text)?),)*
                     _ => Payload::Untyped(match data {
-                        Some(data) => super::runtime::Data::from_raw(data),
-                        None => super::runtime::Data::empty(),
+                        Some(data) => crate::runtime::Data::from_raw(data),
+                        None => crate::runtime::Data::empty(),
                     }),
                 })
             }
@@ -78,13 +78,13 @@ pub fn module(ir: &Ir) -> TokenStream {
 
             /// Checks the payload schema's validation keywords, listing every
             /// violation with its JSON Pointer from the payload root.
-            pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-                let mut validator = super::runtime::Validator::new();
+            pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+                let mut validator = crate::runtime::Validator::new();
                 self.validate_into(&mut validator);
                 validator.finish().into_result()
             }
 
-            pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+            pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
                 match self {
                     #(Payload::#variants(payload) => payload.validate_into(v),)*
                     Payload::Untyped(_) => {}
@@ -103,7 +103,7 @@ pub fn module(ir: &Ir) -> TokenStream {
 
             /// Reports every member whose capture level is above `level`;
             /// untyped data has no capture table and nothing to report.
-            pub(crate) fn capture_into(&self, v: &mut super::runtime::Validator, level: super::registry::Capture) {
+            pub(crate) fn capture_into(&self, v: &mut crate::runtime::Validator, level: super::registry::Capture) {
                 match self {
                     #(Payload::#variants(payload) => payload.capture_into(v, level),)*
                     Payload::Untyped(_) => {}
@@ -115,8 +115,8 @@ pub fn module(ir: &Ir) -> TokenStream {
             /// where writing would give what no reader
             /// accepts: a non-finite number, or an `extra` entry named like
             /// a member the schema describes.
-            pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
-                super::runtime::Data::from_serialize(self)
+            pub fn to_data(&self) -> Result<crate::runtime::Data, serde_json::Error> {
+                crate::runtime::Data::from_serialize(self)
             }
         }
 

@@ -25,7 +25,7 @@ pub fn validate_into(cx: &Context<'_>, s: &Struct) -> TokenStream {
         quote!(v)
     };
     quote! {
-        pub(crate) fn validate_into(&self, #v: &mut super::runtime::Validator) {
+        pub(crate) fn validate_into(&self, #v: &mut crate::runtime::Validator) {
             #(#checks)*
         }
     }
@@ -37,8 +37,8 @@ pub fn validate() -> TokenStream {
         /// Checks the schema's validation keywords here and in nested
         /// values, listing every violation with its JSON Pointer (the
         /// shape is already guaranteed by the type).
-        pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-            let mut validator = super::runtime::Validator::new();
+        pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+            let mut validator = crate::runtime::Validator::new();
             self.validate_into(&mut validator);
             validator.finish().into_result()
         }
@@ -130,8 +130,8 @@ fn value_check(cx: &Context<'_>, ty: &Ty, value: &TokenStream) -> Option<TokenSt
 /// `static PATTERN`, compiled on first use.
 fn regex_static(pattern: &str) -> TokenStream {
     quote! {
-        static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(|| {
-            super::runtime::Regex::new(#pattern).expect("the generator checked the pattern")
+        static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(|| {
+            crate::runtime::Regex::new(#pattern).expect("the generator checked the pattern")
         });
     }
 }
@@ -397,7 +397,7 @@ pub fn capture_into(cx: &Context<'_>, s: &Struct, catch_all: &str) -> TokenStrea
         /// Reports every member (nested ones too) whose capture level is
         /// above `level`; members the schema does not describe count as
         /// the default level.
-        pub(crate) fn capture_into(&self, #v: &mut super::runtime::Validator, #level: super::registry::Capture) {
+        pub(crate) fn capture_into(&self, #v: &mut crate::runtime::Validator, #level: super::registry::Capture) {
             #(#steps)*
         }
     }

@@ -24,13 +24,13 @@ pub(crate) fn ty(ty: &Ty) -> TokenStream {
         Ty::Integer(_) => quote!(i64),
         Ty::Number(_) => quote!(f64),
         Ty::Boolean => quote!(bool),
-        Ty::FreeObject => quote!(super::runtime::Object),
+        Ty::FreeObject => quote!(crate::runtime::Object),
         Ty::Array(item, _) => {
             let item = self::ty(item);
             quote!(Vec<#item>)
         }
         Ty::Named(p) => path(p),
-        Ty::PayloadSlot => quote!(super::runtime::Data),
+        Ty::PayloadSlot => quote!(crate::runtime::Data),
     }
 }
 

@@ -20,7 +20,7 @@ pub struct AgentHealth {
     /// `detail`, optional, capture `redacted`.
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AgentHealth {
@@ -36,13 +36,13 @@ impl AgentHealth {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -61,7 +61,7 @@ impl AgentHealth {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -85,14 +85,14 @@ impl serde::Serialize for AgentHealth {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status", "detail"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["status", "detail"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.status;
-            super::runtime::entry(&mut map, "status", value)?;
+            crate::runtime::entry(&mut map, "status", value)?;
         }
         if let Some(value) = &self.detail {
-            super::runtime::entry(&mut map, "detail", value)?;
+            crate::runtime::entry(&mut map, "detail", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -120,20 +120,20 @@ impl<'de> serde::Deserialize<'de> for AgentHealth {
             ) -> Result<AgentHealth, A::Error> {
                 let mut slot_0: Option<super::agent_health::Status> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "status" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "status")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "status")?
                         }
                         "detail" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "detail")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "detail")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AgentHealth {
-                    status: super::runtime::required(slot_0, "status")?,
+                    status: crate::runtime::required(slot_0, "status")?,
                     detail: slot_1,
                     extra,
                 })
@@ -168,7 +168,7 @@ impl<'de> serde::Deserialize<'de> for Status {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["ok", "degraded", "failing"],
             |s| s.parse().ok(),
@@ -197,15 +197,15 @@ impl std::fmt::Display for Status {
 }
 
 impl std::str::FromStr for Status {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "ok" => Ok(Status::Ok),
             "degraded" => Ok(Status::Degraded),
             "failing" => Ok(Status::Failing),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Status` value",
                     value: s.to_owned(),
                 })

@@ -20,7 +20,7 @@ pub struct AgentIdle {
     /// `reason`, optional, capture `metadata`.
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AgentIdle {
@@ -36,13 +36,13 @@ impl AgentIdle {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -60,7 +60,7 @@ impl AgentIdle {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -87,15 +87,15 @@ impl serde::Serialize for AgentIdle {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["since_ms", "reason"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.since_ms {
-            super::runtime::entry(&mut map, "since_ms", value)?;
+            crate::runtime::entry(&mut map, "since_ms", value)?;
         }
         if let Some(value) = &self.reason {
-            super::runtime::entry(&mut map, "reason", value)?;
+            crate::runtime::entry(&mut map, "reason", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -123,20 +123,20 @@ impl<'de> serde::Deserialize<'de> for AgentIdle {
             ) -> Result<AgentIdle, A::Error> {
                 let mut slot_0: Option<u64> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "since_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_0, &mut map, "since_ms")?
                         }
                         "reason" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "reason")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "reason")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AgentIdle {

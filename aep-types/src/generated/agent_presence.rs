@@ -16,7 +16,7 @@ pub struct AgentPresence {
     /// `state`, required, capture `metadata`.
     pub state: super::agent_presence::State,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AgentPresence {
@@ -31,13 +31,13 @@ impl AgentPresence {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -53,7 +53,7 @@ impl AgentPresence {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -69,11 +69,11 @@ impl serde::Serialize for AgentPresence {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["state"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["state"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.state;
-            super::runtime::entry(&mut map, "state", value)?;
+            crate::runtime::entry(&mut map, "state", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -100,15 +100,15 @@ impl<'de> serde::Deserialize<'de> for AgentPresence {
                 mut map: A,
             ) -> Result<AgentPresence, A::Error> {
                 let mut slot_0: Option<super::agent_presence::State> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "state" => super::runtime::fill(&mut slot_0, &mut map, "state")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "state" => crate::runtime::fill(&mut slot_0, &mut map, "state")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AgentPresence {
-                    state: super::runtime::required(slot_0, "state")?,
+                    state: crate::runtime::required(slot_0, "state")?,
                     extra,
                 })
             }
@@ -142,7 +142,7 @@ impl<'de> serde::Deserialize<'de> for State {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["online", "offline", "busy"],
             |s| s.parse().ok(),
@@ -171,15 +171,15 @@ impl std::fmt::Display for State {
 }
 
 impl std::str::FromStr for State {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "online" => Ok(State::Online),
             "offline" => Ok(State::Offline),
             "busy" => Ok(State::Busy),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`State` value",
                     value: s.to_owned(),
                 })

@@ -32,7 +32,7 @@ pub struct AssessmentEvaluationRecorded {
     /// `evaluator`, optional, capture `metadata`.
     pub evaluator: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AssessmentEvaluationRecorded {
@@ -51,13 +51,13 @@ impl AssessmentEvaluationRecorded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -80,7 +80,7 @@ impl AssessmentEvaluationRecorded {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -127,7 +127,7 @@ impl serde::Serialize for AssessmentEvaluationRecorded {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -141,23 +141,23 @@ impl serde::Serialize for AssessmentEvaluationRecorded {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.gen_ai_evaluation_name {
-            super::runtime::entry(&mut map, "gen_ai.evaluation.name", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.evaluation.name", value)?;
         }
         if let Some(value) = &self.gen_ai_evaluation_score_value {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "gen_ai.evaluation.score.value",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         if let Some(value) = &self.gen_ai_evaluation_score_label {
-            super::runtime::entry(&mut map, "gen_ai.evaluation.score.label", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.evaluation.score.label", value)?;
         }
         if let Some(value) = &self.gen_ai_evaluation_explanation {
-            super::runtime::entry(&mut map, "gen_ai.evaluation.explanation", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.evaluation.explanation", value)?;
         }
         if let Some(value) = &self.evaluator {
-            super::runtime::entry(&mut map, "evaluator", value)?;
+            crate::runtime::entry(&mut map, "evaluator", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -188,41 +188,41 @@ impl<'de> serde::Deserialize<'de> for AssessmentEvaluationRecorded {
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<String> = None;
                 let mut slot_4: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "gen_ai.evaluation.name" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_0,
                                 &mut map,
                                 "gen_ai.evaluation.name",
                             )?
                         }
                         "gen_ai.evaluation.score.value" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_1,
                                 &mut map,
                                 "gen_ai.evaluation.score.value",
                             )?
                         }
                         "gen_ai.evaluation.score.label" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_2,
                                 &mut map,
                                 "gen_ai.evaluation.score.label",
                             )?
                         }
                         "gen_ai.evaluation.explanation" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_3,
                                 &mut map,
                                 "gen_ai.evaluation.explanation",
                             )?
                         }
                         "evaluator" => {
-                            super::runtime::fill(&mut slot_4, &mut map, "evaluator")?
+                            crate::runtime::fill(&mut slot_4, &mut map, "evaluator")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AssessmentEvaluationRecorded {

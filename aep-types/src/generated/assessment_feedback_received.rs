@@ -32,7 +32,7 @@ pub struct AssessmentFeedbackReceived {
     /// `source`, optional, capture `metadata`.
     pub source: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AssessmentFeedbackReceived {
@@ -51,13 +51,13 @@ impl AssessmentFeedbackReceived {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -80,7 +80,7 @@ impl AssessmentFeedbackReceived {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -127,28 +127,28 @@ impl serde::Serialize for AssessmentFeedbackReceived {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["rating", "label", "comment", "correction", "source"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.rating {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "rating",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         if let Some(value) = &self.label {
-            super::runtime::entry(&mut map, "label", value)?;
+            crate::runtime::entry(&mut map, "label", value)?;
         }
         if let Some(value) = &self.comment {
-            super::runtime::entry(&mut map, "comment", value)?;
+            crate::runtime::entry(&mut map, "comment", value)?;
         }
         if let Some(value) = &self.correction {
-            super::runtime::entry(&mut map, "correction", value)?;
+            crate::runtime::entry(&mut map, "correction", value)?;
         }
         if let Some(value) = &self.source {
-            super::runtime::entry(&mut map, "source", value)?;
+            crate::runtime::entry(&mut map, "source", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -179,23 +179,23 @@ impl<'de> serde::Deserialize<'de> for AssessmentFeedbackReceived {
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<String> = None;
                 let mut slot_4: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "rating" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "rating")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "rating")?
                         }
-                        "label" => super::runtime::fill(&mut slot_1, &mut map, "label")?,
+                        "label" => crate::runtime::fill(&mut slot_1, &mut map, "label")?,
                         "comment" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "comment")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "comment")?
                         }
                         "correction" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "correction")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "correction")?
                         }
                         "source" => {
-                            super::runtime::fill(&mut slot_4, &mut map, "source")?
+                            crate::runtime::fill(&mut slot_4, &mut map, "source")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AssessmentFeedbackReceived {

@@ -16,7 +16,7 @@ pub struct AssessmentGuardrailRecorded {
     /// `guardrail`, optional, capture `metadata`.
     pub guardrail: Option<super::assessment_guardrail_recorded::Guardrail>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AssessmentGuardrailRecorded {
@@ -31,13 +31,13 @@ impl AssessmentGuardrailRecorded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.guardrail {
             v.key("guardrail");
             value.validate_into(v);
@@ -63,7 +63,7 @@ impl AssessmentGuardrailRecorded {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -90,10 +90,10 @@ impl serde::Serialize for AssessmentGuardrailRecorded {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["guardrail"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["guardrail"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.guardrail {
-            super::runtime::entry(&mut map, "guardrail", value)?;
+            crate::runtime::entry(&mut map, "guardrail", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -122,13 +122,13 @@ impl<'de> serde::Deserialize<'de> for AssessmentGuardrailRecorded {
                 let mut slot_0: Option<
                     super::assessment_guardrail_recorded::Guardrail,
                 > = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "guardrail" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "guardrail")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "guardrail")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AssessmentGuardrailRecorded {
@@ -171,7 +171,7 @@ pub struct Guardrail {
     /// `explanation`, optional, capture `redacted`.
     pub explanation: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Guardrail {
@@ -190,13 +190,13 @@ impl Guardrail {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.categories {
             v.key("categories");
             for (index, item) in value.iter().enumerate() {
@@ -242,7 +242,7 @@ impl Guardrail {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -304,7 +304,7 @@ impl serde::Serialize for Guardrail {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -312,23 +312,23 @@ impl serde::Serialize for Guardrail {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.stage {
-            super::runtime::entry(&mut map, "stage", value)?;
+            crate::runtime::entry(&mut map, "stage", value)?;
         }
         if let Some(value) = &self.verdict {
-            super::runtime::entry(&mut map, "verdict", value)?;
+            crate::runtime::entry(&mut map, "verdict", value)?;
         }
         if let Some(value) = &self.categories {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "categories",
-                &super::runtime::Items(value),
+                &crate::runtime::Items(value),
             )?;
         }
         if let Some(value) = &self.detector {
-            super::runtime::entry(&mut map, "detector", value)?;
+            crate::runtime::entry(&mut map, "detector", value)?;
         }
         if let Some(value) = &self.explanation {
-            super::runtime::entry(&mut map, "explanation", value)?;
+            crate::runtime::entry(&mut map, "explanation", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -367,23 +367,23 @@ impl<'de> serde::Deserialize<'de> for Guardrail {
                     super::assessment_guardrail_recorded::GuardrailDetector,
                 > = None;
                 let mut slot_4: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "stage" => super::runtime::fill(&mut slot_0, &mut map, "stage")?,
+                        "stage" => crate::runtime::fill(&mut slot_0, &mut map, "stage")?,
                         "verdict" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "verdict")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "verdict")?
                         }
                         "categories" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "categories")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "categories")?
                         }
                         "detector" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "detector")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "detector")?
                         }
                         "explanation" => {
-                            super::runtime::fill(&mut slot_4, &mut map, "explanation")?
+                            crate::runtime::fill(&mut slot_4, &mut map, "explanation")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Guardrail {
@@ -423,7 +423,7 @@ impl<'de> serde::Deserialize<'de> for GuardrailStage {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["input", "output"],
             |s| s.parse().ok(),
@@ -451,14 +451,14 @@ impl std::fmt::Display for GuardrailStage {
 }
 
 impl std::str::FromStr for GuardrailStage {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "input" => Ok(GuardrailStage::Input),
             "output" => Ok(GuardrailStage::Output),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`GuardrailStage` value",
                     value: s.to_owned(),
                 })
@@ -493,7 +493,7 @@ impl<'de> serde::Deserialize<'de> for GuardrailVerdict {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["allowed", "flagged", "blocked", "modified"],
             |s| s.parse().ok(),
@@ -528,16 +528,16 @@ impl std::fmt::Display for GuardrailVerdict {
 }
 
 impl std::str::FromStr for GuardrailVerdict {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "allowed" => Ok(GuardrailVerdict::Allowed),
             "flagged" => Ok(GuardrailVerdict::Flagged),
             "blocked" => Ok(GuardrailVerdict::Blocked),
             "modified" => Ok(GuardrailVerdict::Modified),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`GuardrailVerdict` value",
                     value: s.to_owned(),
                 })
@@ -561,7 +561,7 @@ pub struct GuardrailCategories {
     /// `score`, optional, capture `metadata`.
     pub score: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl GuardrailCategories {
@@ -577,13 +577,13 @@ impl GuardrailCategories {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -601,7 +601,7 @@ impl GuardrailCategories {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -628,13 +628,13 @@ impl serde::Serialize for GuardrailCategories {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "score"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "score"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.name {
-            super::runtime::entry(&mut map, "name", value)?;
+            crate::runtime::entry(&mut map, "name", value)?;
         }
         if let Some(value) = &self.score {
-            super::runtime::entry(&mut map, "score", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "score", &crate::runtime::AsNumbers(value))?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -662,12 +662,12 @@ impl<'de> serde::Deserialize<'de> for GuardrailCategories {
             ) -> Result<GuardrailCategories, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<f64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
-                        "score" => super::runtime::fill(&mut slot_1, &mut map, "score")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "name" => crate::runtime::fill(&mut slot_0, &mut map, "name")?,
+                        "score" => crate::runtime::fill(&mut slot_1, &mut map, "score")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(GuardrailCategories {
@@ -697,7 +697,7 @@ pub struct GuardrailDetector {
     /// `version`, optional, capture `metadata`.
     pub version: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl GuardrailDetector {
@@ -713,13 +713,13 @@ impl GuardrailDetector {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -737,7 +737,7 @@ impl GuardrailDetector {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -764,13 +764,13 @@ impl serde::Serialize for GuardrailDetector {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.name {
-            super::runtime::entry(&mut map, "name", value)?;
+            crate::runtime::entry(&mut map, "name", value)?;
         }
         if let Some(value) = &self.version {
-            super::runtime::entry(&mut map, "version", value)?;
+            crate::runtime::entry(&mut map, "version", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -798,14 +798,14 @@ impl<'de> serde::Deserialize<'de> for GuardrailDetector {
             ) -> Result<GuardrailDetector, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
+                        "name" => crate::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "version" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "version")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "version")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(GuardrailDetector {

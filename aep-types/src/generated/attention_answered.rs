@@ -24,7 +24,7 @@ pub struct AttentionAnswered {
     /// `via`, optional, capture `metadata`.
     pub via: Option<super::attention_answered::Via>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AttentionAnswered {
@@ -41,13 +41,13 @@ impl AttentionAnswered {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.answer;
             v.key("answer");
@@ -76,7 +76,7 @@ impl AttentionAnswered {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -111,19 +111,19 @@ impl serde::Serialize for AttentionAnswered {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["answer", "by", "via"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.answer;
-            super::runtime::entry(&mut map, "answer", value)?;
+            crate::runtime::entry(&mut map, "answer", value)?;
         }
         if let Some(value) = &self.by {
-            super::runtime::entry(&mut map, "by", value)?;
+            crate::runtime::entry(&mut map, "by", value)?;
         }
         if let Some(value) = &self.via {
-            super::runtime::entry(&mut map, "via", value)?;
+            crate::runtime::entry(&mut map, "via", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -152,19 +152,19 @@ impl<'de> serde::Deserialize<'de> for AttentionAnswered {
                 let mut slot_0: Option<super::common::Answer> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<super::attention_answered::Via> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "answer" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "answer")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "answer")?
                         }
-                        "by" => super::runtime::fill(&mut slot_1, &mut map, "by")?,
-                        "via" => super::runtime::fill(&mut slot_2, &mut map, "via")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "by" => crate::runtime::fill(&mut slot_1, &mut map, "by")?,
+                        "via" => crate::runtime::fill(&mut slot_2, &mut map, "via")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AttentionAnswered {
-                    answer: super::runtime::required(slot_0, "answer")?,
+                    answer: crate::runtime::required(slot_0, "answer")?,
                     by: slot_1,
                     via: slot_2,
                     extra,
@@ -198,7 +198,7 @@ impl<'de> serde::Deserialize<'de> for Via {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
     }
 }
 
@@ -222,14 +222,14 @@ impl std::fmt::Display for Via {
 }
 
 impl std::str::FromStr for Via {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "control" => Ok(Via::Control),
             "oob" => Ok(Via::Oob),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Via` value",
                     value: s.to_owned(),
                 })

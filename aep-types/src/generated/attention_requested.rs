@@ -38,9 +38,9 @@ pub struct AttentionRequested {
     /// Free-form raw context behind the request (for example the tool input under review); full capture only.
     ///
     /// `context`, optional, capture `full`.
-    pub context: Option<super::runtime::Object>,
+    pub context: Option<crate::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AttentionRequested {
@@ -64,13 +64,13 @@ impl AttentionRequested {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.options {
             v.key("options");
             for (index, item) in value.iter().enumerate() {
@@ -127,7 +127,7 @@ impl AttentionRequested {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -195,7 +195,7 @@ impl serde::Serialize for AttentionRequested {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -212,30 +212,30 @@ impl serde::Serialize for AttentionRequested {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.kind;
-            super::runtime::entry(&mut map, "kind", value)?;
+            crate::runtime::entry(&mut map, "kind", value)?;
         }
         {
             let value = &self.prompt;
-            super::runtime::entry(&mut map, "prompt", value)?;
+            crate::runtime::entry(&mut map, "prompt", value)?;
         }
         if let Some(value) = &self.options {
-            super::runtime::entry(&mut map, "options", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "options", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.fields {
-            super::runtime::entry(&mut map, "fields", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "fields", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.expires_at {
-            super::runtime::entry(&mut map, "expires_at", value)?;
+            crate::runtime::entry(&mut map, "expires_at", value)?;
         }
         if let Some(value) = &self.respond_via {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "respond_via",
-                &super::runtime::Items(value),
+                &crate::runtime::Items(value),
             )?;
         }
         if let Some(value) = &self.context {
-            super::runtime::entry(&mut map, "context", value)?;
+            crate::runtime::entry(&mut map, "context", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -267,35 +267,35 @@ impl<'de> serde::Deserialize<'de> for AttentionRequested {
                 let mut slot_3: Option<Vec<super::common::FieldSpec>> = None;
                 let mut slot_4: Option<String> = None;
                 let mut slot_5: Option<Vec<super::attention_requested::RespondVia>> = None;
-                let mut slot_6: Option<super::runtime::Object> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut slot_6: Option<crate::runtime::Object> = None;
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "kind" => super::runtime::fill(&mut slot_0, &mut map, "kind")?,
+                        "kind" => crate::runtime::fill(&mut slot_0, &mut map, "kind")?,
                         "prompt" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "prompt")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "prompt")?
                         }
                         "options" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "options")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "options")?
                         }
                         "fields" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "fields")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "fields")?
                         }
                         "expires_at" => {
-                            super::runtime::fill(&mut slot_4, &mut map, "expires_at")?
+                            crate::runtime::fill(&mut slot_4, &mut map, "expires_at")?
                         }
                         "respond_via" => {
-                            super::runtime::fill(&mut slot_5, &mut map, "respond_via")?
+                            crate::runtime::fill(&mut slot_5, &mut map, "respond_via")?
                         }
                         "context" => {
-                            super::runtime::fill(&mut slot_6, &mut map, "context")?
+                            crate::runtime::fill(&mut slot_6, &mut map, "context")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AttentionRequested {
-                    kind: super::runtime::required(slot_0, "kind")?,
-                    prompt: super::runtime::required(slot_1, "prompt")?,
+                    kind: crate::runtime::required(slot_0, "kind")?,
+                    prompt: crate::runtime::required(slot_1, "prompt")?,
                     options: slot_2,
                     fields: slot_3,
                     expires_at: slot_4,
@@ -340,7 +340,7 @@ impl<'de> serde::Deserialize<'de> for Kind {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["permission", "input", "auth", "review", "form", "other"],
             |s| s.parse().ok(),
@@ -379,9 +379,9 @@ impl std::fmt::Display for Kind {
 }
 
 impl std::str::FromStr for Kind {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "permission" => Ok(Kind::Permission),
             "input" => Ok(Kind::Input),
@@ -390,7 +390,7 @@ impl std::str::FromStr for Kind {
             "form" => Ok(Kind::Form),
             "other" => Ok(Kind::Other),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Kind` value",
                     value: s.to_owned(),
                 })
@@ -421,7 +421,7 @@ impl<'de> serde::Deserialize<'de> for RespondVia {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["control", "oob"], |s| s.parse().ok())
     }
 }
 
@@ -445,14 +445,14 @@ impl std::fmt::Display for RespondVia {
 }
 
 impl std::str::FromStr for RespondVia {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "control" => Ok(RespondVia::Control),
             "oob" => Ok(RespondVia::Oob),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`RespondVia` value",
                     value: s.to_owned(),
                 })

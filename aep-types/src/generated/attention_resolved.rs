@@ -20,7 +20,7 @@ pub struct AttentionResolved {
     /// `latency_ms`, optional, capture `metadata`, minimum 0.
     pub latency_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AttentionResolved {
@@ -36,13 +36,13 @@ impl AttentionResolved {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -59,7 +59,7 @@ impl AttentionResolved {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -86,16 +86,16 @@ impl serde::Serialize for AttentionResolved {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["resolution", "latency_ms"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.resolution;
-            super::runtime::entry(&mut map, "resolution", value)?;
+            crate::runtime::entry(&mut map, "resolution", value)?;
         }
         if let Some(value) = &self.latency_ms {
-            super::runtime::entry(&mut map, "latency_ms", value)?;
+            crate::runtime::entry(&mut map, "latency_ms", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -123,24 +123,24 @@ impl<'de> serde::Deserialize<'de> for AttentionResolved {
             ) -> Result<AttentionResolved, A::Error> {
                 let mut slot_0: Option<super::attention_resolved::Resolution> = None;
                 let mut slot_1: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "resolution" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "resolution")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "resolution")?
                         }
                         "latency_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "latency_ms")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AttentionResolved {
-                    resolution: super::runtime::required(slot_0, "resolution")?,
+                    resolution: crate::runtime::required(slot_0, "resolution")?,
                     latency_ms: slot_1,
                     extra,
                 })
@@ -175,7 +175,7 @@ impl<'de> serde::Deserialize<'de> for Resolution {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["answered", "auto", "dismissed"],
             |s| s.parse().ok(),
@@ -208,15 +208,15 @@ impl std::fmt::Display for Resolution {
 }
 
 impl std::str::FromStr for Resolution {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "answered" => Ok(Resolution::Answered),
             "auto" => Ok(Resolution::Auto),
             "dismissed" => Ok(Resolution::Dismissed),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Resolution` value",
                     value: s.to_owned(),
                 })

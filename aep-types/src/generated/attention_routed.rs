@@ -20,7 +20,7 @@ pub struct AttentionRouted {
     /// `via`, optional, capture `metadata`.
     pub via: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl AttentionRouted {
@@ -36,13 +36,13 @@ impl AttentionRouted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -60,7 +60,7 @@ impl AttentionRouted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -87,13 +87,13 @@ impl serde::Serialize for AttentionRouted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["to", "via"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["to", "via"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.to {
-            super::runtime::entry(&mut map, "to", value)?;
+            crate::runtime::entry(&mut map, "to", value)?;
         }
         if let Some(value) = &self.via {
-            super::runtime::entry(&mut map, "via", value)?;
+            crate::runtime::entry(&mut map, "via", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -121,12 +121,12 @@ impl<'de> serde::Deserialize<'de> for AttentionRouted {
             ) -> Result<AttentionRouted, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "to" => super::runtime::fill(&mut slot_0, &mut map, "to")?,
-                        "via" => super::runtime::fill(&mut slot_1, &mut map, "via")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "to" => crate::runtime::fill(&mut slot_0, &mut map, "to")?,
+                        "via" => crate::runtime::fill(&mut slot_1, &mut map, "via")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(AttentionRouted {

@@ -18,7 +18,7 @@ pub struct ToolRef {
     /// `call_id`, optional, capture `metadata`.
     pub call_id: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ToolRef {
@@ -34,13 +34,13 @@ impl ToolRef {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -57,7 +57,7 @@ impl ToolRef {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -79,14 +79,14 @@ impl serde::Serialize for ToolRef {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "call_id"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "call_id"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.name;
-            super::runtime::entry(&mut map, "name", value)?;
+            crate::runtime::entry(&mut map, "name", value)?;
         }
         if let Some(value) = &self.call_id {
-            super::runtime::entry(&mut map, "call_id", value)?;
+            crate::runtime::entry(&mut map, "call_id", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -114,18 +114,18 @@ impl<'de> serde::Deserialize<'de> for ToolRef {
             ) -> Result<ToolRef, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
+                        "name" => crate::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "call_id" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "call_id")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "call_id")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ToolRef {
-                    name: super::runtime::required(slot_0, "name")?,
+                    name: crate::runtime::required(slot_0, "name")?,
                     call_id: slot_1,
                     extra,
                 })
@@ -151,7 +151,7 @@ pub struct ErrorInfo {
     /// `message`, optional, capture `redacted`.
     pub message: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ErrorInfo {
@@ -167,13 +167,13 @@ impl ErrorInfo {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -193,7 +193,7 @@ impl ErrorInfo {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -222,13 +222,13 @@ impl serde::Serialize for ErrorInfo {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["type", "message"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["type", "message"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.type_ {
-            super::runtime::entry(&mut map, "type", value)?;
+            crate::runtime::entry(&mut map, "type", value)?;
         }
         if let Some(value) = &self.message {
-            super::runtime::entry(&mut map, "message", value)?;
+            crate::runtime::entry(&mut map, "message", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -256,14 +256,14 @@ impl<'de> serde::Deserialize<'de> for ErrorInfo {
             ) -> Result<ErrorInfo, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "type" => super::runtime::fill(&mut slot_0, &mut map, "type")?,
+                        "type" => crate::runtime::fill(&mut slot_0, &mut map, "type")?,
                         "message" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "message")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "message")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ErrorInfo {
@@ -309,7 +309,7 @@ pub struct Cost {
     /// `reasoning`, optional, capture `metadata`, minimum 0.
     pub reasoning: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Cost {
@@ -329,13 +329,13 @@ impl Cost {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.total {
             v.key("total");
             v.number(*value, Some(0f64), None);
@@ -382,7 +382,7 @@ impl Cost {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -433,7 +433,7 @@ impl serde::Serialize for Cost {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -442,33 +442,33 @@ impl serde::Serialize for Cost {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.currency;
-            super::runtime::entry(&mut map, "currency", value)?;
+            crate::runtime::entry(&mut map, "currency", value)?;
         }
         if let Some(value) = &self.total {
-            super::runtime::entry(&mut map, "total", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "total", &crate::runtime::AsNumbers(value))?;
         }
         if let Some(value) = &self.prompt {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "prompt",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         if let Some(value) = &self.completion {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "completion",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         if let Some(value) = &self.cache {
-            super::runtime::entry(&mut map, "cache", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "cache", &crate::runtime::AsNumbers(value))?;
         }
         if let Some(value) = &self.reasoning {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "reasoning",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         for (key, value) in &self.extra {
@@ -501,28 +501,28 @@ impl<'de> serde::Deserialize<'de> for Cost {
                 let mut slot_3: Option<f64> = None;
                 let mut slot_4: Option<f64> = None;
                 let mut slot_5: Option<f64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "currency" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "currency")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "currency")?
                         }
-                        "total" => super::runtime::fill(&mut slot_1, &mut map, "total")?,
+                        "total" => crate::runtime::fill(&mut slot_1, &mut map, "total")?,
                         "prompt" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "prompt")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "prompt")?
                         }
                         "completion" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "completion")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "completion")?
                         }
-                        "cache" => super::runtime::fill(&mut slot_4, &mut map, "cache")?,
+                        "cache" => crate::runtime::fill(&mut slot_4, &mut map, "cache")?,
                         "reasoning" => {
-                            super::runtime::fill(&mut slot_5, &mut map, "reasoning")?
+                            crate::runtime::fill(&mut slot_5, &mut map, "reasoning")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Cost {
-                    currency: super::runtime::required(slot_0, "currency")?,
+                    currency: crate::runtime::required(slot_0, "currency")?,
                     total: slot_1,
                     prompt: slot_2,
                     completion: slot_3,
@@ -554,9 +554,9 @@ pub struct Answer {
     /// Only when answering a kind=form request: a flat object mapping each answered field_spec id to its value. By field type the value is a string (string), a number (number), a boolean (boolean), a single choice id (select) or an array of choice ids (select with multi=true); a select with other=true may also take a free-text string that is not a choice id. Gated by exception, entry by entry, according to the referenced field's type, which the schema itself cannot express: string values and other free-text values are user-authored and follow text's rule (redacted at minimum, never at metadata), while number, boolean and closed-choice values are structural and stay at metadata. An emitter rejects (control.rejected, reason invalid) a respond command whose values leaves out a field with required=true or gives a select field without other=true a string that is not one of its choice ids.
     ///
     /// `values`, optional, capture `metadata`.
-    pub values: Option<super::runtime::Object>,
+    pub values: Option<crate::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Answer {
@@ -573,13 +573,13 @@ impl Answer {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -600,7 +600,7 @@ impl Answer {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -635,18 +635,18 @@ impl serde::Serialize for Answer {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["option", "text", "values"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.option {
-            super::runtime::entry(&mut map, "option", value)?;
+            crate::runtime::entry(&mut map, "option", value)?;
         }
         if let Some(value) = &self.text {
-            super::runtime::entry(&mut map, "text", value)?;
+            crate::runtime::entry(&mut map, "text", value)?;
         }
         if let Some(value) = &self.values {
-            super::runtime::entry(&mut map, "values", value)?;
+            crate::runtime::entry(&mut map, "values", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -674,18 +674,18 @@ impl<'de> serde::Deserialize<'de> for Answer {
             ) -> Result<Answer, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut slot_2: Option<super::runtime::Object> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut slot_2: Option<crate::runtime::Object> = None;
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "option" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "option")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "option")?
                         }
-                        "text" => super::runtime::fill(&mut slot_1, &mut map, "text")?,
+                        "text" => crate::runtime::fill(&mut slot_1, &mut map, "text")?,
                         "values" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "values")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "values")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Answer {
@@ -716,7 +716,7 @@ pub struct Choice {
     /// `label`, required, capture `metadata`.
     pub label: String,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Choice {
@@ -732,13 +732,13 @@ impl Choice {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -754,7 +754,7 @@ impl Choice {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -771,15 +771,15 @@ impl serde::Serialize for Choice {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["id", "label"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["id", "label"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.id;
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         {
             let value = &self.label;
-            super::runtime::entry(&mut map, "label", value)?;
+            crate::runtime::entry(&mut map, "label", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -807,17 +807,17 @@ impl<'de> serde::Deserialize<'de> for Choice {
             ) -> Result<Choice, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
-                        "label" => super::runtime::fill(&mut slot_1, &mut map, "label")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "id" => crate::runtime::fill(&mut slot_0, &mut map, "id")?,
+                        "label" => crate::runtime::fill(&mut slot_1, &mut map, "label")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Choice {
-                    id: super::runtime::required(slot_0, "id")?,
-                    label: super::runtime::required(slot_1, "label")?,
+                    id: crate::runtime::required(slot_0, "id")?,
+                    label: crate::runtime::required(slot_1, "label")?,
                     extra,
                 })
             }
@@ -852,9 +852,9 @@ pub struct RetrievedDocument {
     /// Free-form provenance of the document (source, chunk position and the like).
     ///
     /// `metadata`, optional, capture `metadata`.
-    pub metadata: Option<super::runtime::Object>,
+    pub metadata: Option<crate::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl RetrievedDocument {
@@ -873,13 +873,13 @@ impl RetrievedDocument {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -904,7 +904,7 @@ impl RetrievedDocument {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -953,7 +953,7 @@ impl serde::Serialize for RetrievedDocument {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -961,19 +961,19 @@ impl serde::Serialize for RetrievedDocument {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.id {
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         if let Some(value) = &self.score {
-            super::runtime::entry(&mut map, "score", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "score", &crate::runtime::AsNumbers(value))?;
         }
         if let Some(value) = &self.content_redacted {
-            super::runtime::entry(&mut map, "content_redacted", value)?;
+            crate::runtime::entry(&mut map, "content_redacted", value)?;
         }
         if let Some(value) = &self.content {
-            super::runtime::entry(&mut map, "content", value)?;
+            crate::runtime::entry(&mut map, "content", value)?;
         }
         if let Some(value) = &self.metadata {
-            super::runtime::entry(&mut map, "metadata", value)?;
+            crate::runtime::entry(&mut map, "metadata", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1003,26 +1003,26 @@ impl<'de> serde::Deserialize<'de> for RetrievedDocument {
                 let mut slot_1: Option<f64> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<String> = None;
-                let mut slot_4: Option<super::runtime::Object> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut slot_4: Option<crate::runtime::Object> = None;
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
-                        "score" => super::runtime::fill(&mut slot_1, &mut map, "score")?,
+                        "id" => crate::runtime::fill(&mut slot_0, &mut map, "id")?,
+                        "score" => crate::runtime::fill(&mut slot_1, &mut map, "score")?,
                         "content_redacted" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_2,
                                 &mut map,
                                 "content_redacted",
                             )?
                         }
                         "content" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "content")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "content")?
                         }
                         "metadata" => {
-                            super::runtime::fill(&mut slot_4, &mut map, "metadata")?
+                            crate::runtime::fill(&mut slot_4, &mut map, "metadata")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(RetrievedDocument {
@@ -1059,7 +1059,7 @@ pub struct SessionRef {
     /// `agent`, optional, capture `metadata`.
     pub agent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl SessionRef {
@@ -1076,13 +1076,13 @@ impl SessionRef {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -1101,7 +1101,7 @@ impl SessionRef {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -1134,18 +1134,18 @@ impl serde::Serialize for SessionRef {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["session", "run", "agent"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.session {
-            super::runtime::entry(&mut map, "session", value)?;
+            crate::runtime::entry(&mut map, "session", value)?;
         }
         if let Some(value) = &self.run {
-            super::runtime::entry(&mut map, "run", value)?;
+            crate::runtime::entry(&mut map, "run", value)?;
         }
         if let Some(value) = &self.agent {
-            super::runtime::entry(&mut map, "agent", value)?;
+            crate::runtime::entry(&mut map, "agent", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1174,15 +1174,15 @@ impl<'de> serde::Deserialize<'de> for SessionRef {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "session" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "session")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "session")?
                         }
-                        "run" => super::runtime::fill(&mut slot_1, &mut map, "run")?,
-                        "agent" => super::runtime::fill(&mut slot_2, &mut map, "agent")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "run" => crate::runtime::fill(&mut slot_1, &mut map, "run")?,
+                        "agent" => crate::runtime::fill(&mut slot_2, &mut map, "agent")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(SessionRef {
@@ -1213,7 +1213,7 @@ pub struct TaskRef {
     /// `title`, optional, capture `redacted`.
     pub title: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl TaskRef {
@@ -1229,13 +1229,13 @@ impl TaskRef {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -1255,7 +1255,7 @@ impl TaskRef {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -1284,13 +1284,13 @@ impl serde::Serialize for TaskRef {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["id", "title"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["id", "title"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.id {
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         if let Some(value) = &self.title {
-            super::runtime::entry(&mut map, "title", value)?;
+            crate::runtime::entry(&mut map, "title", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1318,12 +1318,12 @@ impl<'de> serde::Deserialize<'de> for TaskRef {
             ) -> Result<TaskRef, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
-                        "title" => super::runtime::fill(&mut slot_1, &mut map, "title")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "id" => crate::runtime::fill(&mut slot_0, &mut map, "id")?,
+                        "title" => crate::runtime::fill(&mut slot_1, &mut map, "title")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(TaskRef {
@@ -1383,7 +1383,7 @@ pub struct FieldSpec {
     /// `max`, optional, capture `metadata`.
     pub max: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl FieldSpec {
@@ -1410,13 +1410,13 @@ impl FieldSpec {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.choices {
             v.key("choices");
             for (index, item) in value.iter().enumerate() {
@@ -1463,7 +1463,7 @@ impl FieldSpec {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -1527,7 +1527,7 @@ impl serde::Serialize for FieldSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -1546,33 +1546,33 @@ impl serde::Serialize for FieldSpec {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.id;
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         {
             let value = &self.type_;
-            super::runtime::entry(&mut map, "type", value)?;
+            crate::runtime::entry(&mut map, "type", value)?;
         }
         {
             let value = &self.label;
-            super::runtime::entry(&mut map, "label", value)?;
+            crate::runtime::entry(&mut map, "label", value)?;
         }
         if let Some(value) = &self.required {
-            super::runtime::entry(&mut map, "required", value)?;
+            crate::runtime::entry(&mut map, "required", value)?;
         }
         if let Some(value) = &self.multi {
-            super::runtime::entry(&mut map, "multi", value)?;
+            crate::runtime::entry(&mut map, "multi", value)?;
         }
         if let Some(value) = &self.other {
-            super::runtime::entry(&mut map, "other", value)?;
+            crate::runtime::entry(&mut map, "other", value)?;
         }
         if let Some(value) = &self.choices {
-            super::runtime::entry(&mut map, "choices", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "choices", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.min {
-            super::runtime::entry(&mut map, "min", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "min", &crate::runtime::AsNumbers(value))?;
         }
         if let Some(value) = &self.max {
-            super::runtime::entry(&mut map, "max", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "max", &crate::runtime::AsNumbers(value))?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1607,29 +1607,29 @@ impl<'de> serde::Deserialize<'de> for FieldSpec {
                 let mut slot_6: Option<Vec<super::common::Choice>> = None;
                 let mut slot_7: Option<f64> = None;
                 let mut slot_8: Option<f64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
-                        "type" => super::runtime::fill(&mut slot_1, &mut map, "type")?,
-                        "label" => super::runtime::fill(&mut slot_2, &mut map, "label")?,
+                        "id" => crate::runtime::fill(&mut slot_0, &mut map, "id")?,
+                        "type" => crate::runtime::fill(&mut slot_1, &mut map, "type")?,
+                        "label" => crate::runtime::fill(&mut slot_2, &mut map, "label")?,
                         "required" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "required")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "required")?
                         }
-                        "multi" => super::runtime::fill(&mut slot_4, &mut map, "multi")?,
-                        "other" => super::runtime::fill(&mut slot_5, &mut map, "other")?,
+                        "multi" => crate::runtime::fill(&mut slot_4, &mut map, "multi")?,
+                        "other" => crate::runtime::fill(&mut slot_5, &mut map, "other")?,
                         "choices" => {
-                            super::runtime::fill(&mut slot_6, &mut map, "choices")?
+                            crate::runtime::fill(&mut slot_6, &mut map, "choices")?
                         }
-                        "min" => super::runtime::fill(&mut slot_7, &mut map, "min")?,
-                        "max" => super::runtime::fill(&mut slot_8, &mut map, "max")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "min" => crate::runtime::fill(&mut slot_7, &mut map, "min")?,
+                        "max" => crate::runtime::fill(&mut slot_8, &mut map, "max")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(FieldSpec {
-                    id: super::runtime::required(slot_0, "id")?,
-                    type_: super::runtime::required(slot_1, "type")?,
-                    label: super::runtime::required(slot_2, "label")?,
+                    id: crate::runtime::required(slot_0, "id")?,
+                    type_: crate::runtime::required(slot_1, "type")?,
+                    label: crate::runtime::required(slot_2, "label")?,
                     required: slot_3,
                     multi: slot_4,
                     other: slot_5,
@@ -1671,7 +1671,7 @@ impl<'de> serde::Deserialize<'de> for FieldSpecType {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["string", "number", "boolean", "select"],
             |s| s.parse().ok(),
@@ -1706,16 +1706,16 @@ impl std::fmt::Display for FieldSpecType {
 }
 
 impl std::str::FromStr for FieldSpecType {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "string" => Ok(FieldSpecType::String),
             "number" => Ok(FieldSpecType::Number),
             "boolean" => Ok(FieldSpecType::Boolean),
             "select" => Ok(FieldSpecType::Select),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`FieldSpecType` value",
                     value: s.to_owned(),
                 })

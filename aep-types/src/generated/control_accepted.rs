@@ -12,7 +12,7 @@
 #[non_exhaustive]
 pub struct ControlAccepted {
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ControlAccepted {
@@ -24,13 +24,13 @@ impl ControlAccepted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -46,7 +46,7 @@ impl ControlAccepted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -61,7 +61,7 @@ impl serde::Serialize for ControlAccepted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &[])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &[])?;
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -87,9 +87,9 @@ impl<'de> serde::Deserialize<'de> for ControlAccepted {
                 self,
                 mut map: A,
             ) -> Result<ControlAccepted, A::Error> {
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
-                    super::runtime::keep(&mut extra, key, &mut map)?;
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
+                    crate::runtime::keep(&mut extra, key, &mut map)?;
                 }
                 Ok(ControlAccepted { extra })
             }

@@ -16,7 +16,7 @@ pub struct ControlAttentionRespond {
     /// `answer`, required, capture `metadata`.
     pub answer: super::common::Answer,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ControlAttentionRespond {
@@ -31,13 +31,13 @@ impl ControlAttentionRespond {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.answer;
             v.key("answer");
@@ -64,7 +64,7 @@ impl ControlAttentionRespond {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -87,11 +87,11 @@ impl serde::Serialize for ControlAttentionRespond {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["answer"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["answer"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.answer;
-            super::runtime::entry(&mut map, "answer", value)?;
+            crate::runtime::entry(&mut map, "answer", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -118,17 +118,17 @@ impl<'de> serde::Deserialize<'de> for ControlAttentionRespond {
                 mut map: A,
             ) -> Result<ControlAttentionRespond, A::Error> {
                 let mut slot_0: Option<super::common::Answer> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "answer" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "answer")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "answer")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ControlAttentionRespond {
-                    answer: super::runtime::required(slot_0, "answer")?,
+                    answer: crate::runtime::required(slot_0, "answer")?,
                     extra,
                 })
             }

@@ -20,7 +20,7 @@ pub struct ControlCancel {
     /// `reason`, optional, capture `redacted`.
     pub reason: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ControlCancel {
@@ -36,13 +36,13 @@ impl ControlCancel {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -61,7 +61,7 @@ impl ControlCancel {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -85,14 +85,14 @@ impl serde::Serialize for ControlCancel {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["scope", "reason"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["scope", "reason"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.scope;
-            super::runtime::entry(&mut map, "scope", value)?;
+            crate::runtime::entry(&mut map, "scope", value)?;
         }
         if let Some(value) = &self.reason {
-            super::runtime::entry(&mut map, "reason", value)?;
+            crate::runtime::entry(&mut map, "reason", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -120,18 +120,18 @@ impl<'de> serde::Deserialize<'de> for ControlCancel {
             ) -> Result<ControlCancel, A::Error> {
                 let mut slot_0: Option<super::control_cancel::Scope> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "scope" => super::runtime::fill(&mut slot_0, &mut map, "scope")?,
+                        "scope" => crate::runtime::fill(&mut slot_0, &mut map, "scope")?,
                         "reason" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "reason")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "reason")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ControlCancel {
-                    scope: super::runtime::required(slot_0, "scope")?,
+                    scope: crate::runtime::required(slot_0, "scope")?,
                     reason: slot_1,
                     extra,
                 })
@@ -164,7 +164,7 @@ impl<'de> serde::Deserialize<'de> for Scope {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["run", "session"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["run", "session"], |s| s.parse().ok())
     }
 }
 
@@ -188,14 +188,14 @@ impl std::fmt::Display for Scope {
 }
 
 impl std::str::FromStr for Scope {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "run" => Ok(Scope::Run),
             "session" => Ok(Scope::Session),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Scope` value",
                     value: s.to_owned(),
                 })

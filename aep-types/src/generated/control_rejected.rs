@@ -20,7 +20,7 @@ pub struct ControlRejected {
     /// `detail`, optional, capture `redacted`.
     pub detail: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ControlRejected {
@@ -36,13 +36,13 @@ impl ControlRejected {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -61,7 +61,7 @@ impl ControlRejected {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -85,14 +85,14 @@ impl serde::Serialize for ControlRejected {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["reason", "detail"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["reason", "detail"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.reason;
-            super::runtime::entry(&mut map, "reason", value)?;
+            crate::runtime::entry(&mut map, "reason", value)?;
         }
         if let Some(value) = &self.detail {
-            super::runtime::entry(&mut map, "detail", value)?;
+            crate::runtime::entry(&mut map, "detail", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -120,20 +120,20 @@ impl<'de> serde::Deserialize<'de> for ControlRejected {
             ) -> Result<ControlRejected, A::Error> {
                 let mut slot_0: Option<super::registry::NackReason> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "reason" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "reason")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "reason")?
                         }
                         "detail" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "detail")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "detail")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ControlRejected {
-                    reason: super::runtime::required(slot_0, "reason")?,
+                    reason: crate::runtime::required(slot_0, "reason")?,
                     detail: slot_1,
                     extra,
                 })

@@ -24,7 +24,7 @@ pub struct DelegationSubagentStarted {
     /// `role`, optional, capture `metadata`.
     pub role: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl DelegationSubagentStarted {
@@ -41,13 +41,13 @@ impl DelegationSubagentStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.child {
             v.key("child");
             value.validate_into(v);
@@ -75,7 +75,7 @@ impl DelegationSubagentStarted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -114,18 +114,18 @@ impl serde::Serialize for DelegationSubagentStarted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["child", "agent_type", "role"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.child {
-            super::runtime::entry(&mut map, "child", value)?;
+            crate::runtime::entry(&mut map, "child", value)?;
         }
         if let Some(value) = &self.agent_type {
-            super::runtime::entry(&mut map, "agent_type", value)?;
+            crate::runtime::entry(&mut map, "agent_type", value)?;
         }
         if let Some(value) = &self.role {
-            super::runtime::entry(&mut map, "role", value)?;
+            crate::runtime::entry(&mut map, "role", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -154,15 +154,15 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStarted {
                 let mut slot_0: Option<super::common::SessionRef> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "child" => super::runtime::fill(&mut slot_0, &mut map, "child")?,
+                        "child" => crate::runtime::fill(&mut slot_0, &mut map, "child")?,
                         "agent_type" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "agent_type")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "agent_type")?
                         }
-                        "role" => super::runtime::fill(&mut slot_2, &mut map, "role")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "role" => crate::runtime::fill(&mut slot_2, &mut map, "role")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(DelegationSubagentStarted {

@@ -28,7 +28,7 @@ pub struct DelegationSubagentStopped {
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl DelegationSubagentStopped {
@@ -46,13 +46,13 @@ impl DelegationSubagentStopped {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.child {
             v.key("child");
             value.validate_into(v);
@@ -81,7 +81,7 @@ impl DelegationSubagentStopped {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -126,21 +126,21 @@ impl serde::Serialize for DelegationSubagentStopped {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["child", "agent_type", "status", "duration_ms"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.child {
-            super::runtime::entry(&mut map, "child", value)?;
+            crate::runtime::entry(&mut map, "child", value)?;
         }
         if let Some(value) = &self.agent_type {
-            super::runtime::entry(&mut map, "agent_type", value)?;
+            crate::runtime::entry(&mut map, "agent_type", value)?;
         }
         if let Some(value) = &self.status {
-            super::runtime::entry(&mut map, "status", value)?;
+            crate::runtime::entry(&mut map, "status", value)?;
         }
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -170,24 +170,24 @@ impl<'de> serde::Deserialize<'de> for DelegationSubagentStopped {
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "child" => super::runtime::fill(&mut slot_0, &mut map, "child")?,
+                        "child" => crate::runtime::fill(&mut slot_0, &mut map, "child")?,
                         "agent_type" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "agent_type")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "agent_type")?
                         }
                         "status" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "status")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "status")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "duration_ms")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(DelegationSubagentStopped {

@@ -83,13 +83,13 @@ pub struct Event {
     /// The payload. Its shape is the payload schema registered for type, if any; payloads are open to additional members.
     ///
     /// `data`, optional.
-    pub data: Option<super::runtime::Data>,
+    pub data: Option<crate::runtime::Data>,
     /// Extension attributes: every other top-level member, kept as they came.
     pub extensions: Extensions,
 }
 
 impl Event {
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.id;
             v.key("id");
@@ -99,9 +99,9 @@ impl Event {
         {
             let value = &self.type_;
             v.key("type");
-            static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+            static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
             {
-                super::runtime::Regex::new(
+                crate::runtime::Regex::new(
                         "^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$",
                     )
                     .expect("the generator checked the pattern")
@@ -166,9 +166,9 @@ impl Event {
         }
         if let Some(value) = &self.traceparent {
             v.key("traceparent");
-            static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+            static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
             {
-                super::runtime::Regex::new(
+                crate::runtime::Regex::new(
                         "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
                     )
                     .expect("the generator checked the pattern")
@@ -216,9 +216,9 @@ impl Event {
             }
             if !holds {
                 let holds = {
-                    static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+                    static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
                     {
-                        super::runtime::Regex::new(
+                        crate::runtime::Regex::new(
                                 "^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$",
                             )
                             .expect("the generator checked the pattern")
@@ -266,60 +266,60 @@ impl serde::Serialize for Event {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.aep;
-            super::runtime::entry(&mut map, "aep", value)?;
+            crate::runtime::entry(&mut map, "aep", value)?;
         }
         {
             let value = &self.id;
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         {
             let value = &self.type_;
-            super::runtime::entry(&mut map, "type", value)?;
+            crate::runtime::entry(&mut map, "type", value)?;
         }
         if let Some(value) = &self.subject {
-            super::runtime::entry(&mut map, "subject", value)?;
+            crate::runtime::entry(&mut map, "subject", value)?;
         }
         {
             let value = &self.time;
-            super::runtime::entry(&mut map, "time", value)?;
+            crate::runtime::entry(&mut map, "time", value)?;
         }
         {
             let value = &self.source;
-            super::runtime::entry(&mut map, "source", value)?;
+            crate::runtime::entry(&mut map, "source", value)?;
         }
         {
             let value = &self.agent;
-            super::runtime::entry(&mut map, "agent", value)?;
+            crate::runtime::entry(&mut map, "agent", value)?;
         }
         if let Some(value) = &self.session {
-            super::runtime::entry(&mut map, "session", value)?;
+            crate::runtime::entry(&mut map, "session", value)?;
         }
         if let Some(value) = &self.run {
-            super::runtime::entry(&mut map, "run", value)?;
+            crate::runtime::entry(&mut map, "run", value)?;
         }
         if let Some(value) = &self.step {
-            super::runtime::entry(&mut map, "step", value)?;
+            crate::runtime::entry(&mut map, "step", value)?;
         }
         if let Some(value) = &self.seq {
-            super::runtime::entry(&mut map, "seq", value)?;
+            crate::runtime::entry(&mut map, "seq", value)?;
         }
         if let Some(value) = &self.epoch {
-            super::runtime::entry(&mut map, "epoch", value)?;
+            crate::runtime::entry(&mut map, "epoch", value)?;
         }
         if let Some(value) = &self.cause {
-            super::runtime::entry(&mut map, "cause", value)?;
+            crate::runtime::entry(&mut map, "cause", value)?;
         }
         if let Some(value) = &self.traceparent {
-            super::runtime::entry(&mut map, "traceparent", value)?;
+            crate::runtime::entry(&mut map, "traceparent", value)?;
         }
         if let Some(value) = &self.severity {
-            super::runtime::entry(&mut map, "severity", value)?;
+            crate::runtime::entry(&mut map, "severity", value)?;
         }
         if let Some(value) = &self.capture {
-            super::runtime::entry(&mut map, "capture", value)?;
+            crate::runtime::entry(&mut map, "capture", value)?;
         }
         if let Some(value) = &self.data {
-            super::runtime::entry(&mut map, "data", value)?;
+            crate::runtime::entry(&mut map, "data", value)?;
         }
         for (key, value) in &self.extensions {
             map.serialize_entry(key, value)?;
@@ -361,62 +361,62 @@ impl<'de> serde::Deserialize<'de> for Event {
                 let mut slot_13: Option<String> = None;
                 let mut slot_14: Option<super::registry::Severity> = None;
                 let mut slot_15: Option<super::registry::Capture> = None;
-                let mut slot_16: Option<super::runtime::Data> = None;
+                let mut slot_16: Option<crate::runtime::Data> = None;
                 let mut extensions = <Extensions>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "aep" => super::runtime::fill(&mut slot_0, &mut map, "aep")?,
-                        "id" => super::runtime::fill(&mut slot_1, &mut map, "id")?,
-                        "type" => super::runtime::fill(&mut slot_2, &mut map, "type")?,
+                        "aep" => crate::runtime::fill(&mut slot_0, &mut map, "aep")?,
+                        "id" => crate::runtime::fill(&mut slot_1, &mut map, "id")?,
+                        "type" => crate::runtime::fill(&mut slot_2, &mut map, "type")?,
                         "subject" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "subject")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "subject")?
                         }
-                        "time" => super::runtime::fill(&mut slot_4, &mut map, "time")?,
+                        "time" => crate::runtime::fill(&mut slot_4, &mut map, "time")?,
                         "source" => {
-                            super::runtime::fill(&mut slot_5, &mut map, "source")?
+                            crate::runtime::fill(&mut slot_5, &mut map, "source")?
                         }
-                        "agent" => super::runtime::fill(&mut slot_6, &mut map, "agent")?,
+                        "agent" => crate::runtime::fill(&mut slot_6, &mut map, "agent")?,
                         "session" => {
-                            super::runtime::fill(&mut slot_7, &mut map, "session")?
+                            crate::runtime::fill(&mut slot_7, &mut map, "session")?
                         }
-                        "run" => super::runtime::fill(&mut slot_8, &mut map, "run")?,
-                        "step" => super::runtime::fill(&mut slot_9, &mut map, "step")?,
+                        "run" => crate::runtime::fill(&mut slot_8, &mut map, "run")?,
+                        "step" => crate::runtime::fill(&mut slot_9, &mut map, "step")?,
                         "seq" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_10, &mut map, "seq")?
                         }
                         "epoch" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_11, &mut map, "epoch")?
                         }
-                        "cause" => super::runtime::fill(&mut slot_12, &mut map, "cause")?,
+                        "cause" => crate::runtime::fill(&mut slot_12, &mut map, "cause")?,
                         "traceparent" => {
-                            super::runtime::fill(&mut slot_13, &mut map, "traceparent")?
+                            crate::runtime::fill(&mut slot_13, &mut map, "traceparent")?
                         }
                         "severity" => {
-                            super::runtime::fill(&mut slot_14, &mut map, "severity")?
+                            crate::runtime::fill(&mut slot_14, &mut map, "severity")?
                         }
                         "capture" => {
-                            super::runtime::fill(&mut slot_15, &mut map, "capture")?
+                            crate::runtime::fill(&mut slot_15, &mut map, "capture")?
                         }
-                        "data" => super::runtime::fill(&mut slot_16, &mut map, "data")?,
+                        "data" => crate::runtime::fill(&mut slot_16, &mut map, "data")?,
                         _ => keep_extension(&mut extensions, key, &mut map)?,
                     }
                 }
                 Ok(Event {
-                    aep: super::runtime::required(slot_0, "aep")?,
-                    id: super::runtime::required(slot_1, "id")?,
-                    type_: super::runtime::required(slot_2, "type")?,
+                    aep: crate::runtime::required(slot_0, "aep")?,
+                    id: crate::runtime::required(slot_1, "id")?,
+                    type_: crate::runtime::required(slot_2, "type")?,
                     subject: slot_3,
-                    time: super::runtime::required(slot_4, "time")?,
-                    source: super::runtime::required(slot_5, "source")?,
-                    agent: super::runtime::required(slot_6, "agent")?,
+                    time: crate::runtime::required(slot_4, "time")?,
+                    source: crate::runtime::required(slot_5, "source")?,
+                    agent: crate::runtime::required(slot_6, "agent")?,
                     session: slot_7,
                     run: slot_8,
                     step: slot_9,
@@ -456,7 +456,7 @@ impl<'de> serde::Deserialize<'de> for EventAep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["0.1"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["0.1"], |s| s.parse().ok())
     }
 }
 
@@ -479,13 +479,13 @@ impl std::fmt::Display for EventAep {
 }
 
 impl std::str::FromStr for EventAep {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "0.1" => Ok(EventAep::V01),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`EventAep` value",
                     value: s.to_owned(),
                 })
@@ -639,7 +639,7 @@ pub struct ExtensionName(String);
 
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
-    pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+    pub fn new(name: impl Into<String>) -> Result<ExtensionName, crate::runtime::Error> {
         let name = name.into();
         ExtensionName::check(&name)?;
         Ok(ExtensionName(name))
@@ -647,14 +647,14 @@ impl ExtensionName {
 
     /// Checks `name` against the envelope's naming rule without
     /// allocating unless it breaks it.
-    pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
-        static PATTERN: LazyLock<super::runtime::Regex> = LazyLock::new(|| {
-            super::runtime::Regex::new("^[a-z0-9]{1,20}$")
+    pub(crate) fn check(name: &str) -> Result<(), crate::runtime::Error> {
+        static PATTERN: LazyLock<crate::runtime::Regex> = LazyLock::new(|| {
+            crate::runtime::Regex::new("^[a-z0-9]{1,20}$")
                 .expect("the generator checked the pattern")
         });
 
         if CORE_ATTRIBUTES.contains(&name) || !PATTERN.is_match(name) {
-            return Err(super::runtime::Error::ExtensionName {
+            return Err(crate::runtime::Error::ExtensionName {
                 name: name.to_owned(),
                 reason: "must match `^[a-z0-9]{1,20}$` and not be a core attribute"
                     .to_owned(),
@@ -693,7 +693,7 @@ impl<'de> serde::Deserialize<'de> for ExtensionName {
 /// Keeps one extension attribute, refusing a bad name, a non-scalar value or a duplicate.
 fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
     extensions: &mut Extensions,
-    key: super::runtime::Key<'de>,
+    key: crate::runtime::Key<'de>,
     map: &mut A,
 ) -> Result<(), A::Error> {
     let name = ExtensionName::new(key.into_string()).map_err(serde::de::Error::custom)?;
@@ -739,10 +739,10 @@ impl Event {
 
     /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
     /// a failure names the offending attribute by its JSON Pointer
-    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// ([`Error::pointer`](crate::runtime::Error::pointer)), as a
     /// payload error does.
-    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event_str(text)
+    pub fn from_json(text: &str) -> Result<Event, crate::runtime::Error> {
+        crate::runtime::decode_event_str(text)
     }
 
     /// Decodes an event and its typed payload from JSON text:
@@ -755,22 +755,22 @@ impl Event {
     /// envelope need not outlive the text.
     pub fn decode_typed(
         text: &str,
-    ) -> Result<(Event, super::payload::Payload), super::runtime::Error> {
+    ) -> Result<(Event, super::payload::Payload), crate::runtime::Error> {
         let event = Event::from_json(text)?;
         let payload = event.payload()?;
         Ok((event, payload))
     }
 
     /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
-    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event(bytes)
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, crate::runtime::Error> {
+        crate::runtime::decode_event(bytes)
     }
 
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
     /// the data as it is. Absent `data` reads as an empty object.
-    pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+    pub fn payload(&self) -> Result<super::payload::Payload, crate::runtime::Error> {
         super::payload::Payload::from_data(&self.type_, self.data.as_ref())
     }
 
@@ -783,7 +783,7 @@ impl Event {
     /// and [`validate_capture`](Event::validate_capture) together,
     /// decoding the payload once. Every violation is listed with its
     /// JSON Pointer from the event root.
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
         self.check(true, true)
     }
 
@@ -792,8 +792,8 @@ impl Event {
     /// rules, without decoding `data`. This is what a relay checks
     /// before it admits an event (AEP-0003 §3.2: envelope
     /// validation); payloads are open and the consumer's concern.
-    pub fn validate_envelope(&self) -> Result<(), super::runtime::Violations> {
-        let mut v = super::runtime::Validator::new();
+    pub fn validate_envelope(&self) -> Result<(), crate::runtime::Violations> {
+        let mut v = crate::runtime::Validator::new();
         self.validate_into(&mut v);
         v.finish().into_result()
     }
@@ -803,7 +803,7 @@ impl Event {
     /// bounds, the scoping rules, and the payload's own rules. Every
     /// violation is listed with its JSON Pointer from the event root.
     /// Absent `data` is valid (an event down-levelled to `none` has none).
-    pub fn validate_schema(&self) -> Result<(), super::runtime::Violations> {
+    pub fn validate_schema(&self) -> Result<(), crate::runtime::Violations> {
         self.check(true, false)
     }
 
@@ -815,7 +815,7 @@ impl Event {
     /// check. Data that does not decode cannot be classified and
     /// fails the check with one violation at `/data` (the decode
     /// error itself is [`validate_schema`](Event::validate_schema)'s).
-    pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
+    pub fn validate_capture(&self) -> Result<(), crate::runtime::Violations> {
         self.check(false, true)
     }
 
@@ -823,8 +823,8 @@ impl Event {
         &self,
         schema: bool,
         capture: bool,
-    ) -> Result<(), super::runtime::Violations> {
-        let mut v = super::runtime::Validator::new();
+    ) -> Result<(), crate::runtime::Violations> {
+        let mut v = crate::runtime::Validator::new();
         if schema {
             self.validate_into(&mut v);
         }
@@ -862,7 +862,7 @@ impl Event {
 
     /// A copy of the event with `data` replaced (cheaper than
     /// cloning the event and then replacing its `data`).
-    pub fn with_data(&self, data: Option<super::runtime::Data>) -> Event {
+    pub fn with_data(&self, data: Option<crate::runtime::Data>) -> Event {
         Event {
             aep: self.aep,
             id: self.id.clone(),

@@ -24,7 +24,7 @@ pub struct ErrorRaised {
     /// `fatal`, optional, capture `metadata`.
     pub fatal: Option<bool>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ErrorRaised {
@@ -41,13 +41,13 @@ impl ErrorRaised {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.error {
             v.key("error");
             value.validate_into(v);
@@ -75,7 +75,7 @@ impl ErrorRaised {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -114,18 +114,18 @@ impl serde::Serialize for ErrorRaised {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["error", "code", "fatal"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.error {
-            super::runtime::entry(&mut map, "error", value)?;
+            crate::runtime::entry(&mut map, "error", value)?;
         }
         if let Some(value) = &self.code {
-            super::runtime::entry(&mut map, "code", value)?;
+            crate::runtime::entry(&mut map, "code", value)?;
         }
         if let Some(value) = &self.fatal {
-            super::runtime::entry(&mut map, "fatal", value)?;
+            crate::runtime::entry(&mut map, "fatal", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -154,13 +154,13 @@ impl<'de> serde::Deserialize<'de> for ErrorRaised {
                 let mut slot_0: Option<super::common::ErrorInfo> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<bool> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "error" => super::runtime::fill(&mut slot_0, &mut map, "error")?,
-                        "code" => super::runtime::fill(&mut slot_1, &mut map, "code")?,
-                        "fatal" => super::runtime::fill(&mut slot_2, &mut map, "fatal")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "error" => crate::runtime::fill(&mut slot_0, &mut map, "error")?,
+                        "code" => crate::runtime::fill(&mut slot_1, &mut map, "code")?,
+                        "fatal" => crate::runtime::fill(&mut slot_2, &mut map, "fatal")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ErrorRaised {

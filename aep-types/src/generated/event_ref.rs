@@ -45,13 +45,13 @@ impl<'a> EventRef<'a> {
     /// Decodes an event from JSON text, borrowing from it. A
     /// failure names the offending attribute by its JSON Pointer,
     /// as [`Event::from_json`](super::envelope::Event::from_json) does.
-    pub fn from_json(text: &'a str) -> Result<EventRef<'a>, super::runtime::Error> {
-        super::runtime::decode_event_str(text)
+    pub fn from_json(text: &'a str) -> Result<EventRef<'a>, crate::runtime::Error> {
+        crate::runtime::decode_event_str(text)
     }
 
     /// Decodes an event from UTF-8 JSON bytes, as [`from_json`](EventRef::from_json).
-    pub fn from_slice(bytes: &'a [u8]) -> Result<EventRef<'a>, super::runtime::Error> {
-        super::runtime::decode_event(bytes)
+    pub fn from_slice(bytes: &'a [u8]) -> Result<EventRef<'a>, crate::runtime::Error> {
+        crate::runtime::decode_event(bytes)
     }
 
     /// `aep` (required), as decoded.
@@ -161,7 +161,7 @@ impl<'a> EventRef<'a> {
 
     /// The typed payload chosen by the event's type, as
     /// [`Event::payload`](super::envelope::Event::payload) gives it.
-    pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+    pub fn payload(&self) -> Result<super::payload::Payload, crate::runtime::Error> {
         super::payload::Payload::from_raw(&self.type_, self.data)
     }
 
@@ -173,7 +173,7 @@ impl<'a> EventRef<'a> {
     /// [`payload`](EventRef::payload), would.
     pub fn decode_typed(
         text: &'a str,
-    ) -> Result<(EventRef<'a>, super::payload::Payload), super::runtime::Error> {
+    ) -> Result<(EventRef<'a>, super::payload::Payload), crate::runtime::Error> {
         let event = EventRef::from_json(text)?;
         let payload = event.payload()?;
         Ok((event, payload))
@@ -199,7 +199,7 @@ impl<'a> EventRef<'a> {
             traceparent: self.traceparent.as_deref().map(str::to_owned),
             severity: self.severity,
             capture: self.capture,
-            data: self.data.map(super::runtime::Data::from_raw),
+            data: self.data.map(crate::runtime::Data::from_raw),
             extensions: self.extensions.to_owned(),
         }
     }
@@ -255,109 +255,109 @@ impl<'de> serde::Deserialize<'de> for EventRef<'de> {
                 let mut slot_15: Option<super::registry::Capture> = None;
                 let mut slot_16: Option<&'de RawValue> = None;
                 let mut extensions = ExtensionsRef::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "aep" => super::runtime::fill(&mut slot_0, &mut map, "aep")?,
+                        "aep" => crate::runtime::fill(&mut slot_0, &mut map, "aep")?,
                         "id" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "id")?
                         }
                         "type" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "type")?
                         }
                         "subject" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "subject")?
                         }
                         "time" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_4, &mut map, "time")?
                         }
                         "source" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_5, &mut map, "source")?
                         }
                         "agent" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_6, &mut map, "agent")?
                         }
                         "session" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_7, &mut map, "session")?
                         }
                         "run" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_8, &mut map, "run")?
                         }
                         "step" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_9, &mut map, "step")?
                         }
                         "seq" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_10, &mut map, "seq")?
                         }
                         "epoch" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_11, &mut map, "epoch")?
                         }
                         "cause" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_12, &mut map, "cause")?
                         }
                         "traceparent" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_13, &mut map, "traceparent")?
                         }
                         "severity" => {
-                            super::runtime::fill(&mut slot_14, &mut map, "severity")?
+                            crate::runtime::fill(&mut slot_14, &mut map, "severity")?
                         }
                         "capture" => {
-                            super::runtime::fill(&mut slot_15, &mut map, "capture")?
+                            crate::runtime::fill(&mut slot_15, &mut map, "capture")?
                         }
                         "data" => {
-                            super::runtime::fill_as::<
-                                super::runtime::RawData<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::RawData<'de>,
                                 _,
                                 _,
                             >(&mut slot_16, &mut map, "data")?
@@ -366,13 +366,13 @@ impl<'de> serde::Deserialize<'de> for EventRef<'de> {
                     }
                 }
                 Ok(EventRef {
-                    aep: super::runtime::required(slot_0, "aep")?,
-                    id: super::runtime::required(slot_1, "id")?,
-                    type_: super::runtime::required(slot_2, "type")?,
+                    aep: crate::runtime::required(slot_0, "aep")?,
+                    id: crate::runtime::required(slot_1, "id")?,
+                    type_: crate::runtime::required(slot_2, "type")?,
                     subject: slot_3,
-                    time: super::runtime::required(slot_4, "time")?,
-                    source: super::runtime::required(slot_5, "source")?,
-                    agent: super::runtime::required(slot_6, "agent")?,
+                    time: crate::runtime::required(slot_4, "time")?,
+                    source: crate::runtime::required(slot_5, "source")?,
+                    agent: crate::runtime::required(slot_6, "agent")?,
                     session: slot_7,
                     run: slot_8,
                     step: slot_9,
@@ -444,7 +444,7 @@ impl<'a> ExtensionsRef<'a> {
     /// value or a duplicate, in that order (as `Event` does).
     fn keep<A: serde::de::MapAccess<'a>>(
         &mut self,
-        key: super::runtime::Key<'a>,
+        key: crate::runtime::Key<'a>,
         map: &mut A,
     ) -> Result<(), A::Error> {
         super::envelope::ExtensionName::check(key.as_str())

@@ -3,7 +3,6 @@
 
 //! The AEP registry as Rust types.
 
-pub(crate) mod runtime;
 mod registry;
 mod envelope;
 mod event_ref;
@@ -55,7 +54,7 @@ pub mod control_resume;
 pub mod control_accepted;
 pub mod control_rejected;
 
-pub use runtime::{pointer_token, Data, Error, Object, Violation, Violations};
+pub use crate::runtime::{pointer_token, Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,

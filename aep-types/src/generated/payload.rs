@@ -120,194 +120,194 @@ pub enum Payload {
     /// The data of a type without a payload schema (reserved,
     /// vendor `x.*`, or not registered), as it is: the exact JSON
     /// text, whatever numbers or nesting it holds
-    /// ([`Data::to_object`](super::runtime::Data::to_object) reads it
+    /// ([`Data::to_object`](crate::runtime::Data::to_object) reads it
     /// as a free-form object).
-    Untyped(super::runtime::Data),
+    Untyped(crate::runtime::Data),
 }
 
 impl Payload {
     /// Decodes `data` (absent reads as `{}`) by the schema `event_type` names.
     pub fn from_data(
         event_type: &str,
-        data: Option<&super::runtime::Data>,
-    ) -> Result<Payload, super::runtime::Error> {
-        Payload::from_raw(event_type, data.map(super::runtime::Data::raw))
+        data: Option<&crate::runtime::Data>,
+    ) -> Result<Payload, crate::runtime::Error> {
+        Payload::from_raw(event_type, data.map(crate::runtime::Data::raw))
     }
 
     /// [`from_data`](Payload::from_data) on `data` as raw JSON text
-    /// (an object, as [`Data`](super::runtime::Data) holds).
+    /// (an object, as [`Data`](crate::runtime::Data) holds).
     pub(crate) fn from_raw(
         event_type: &str,
         data: Option<&serde_json::value::RawValue>,
-    ) -> Result<Payload, super::runtime::Error> {
+    ) -> Result<Payload, crate::runtime::Error> {
         let text = data.map_or("{}", serde_json::value::RawValue::get);
         Ok(
             match event_type {
                 "session.started" => {
-                    Payload::SessionStarted(super::runtime::decode(event_type, text)?)
+                    Payload::SessionStarted(crate::runtime::decode(event_type, text)?)
                 }
                 "session.ended" => {
-                    Payload::SessionEnded(super::runtime::decode(event_type, text)?)
+                    Payload::SessionEnded(crate::runtime::decode(event_type, text)?)
                 }
                 "run.started" => {
-                    Payload::RunStarted(super::runtime::decode(event_type, text)?)
+                    Payload::RunStarted(crate::runtime::decode(event_type, text)?)
                 }
                 "run.finished" => {
-                    Payload::RunFinished(super::runtime::decode(event_type, text)?)
+                    Payload::RunFinished(crate::runtime::decode(event_type, text)?)
                 }
                 "run.failed" => {
-                    Payload::RunFailed(super::runtime::decode(event_type, text)?)
+                    Payload::RunFailed(crate::runtime::decode(event_type, text)?)
                 }
                 "run.cancelled" => {
-                    Payload::RunCancelled(super::runtime::decode(event_type, text)?)
+                    Payload::RunCancelled(crate::runtime::decode(event_type, text)?)
                 }
                 "tool.requested" => {
-                    Payload::ToolRequested(super::runtime::decode(event_type, text)?)
+                    Payload::ToolRequested(crate::runtime::decode(event_type, text)?)
                 }
                 "tool.completed" => {
-                    Payload::ToolCompleted(super::runtime::decode(event_type, text)?)
+                    Payload::ToolCompleted(crate::runtime::decode(event_type, text)?)
                 }
                 "tool.failed" => {
-                    Payload::ToolFailed(super::runtime::decode(event_type, text)?)
+                    Payload::ToolFailed(crate::runtime::decode(event_type, text)?)
                 }
                 "tool.denied" => {
-                    Payload::ToolDenied(super::runtime::decode(event_type, text)?)
+                    Payload::ToolDenied(crate::runtime::decode(event_type, text)?)
                 }
                 "attention.requested" => {
                     Payload::AttentionRequested(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "attention.answered" => {
-                    Payload::AttentionAnswered(super::runtime::decode(event_type, text)?)
+                    Payload::AttentionAnswered(crate::runtime::decode(event_type, text)?)
                 }
                 "attention.resolved" => {
-                    Payload::AttentionResolved(super::runtime::decode(event_type, text)?)
+                    Payload::AttentionResolved(crate::runtime::decode(event_type, text)?)
                 }
                 "attention.timeout" => {
-                    Payload::AttentionTimeout(super::runtime::decode(event_type, text)?)
+                    Payload::AttentionTimeout(crate::runtime::decode(event_type, text)?)
                 }
                 "session.compacted" => {
-                    Payload::SessionCompacted(super::runtime::decode(event_type, text)?)
+                    Payload::SessionCompacted(crate::runtime::decode(event_type, text)?)
                 }
                 "run.step.started" => {
-                    Payload::RunStepStarted(super::runtime::decode(event_type, text)?)
+                    Payload::RunStepStarted(crate::runtime::decode(event_type, text)?)
                 }
                 "run.step.finished" => {
-                    Payload::RunStepFinished(super::runtime::decode(event_type, text)?)
+                    Payload::RunStepFinished(crate::runtime::decode(event_type, text)?)
                 }
                 "progress.status" => {
-                    Payload::ProgressStatus(super::runtime::decode(event_type, text)?)
+                    Payload::ProgressStatus(crate::runtime::decode(event_type, text)?)
                 }
                 "progress.task.planned" => {
                     Payload::ProgressTaskPlanned(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "progress.task.completed" => {
                     Payload::ProgressTaskCompleted(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "progress.artifact.produced" => {
                     Payload::ProgressArtifactProduced(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "delegation.subagent.started" => {
                     Payload::DelegationSubagentStarted(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "delegation.subagent.stopped" => {
                     Payload::DelegationSubagentStopped(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "attention.routed" => {
-                    Payload::AttentionRouted(super::runtime::decode(event_type, text)?)
+                    Payload::AttentionRouted(crate::runtime::decode(event_type, text)?)
                 }
                 "agent.presence" => {
-                    Payload::AgentPresence(super::runtime::decode(event_type, text)?)
+                    Payload::AgentPresence(crate::runtime::decode(event_type, text)?)
                 }
                 "agent.idle" => {
-                    Payload::AgentIdle(super::runtime::decode(event_type, text)?)
+                    Payload::AgentIdle(crate::runtime::decode(event_type, text)?)
                 }
                 "agent.health" => {
-                    Payload::AgentHealth(super::runtime::decode(event_type, text)?)
+                    Payload::AgentHealth(crate::runtime::decode(event_type, text)?)
                 }
                 "agent.heartbeat" => {
-                    Payload::AgentHeartbeat(super::runtime::decode(event_type, text)?)
+                    Payload::AgentHeartbeat(crate::runtime::decode(event_type, text)?)
                 }
                 "error.raised" => {
-                    Payload::ErrorRaised(super::runtime::decode(event_type, text)?)
+                    Payload::ErrorRaised(crate::runtime::decode(event_type, text)?)
                 }
                 "state.snapshot" => {
-                    Payload::StateSnapshot(super::runtime::decode(event_type, text)?)
+                    Payload::StateSnapshot(crate::runtime::decode(event_type, text)?)
                 }
                 "state.delta" => {
-                    Payload::StateDelta(super::runtime::decode(event_type, text)?)
+                    Payload::StateDelta(crate::runtime::decode(event_type, text)?)
                 }
                 "resource.retrieval.requested" => {
                     Payload::ResourceRetrievalRequested(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "resource.retrieval.returned" => {
                     Payload::ResourceRetrievalReturned(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "resource.retrieval.reranked" => {
                     Payload::ResourceRetrievalReranked(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "resource.citation.recorded" => {
                     Payload::ResourceCitationRecorded(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "assessment.evaluation.recorded" => {
                     Payload::AssessmentEvaluationRecorded(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "assessment.feedback.received" => {
                     Payload::AssessmentFeedbackReceived(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "assessment.guardrail.recorded" => {
                     Payload::AssessmentGuardrailRecorded(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "control.attention.respond" => {
                     Payload::ControlAttentionRespond(
-                        super::runtime::decode(event_type, text)?,
+                        crate::runtime::decode(event_type, text)?,
                     )
                 }
                 "control.cancel" => {
-                    Payload::ControlCancel(super::runtime::decode(event_type, text)?)
+                    Payload::ControlCancel(crate::runtime::decode(event_type, text)?)
                 }
                 "control.pause" => {
-                    Payload::ControlPause(super::runtime::decode(event_type, text)?)
+                    Payload::ControlPause(crate::runtime::decode(event_type, text)?)
                 }
                 "control.resume" => {
-                    Payload::ControlResume(super::runtime::decode(event_type, text)?)
+                    Payload::ControlResume(crate::runtime::decode(event_type, text)?)
                 }
                 "control.accepted" => {
-                    Payload::ControlAccepted(super::runtime::decode(event_type, text)?)
+                    Payload::ControlAccepted(crate::runtime::decode(event_type, text)?)
                 }
                 "control.rejected" => {
-                    Payload::ControlRejected(super::runtime::decode(event_type, text)?)
+                    Payload::ControlRejected(crate::runtime::decode(event_type, text)?)
                 }
                 _ => {
                     Payload::Untyped(
                         match data {
-                            Some(data) => super::runtime::Data::from_raw(data),
-                            None => super::runtime::Data::empty(),
+                            Some(data) => crate::runtime::Data::from_raw(data),
+                            None => crate::runtime::Data::empty(),
                         },
                     )
                 }
@@ -376,13 +376,13 @@ impl Payload {
 
     /// Checks the payload schema's validation keywords, listing every
     /// violation with its JSON Pointer from the payload root.
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         match self {
             Payload::SessionStarted(payload) => payload.validate_into(v),
             Payload::SessionEnded(payload) => payload.validate_into(v),
@@ -489,7 +489,7 @@ impl Payload {
     /// untyped data has no capture table and nothing to report.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         match self {
@@ -554,8 +554,8 @@ impl Payload {
     /// where writing would give what no reader
     /// accepts: a non-finite number, or an `extra` entry named like
     /// a member the schema describes.
-    pub fn to_data(&self) -> Result<super::runtime::Data, serde_json::Error> {
-        super::runtime::Data::from_serialize(self)
+    pub fn to_data(&self) -> Result<crate::runtime::Data, serde_json::Error> {
+        crate::runtime::Data::from_serialize(self)
     }
 }
 

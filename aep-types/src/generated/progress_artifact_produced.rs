@@ -16,7 +16,7 @@ pub struct ProgressArtifactProduced {
     /// `artifact`, optional, capture `metadata`.
     pub artifact: Option<super::progress_artifact_produced::Artifact>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ProgressArtifactProduced {
@@ -31,13 +31,13 @@ impl ProgressArtifactProduced {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.artifact {
             v.key("artifact");
             value.validate_into(v);
@@ -63,7 +63,7 @@ impl ProgressArtifactProduced {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -90,10 +90,10 @@ impl serde::Serialize for ProgressArtifactProduced {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["artifact"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["artifact"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.artifact {
-            super::runtime::entry(&mut map, "artifact", value)?;
+            crate::runtime::entry(&mut map, "artifact", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -120,13 +120,13 @@ impl<'de> serde::Deserialize<'de> for ProgressArtifactProduced {
                 mut map: A,
             ) -> Result<ProgressArtifactProduced, A::Error> {
                 let mut slot_0: Option<super::progress_artifact_produced::Artifact> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "artifact" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "artifact")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "artifact")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ProgressArtifactProduced {
@@ -167,7 +167,7 @@ pub struct Artifact {
     /// `uri`, optional, capture `redacted`.
     pub uri: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Artifact {
@@ -186,13 +186,13 @@ impl Artifact {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -215,7 +215,7 @@ impl Artifact {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -262,24 +262,24 @@ impl serde::Serialize for Artifact {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["id", "name", "mime", "bytes", "uri"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.id {
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         if let Some(value) = &self.name {
-            super::runtime::entry(&mut map, "name", value)?;
+            crate::runtime::entry(&mut map, "name", value)?;
         }
         if let Some(value) = &self.mime {
-            super::runtime::entry(&mut map, "mime", value)?;
+            crate::runtime::entry(&mut map, "mime", value)?;
         }
         if let Some(value) = &self.bytes {
-            super::runtime::entry(&mut map, "bytes", value)?;
+            crate::runtime::entry(&mut map, "bytes", value)?;
         }
         if let Some(value) = &self.uri {
-            super::runtime::entry(&mut map, "uri", value)?;
+            crate::runtime::entry(&mut map, "uri", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -310,21 +310,21 @@ impl<'de> serde::Deserialize<'de> for Artifact {
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<u64> = None;
                 let mut slot_4: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
-                        "name" => super::runtime::fill(&mut slot_1, &mut map, "name")?,
-                        "mime" => super::runtime::fill(&mut slot_2, &mut map, "mime")?,
+                        "id" => crate::runtime::fill(&mut slot_0, &mut map, "id")?,
+                        "name" => crate::runtime::fill(&mut slot_1, &mut map, "name")?,
+                        "mime" => crate::runtime::fill(&mut slot_2, &mut map, "mime")?,
                         "bytes" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "bytes")?
                         }
-                        "uri" => super::runtime::fill(&mut slot_4, &mut map, "uri")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "uri" => crate::runtime::fill(&mut slot_4, &mut map, "uri")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Artifact {

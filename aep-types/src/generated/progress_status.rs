@@ -24,7 +24,7 @@ pub struct ProgressStatus {
     /// `percent`, optional, capture `metadata`, minimum 0, maximum 100.
     pub percent: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ProgressStatus {
@@ -41,13 +41,13 @@ impl ProgressStatus {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.percent {
             v.key("percent");
             v.number(*value, Some(0f64), Some(100f64));
@@ -74,7 +74,7 @@ impl ProgressStatus {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -109,21 +109,21 @@ impl serde::Serialize for ProgressStatus {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["message", "phase", "percent"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.message {
-            super::runtime::entry(&mut map, "message", value)?;
+            crate::runtime::entry(&mut map, "message", value)?;
         }
         if let Some(value) = &self.phase {
-            super::runtime::entry(&mut map, "phase", value)?;
+            crate::runtime::entry(&mut map, "phase", value)?;
         }
         if let Some(value) = &self.percent {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "percent",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         for (key, value) in &self.extra {
@@ -153,17 +153,17 @@ impl<'de> serde::Deserialize<'de> for ProgressStatus {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<f64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "message" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "message")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "message")?
                         }
-                        "phase" => super::runtime::fill(&mut slot_1, &mut map, "phase")?,
+                        "phase" => crate::runtime::fill(&mut slot_1, &mut map, "phase")?,
                         "percent" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "percent")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "percent")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ProgressStatus {

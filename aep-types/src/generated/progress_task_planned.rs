@@ -20,7 +20,7 @@ pub struct ProgressTaskPlanned {
     /// `parent`, optional, capture `metadata`.
     pub parent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ProgressTaskPlanned {
@@ -36,13 +36,13 @@ impl ProgressTaskPlanned {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.task {
             v.key("task");
             value.validate_into(v);
@@ -69,7 +69,7 @@ impl ProgressTaskPlanned {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -102,13 +102,13 @@ impl serde::Serialize for ProgressTaskPlanned {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["task", "parent"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["task", "parent"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.task {
-            super::runtime::entry(&mut map, "task", value)?;
+            crate::runtime::entry(&mut map, "task", value)?;
         }
         if let Some(value) = &self.parent {
-            super::runtime::entry(&mut map, "parent", value)?;
+            crate::runtime::entry(&mut map, "parent", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -136,14 +136,14 @@ impl<'de> serde::Deserialize<'de> for ProgressTaskPlanned {
             ) -> Result<ProgressTaskPlanned, A::Error> {
                 let mut slot_0: Option<super::common::TaskRef> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "task" => super::runtime::fill(&mut slot_0, &mut map, "task")?,
+                        "task" => crate::runtime::fill(&mut slot_0, &mut map, "task")?,
                         "parent" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "parent")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "parent")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ProgressTaskPlanned {

@@ -116,7 +116,7 @@ impl<'de> serde::Deserialize<'de> for RegisteredType {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &[
                 "session.started",
@@ -286,9 +286,9 @@ impl std::fmt::Display for RegisteredType {
 }
 
 impl std::str::FromStr for RegisteredType {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "session.started" => Ok(RegisteredType::SessionStarted),
             "session.ended" => Ok(RegisteredType::SessionEnded),
@@ -353,7 +353,7 @@ impl std::str::FromStr for RegisteredType {
             "control.accepted" => Ok(RegisteredType::ControlAccepted),
             "control.rejected" => Ok(RegisteredType::ControlRejected),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`RegisteredType` value",
                     value: s.to_owned(),
                 })
@@ -386,7 +386,7 @@ impl<'de> serde::Deserialize<'de> for Status {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["mandatory", "optional", "reserved"],
             |s| s.parse().ok(),
@@ -415,15 +415,15 @@ impl std::fmt::Display for Status {
 }
 
 impl std::str::FromStr for Status {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "mandatory" => Ok(Status::Mandatory),
             "optional" => Ok(Status::Optional),
             "reserved" => Ok(Status::Reserved),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Status` value",
                     value: s.to_owned(),
                 })
@@ -456,7 +456,7 @@ impl<'de> serde::Deserialize<'de> for Scope {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["session", "agent", "command"],
             |s| s.parse().ok(),
@@ -485,15 +485,15 @@ impl std::fmt::Display for Scope {
 }
 
 impl std::str::FromStr for Scope {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "session" => Ok(Scope::Session),
             "agent" => Ok(Scope::Agent),
             "command" => Ok(Scope::Command),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Scope` value",
                     value: s.to_owned(),
                 })
@@ -852,7 +852,7 @@ impl<'de> serde::Deserialize<'de> for Category {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &[
                 "agent",
@@ -922,9 +922,9 @@ impl std::fmt::Display for Category {
 }
 
 impl std::str::FromStr for Category {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "agent" => Ok(Category::Agent),
             "session" => Ok(Category::Session),
@@ -941,7 +941,7 @@ impl std::str::FromStr for Category {
             "control" => Ok(Category::Control),
             "x" => Ok(Category::X),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Category` value",
                     value: s.to_owned(),
                 })
@@ -974,7 +974,7 @@ impl<'de> serde::Deserialize<'de> for CategoryScope {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["session", "agent", "any"],
             |s| s.parse().ok(),
@@ -1007,15 +1007,15 @@ impl std::fmt::Display for CategoryScope {
 }
 
 impl std::str::FromStr for CategoryScope {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "session" => Ok(CategoryScope::Session),
             "agent" => Ok(CategoryScope::Agent),
             "any" => Ok(CategoryScope::Any),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`CategoryScope` value",
                     value: s.to_owned(),
                 })
@@ -1103,7 +1103,7 @@ impl<'de> serde::Deserialize<'de> for Severity {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["debug", "info", "notice", "warning", "error", "critical"],
             |s| s.parse().ok(),
@@ -1142,9 +1142,9 @@ impl std::fmt::Display for Severity {
 }
 
 impl std::str::FromStr for Severity {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "debug" => Ok(Severity::Debug),
             "info" => Ok(Severity::Info),
@@ -1153,7 +1153,7 @@ impl std::str::FromStr for Severity {
             "error" => Ok(Severity::Error),
             "critical" => Ok(Severity::Critical),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Severity` value",
                     value: s.to_owned(),
                 })
@@ -1259,7 +1259,7 @@ impl<'de> serde::Deserialize<'de> for Capture {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["none", "metadata", "redacted", "full"],
             |s| s.parse().ok(),
@@ -1294,16 +1294,16 @@ impl std::fmt::Display for Capture {
 }
 
 impl std::str::FromStr for Capture {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "none" => Ok(Capture::None),
             "metadata" => Ok(Capture::Metadata),
             "redacted" => Ok(Capture::Redacted),
             "full" => Ok(Capture::Full),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Capture` value",
                     value: s.to_owned(),
                 })
@@ -1371,7 +1371,7 @@ impl<'de> serde::Deserialize<'de> for NackReason {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["unsupported", "unauthorized", "busy", "refused", "invalid"],
             |s| s.parse().ok(),
@@ -1408,9 +1408,9 @@ impl std::fmt::Display for NackReason {
 }
 
 impl std::str::FromStr for NackReason {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "unsupported" => Ok(NackReason::Unsupported),
             "unauthorized" => Ok(NackReason::Unauthorized),
@@ -1418,7 +1418,7 @@ impl std::str::FromStr for NackReason {
             "refused" => Ok(NackReason::Refused),
             "invalid" => Ok(NackReason::Invalid),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`NackReason` value",
                     value: s.to_owned(),
                 })

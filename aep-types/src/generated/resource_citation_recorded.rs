@@ -20,7 +20,7 @@ pub struct ResourceCitationRecorded {
     /// `count`, optional, capture `metadata`, minimum 0.
     pub count: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ResourceCitationRecorded {
@@ -36,13 +36,13 @@ impl ResourceCitationRecorded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.citations {
             v.key("citations");
             for (index, item) in value.iter().enumerate() {
@@ -75,7 +75,7 @@ impl ResourceCitationRecorded {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -112,15 +112,15 @@ impl serde::Serialize for ResourceCitationRecorded {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["citations", "count"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.citations {
-            super::runtime::entry(&mut map, "citations", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "citations", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.count {
-            super::runtime::entry(&mut map, "count", value)?;
+            crate::runtime::entry(&mut map, "count", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -150,20 +150,20 @@ impl<'de> serde::Deserialize<'de> for ResourceCitationRecorded {
                     Vec<super::resource_citation_recorded::Citations>,
                 > = None;
                 let mut slot_1: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "citations" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "citations")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "citations")?
                         }
                         "count" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "count")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ResourceCitationRecorded {
@@ -205,7 +205,7 @@ pub struct Citations {
     /// `document_index`, optional, capture `metadata`, minimum 0.
     pub document_index: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Citations {
@@ -224,13 +224,13 @@ impl Citations {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.source {
             v.key("source");
             value.validate_into(v);
@@ -272,7 +272,7 @@ impl Citations {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -332,7 +332,7 @@ impl serde::Serialize for Citations {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -340,19 +340,19 @@ impl serde::Serialize for Citations {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.source {
-            super::runtime::entry(&mut map, "source", value)?;
+            crate::runtime::entry(&mut map, "source", value)?;
         }
         if let Some(value) = &self.cited_text_redacted {
-            super::runtime::entry(&mut map, "cited_text_redacted", value)?;
+            crate::runtime::entry(&mut map, "cited_text_redacted", value)?;
         }
         if let Some(value) = &self.cited_text {
-            super::runtime::entry(&mut map, "cited_text", value)?;
+            crate::runtime::entry(&mut map, "cited_text", value)?;
         }
         if let Some(value) = &self.offset {
-            super::runtime::entry(&mut map, "offset", value)?;
+            crate::runtime::entry(&mut map, "offset", value)?;
         }
         if let Some(value) = &self.document_index {
-            super::runtime::entry(&mut map, "document_index", value)?;
+            crate::runtime::entry(&mut map, "document_index", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -387,33 +387,33 @@ impl<'de> serde::Deserialize<'de> for Citations {
                     super::resource_citation_recorded::CitationsOffset,
                 > = None;
                 let mut slot_4: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "source" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "source")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "source")?
                         }
                         "cited_text_redacted" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_1,
                                 &mut map,
                                 "cited_text_redacted",
                             )?
                         }
                         "cited_text" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "cited_text")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "cited_text")?
                         }
                         "offset" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "offset")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "offset")?
                         }
                         "document_index" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_4, &mut map, "document_index")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Citations {
@@ -450,7 +450,7 @@ pub struct CitationsSource {
     /// `title`, optional, capture `redacted`.
     pub title: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl CitationsSource {
@@ -467,13 +467,13 @@ impl CitationsSource {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -494,7 +494,7 @@ impl CitationsSource {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -529,18 +529,18 @@ impl serde::Serialize for CitationsSource {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["id", "uri", "title"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.id {
-            super::runtime::entry(&mut map, "id", value)?;
+            crate::runtime::entry(&mut map, "id", value)?;
         }
         if let Some(value) = &self.uri {
-            super::runtime::entry(&mut map, "uri", value)?;
+            crate::runtime::entry(&mut map, "uri", value)?;
         }
         if let Some(value) = &self.title {
-            super::runtime::entry(&mut map, "title", value)?;
+            crate::runtime::entry(&mut map, "title", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -569,13 +569,13 @@ impl<'de> serde::Deserialize<'de> for CitationsSource {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "id" => super::runtime::fill(&mut slot_0, &mut map, "id")?,
-                        "uri" => super::runtime::fill(&mut slot_1, &mut map, "uri")?,
-                        "title" => super::runtime::fill(&mut slot_2, &mut map, "title")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "id" => crate::runtime::fill(&mut slot_0, &mut map, "id")?,
+                        "uri" => crate::runtime::fill(&mut slot_1, &mut map, "uri")?,
+                        "title" => crate::runtime::fill(&mut slot_2, &mut map, "title")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(CitationsSource {
@@ -610,7 +610,7 @@ pub struct CitationsOffset {
     /// `block`, optional, capture `metadata`.
     pub block: Option<super::resource_citation_recorded::CitationsOffsetBlock>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl CitationsOffset {
@@ -627,13 +627,13 @@ impl CitationsOffset {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.char {
             v.key("char");
             value.validate_into(v);
@@ -677,7 +677,7 @@ impl CitationsOffset {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -726,18 +726,18 @@ impl serde::Serialize for CitationsOffset {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["char", "page", "block"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.char {
-            super::runtime::entry(&mut map, "char", value)?;
+            crate::runtime::entry(&mut map, "char", value)?;
         }
         if let Some(value) = &self.page {
-            super::runtime::entry(&mut map, "page", value)?;
+            crate::runtime::entry(&mut map, "page", value)?;
         }
         if let Some(value) = &self.block {
-            super::runtime::entry(&mut map, "block", value)?;
+            crate::runtime::entry(&mut map, "block", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -772,13 +772,13 @@ impl<'de> serde::Deserialize<'de> for CitationsOffset {
                 let mut slot_2: Option<
                     super::resource_citation_recorded::CitationsOffsetBlock,
                 > = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "char" => super::runtime::fill(&mut slot_0, &mut map, "char")?,
-                        "page" => super::runtime::fill(&mut slot_1, &mut map, "page")?,
-                        "block" => super::runtime::fill(&mut slot_2, &mut map, "block")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "char" => crate::runtime::fill(&mut slot_0, &mut map, "char")?,
+                        "page" => crate::runtime::fill(&mut slot_1, &mut map, "page")?,
+                        "block" => crate::runtime::fill(&mut slot_2, &mut map, "block")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(CitationsOffset {
@@ -809,7 +809,7 @@ pub struct CitationsOffsetChar {
     /// `end`, optional, capture `metadata`.
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl CitationsOffsetChar {
@@ -825,13 +825,13 @@ impl CitationsOffsetChar {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -849,7 +849,7 @@ impl CitationsOffsetChar {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -876,13 +876,13 @@ impl serde::Serialize for CitationsOffsetChar {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["start", "end"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["start", "end"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.start {
-            super::runtime::entry(&mut map, "start", value)?;
+            crate::runtime::entry(&mut map, "start", value)?;
         }
         if let Some(value) = &self.end {
-            super::runtime::entry(&mut map, "end", value)?;
+            crate::runtime::entry(&mut map, "end", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -910,24 +910,24 @@ impl<'de> serde::Deserialize<'de> for CitationsOffsetChar {
             ) -> Result<CitationsOffsetChar, A::Error> {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "start" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_0, &mut map, "start")?
                         }
                         "end" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "end")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(CitationsOffsetChar {
@@ -961,7 +961,7 @@ pub struct CitationsOffsetPage {
     /// `end`, optional, capture `metadata`.
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl CitationsOffsetPage {
@@ -978,13 +978,13 @@ impl CitationsOffsetPage {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -1003,7 +1003,7 @@ impl CitationsOffsetPage {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -1036,18 +1036,18 @@ impl serde::Serialize for CitationsOffsetPage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["page", "start", "end"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.page {
-            super::runtime::entry(&mut map, "page", value)?;
+            crate::runtime::entry(&mut map, "page", value)?;
         }
         if let Some(value) = &self.start {
-            super::runtime::entry(&mut map, "start", value)?;
+            crate::runtime::entry(&mut map, "start", value)?;
         }
         if let Some(value) = &self.end {
-            super::runtime::entry(&mut map, "end", value)?;
+            crate::runtime::entry(&mut map, "end", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1076,31 +1076,31 @@ impl<'de> serde::Deserialize<'de> for CitationsOffsetPage {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut slot_2: Option<i64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "page" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_0, &mut map, "page")?
                         }
                         "start" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "start")?
                         }
                         "end" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "end")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(CitationsOffsetPage {
@@ -1135,7 +1135,7 @@ pub struct CitationsOffsetBlock {
     /// `end`, optional, capture `metadata`.
     pub end: Option<i64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl CitationsOffsetBlock {
@@ -1152,13 +1152,13 @@ impl CitationsOffsetBlock {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -1177,7 +1177,7 @@ impl CitationsOffsetBlock {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -1210,18 +1210,18 @@ impl serde::Serialize for CitationsOffsetBlock {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["block", "start", "end"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.block {
-            super::runtime::entry(&mut map, "block", value)?;
+            crate::runtime::entry(&mut map, "block", value)?;
         }
         if let Some(value) = &self.start {
-            super::runtime::entry(&mut map, "start", value)?;
+            crate::runtime::entry(&mut map, "start", value)?;
         }
         if let Some(value) = &self.end {
-            super::runtime::entry(&mut map, "end", value)?;
+            crate::runtime::entry(&mut map, "end", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1250,31 +1250,31 @@ impl<'de> serde::Deserialize<'de> for CitationsOffsetBlock {
                 let mut slot_0: Option<i64> = None;
                 let mut slot_1: Option<i64> = None;
                 let mut slot_2: Option<i64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "block" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_0, &mut map, "block")?
                         }
                         "start" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "start")?
                         }
                         "end" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "end")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(CitationsOffsetBlock {

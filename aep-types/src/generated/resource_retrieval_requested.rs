@@ -28,7 +28,7 @@ pub struct ResourceRetrievalRequested {
     /// `top_k`, optional, capture `metadata`, minimum 0.
     pub top_k: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ResourceRetrievalRequested {
@@ -46,13 +46,13 @@ impl ResourceRetrievalRequested {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -74,7 +74,7 @@ impl ResourceRetrievalRequested {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -115,21 +115,21 @@ impl serde::Serialize for ResourceRetrievalRequested {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["query", "query_digest", "corpus", "top_k"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.query {
-            super::runtime::entry(&mut map, "query", value)?;
+            crate::runtime::entry(&mut map, "query", value)?;
         }
         if let Some(value) = &self.query_digest {
-            super::runtime::entry(&mut map, "query_digest", value)?;
+            crate::runtime::entry(&mut map, "query_digest", value)?;
         }
         if let Some(value) = &self.corpus {
-            super::runtime::entry(&mut map, "corpus", value)?;
+            crate::runtime::entry(&mut map, "corpus", value)?;
         }
         if let Some(value) = &self.top_k {
-            super::runtime::entry(&mut map, "top_k", value)?;
+            crate::runtime::entry(&mut map, "top_k", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -159,24 +159,24 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalRequested {
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
                 let mut slot_3: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "query" => super::runtime::fill(&mut slot_0, &mut map, "query")?,
+                        "query" => crate::runtime::fill(&mut slot_0, &mut map, "query")?,
                         "query_digest" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "query_digest")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "query_digest")?
                         }
                         "corpus" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "corpus")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "corpus")?
                         }
                         "top_k" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "top_k")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ResourceRetrievalRequested {

@@ -44,7 +44,7 @@ pub struct ResourceRetrievalReranked {
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ResourceRetrievalReranked {
@@ -66,13 +66,13 @@ impl ResourceRetrievalReranked {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.input_documents {
             v.key("input_documents");
             for (index, item) in value.iter().enumerate() {
@@ -127,7 +127,7 @@ impl ResourceRetrievalReranked {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -211,7 +211,7 @@ impl serde::Serialize for ResourceRetrievalReranked {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -228,36 +228,36 @@ impl serde::Serialize for ResourceRetrievalReranked {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.query {
-            super::runtime::entry(&mut map, "query", value)?;
+            crate::runtime::entry(&mut map, "query", value)?;
         }
         if let Some(value) = &self.query_digest {
-            super::runtime::entry(&mut map, "query_digest", value)?;
+            crate::runtime::entry(&mut map, "query_digest", value)?;
         }
         if let Some(value) = &self.model {
-            super::runtime::entry(&mut map, "model", value)?;
+            crate::runtime::entry(&mut map, "model", value)?;
         }
         if let Some(value) = &self.top_k {
-            super::runtime::entry(&mut map, "top_k", value)?;
+            crate::runtime::entry(&mut map, "top_k", value)?;
         }
         if let Some(value) = &self.input_documents {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "input_documents",
-                &super::runtime::Items(value),
+                &crate::runtime::Items(value),
             )?;
         }
         if let Some(value) = &self.output_documents {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "output_documents",
-                &super::runtime::Items(value),
+                &crate::runtime::Items(value),
             )?;
         }
         if let Some(value) = &self.count {
-            super::runtime::entry(&mut map, "count", value)?;
+            crate::runtime::entry(&mut map, "count", value)?;
         }
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -291,50 +291,50 @@ impl<'de> serde::Deserialize<'de> for ResourceRetrievalReranked {
                 let mut slot_5: Option<Vec<super::common::RetrievedDocument>> = None;
                 let mut slot_6: Option<u64> = None;
                 let mut slot_7: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "query" => super::runtime::fill(&mut slot_0, &mut map, "query")?,
+                        "query" => crate::runtime::fill(&mut slot_0, &mut map, "query")?,
                         "query_digest" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "query_digest")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "query_digest")?
                         }
-                        "model" => super::runtime::fill(&mut slot_2, &mut map, "model")?,
+                        "model" => crate::runtime::fill(&mut slot_2, &mut map, "model")?,
                         "top_k" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "top_k")?
                         }
                         "input_documents" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_4,
                                 &mut map,
                                 "input_documents",
                             )?
                         }
                         "output_documents" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_5,
                                 &mut map,
                                 "output_documents",
                             )?
                         }
                         "count" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_6, &mut map, "count")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_7, &mut map, "duration_ms")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ResourceRetrievalReranked {

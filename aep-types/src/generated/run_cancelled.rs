@@ -24,7 +24,7 @@ pub struct RunCancelled {
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl RunCancelled {
@@ -41,13 +41,13 @@ impl RunCancelled {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -68,7 +68,7 @@ impl RunCancelled {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -103,18 +103,18 @@ impl serde::Serialize for RunCancelled {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["by", "reason", "duration_ms"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.by {
-            super::runtime::entry(&mut map, "by", value)?;
+            crate::runtime::entry(&mut map, "by", value)?;
         }
         if let Some(value) = &self.reason {
-            super::runtime::entry(&mut map, "reason", value)?;
+            crate::runtime::entry(&mut map, "reason", value)?;
         }
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -143,21 +143,21 @@ impl<'de> serde::Deserialize<'de> for RunCancelled {
                 let mut slot_0: Option<super::run_cancelled::By> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "by" => super::runtime::fill(&mut slot_0, &mut map, "by")?,
+                        "by" => crate::runtime::fill(&mut slot_0, &mut map, "by")?,
                         "reason" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "reason")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "duration_ms")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(RunCancelled {
@@ -199,7 +199,7 @@ impl<'de> serde::Deserialize<'de> for By {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["user", "control", "policy", "shutdown"],
             |s| s.parse().ok(),
@@ -229,16 +229,16 @@ impl std::fmt::Display for By {
 }
 
 impl std::str::FromStr for By {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "user" => Ok(By::User),
             "control" => Ok(By::Control),
             "policy" => Ok(By::Policy),
             "shutdown" => Ok(By::Shutdown),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`By` value",
                     value: s.to_owned(),
                 })

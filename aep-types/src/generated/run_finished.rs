@@ -32,7 +32,7 @@ pub struct RunFinished {
     /// `cost`, optional, capture `metadata`.
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl RunFinished {
@@ -51,13 +51,13 @@ impl RunFinished {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.cost {
             v.key("cost");
             value.validate_into(v);
@@ -89,7 +89,7 @@ impl RunFinished {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -142,7 +142,7 @@ impl serde::Serialize for RunFinished {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -156,19 +156,19 @@ impl serde::Serialize for RunFinished {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         if let Some(value) = &self.summary {
-            super::runtime::entry(&mut map, "summary", value)?;
+            crate::runtime::entry(&mut map, "summary", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_input_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_output_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
         }
         if let Some(value) = &self.cost {
-            super::runtime::entry(&mut map, "cost", value)?;
+            crate::runtime::entry(&mut map, "cost", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -199,35 +199,35 @@ impl<'de> serde::Deserialize<'de> for RunFinished {
                 let mut slot_2: Option<u64> = None;
                 let mut slot_3: Option<u64> = None;
                 let mut slot_4: Option<super::common::Cost> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_0, &mut map, "duration_ms")?
                         }
                         "summary" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "summary")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "summary")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
-                        "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "cost" => crate::runtime::fill(&mut slot_4, &mut map, "cost")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(RunFinished {

@@ -32,7 +32,7 @@ pub struct RunStarted {
     /// `cost`, optional, capture `metadata`.
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl RunStarted {
@@ -51,13 +51,13 @@ impl RunStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.cost {
             v.key("cost");
             value.validate_into(v);
@@ -89,7 +89,7 @@ impl RunStarted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -142,7 +142,7 @@ impl serde::Serialize for RunStarted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -156,19 +156,19 @@ impl serde::Serialize for RunStarted {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.trigger {
-            super::runtime::entry(&mut map, "trigger", value)?;
+            crate::runtime::entry(&mut map, "trigger", value)?;
         }
         if let Some(value) = &self.prompt {
-            super::runtime::entry(&mut map, "prompt", value)?;
+            crate::runtime::entry(&mut map, "prompt", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_input_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_output_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
         }
         if let Some(value) = &self.cost {
-            super::runtime::entry(&mut map, "cost", value)?;
+            crate::runtime::entry(&mut map, "cost", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -199,31 +199,31 @@ impl<'de> serde::Deserialize<'de> for RunStarted {
                 let mut slot_2: Option<u64> = None;
                 let mut slot_3: Option<u64> = None;
                 let mut slot_4: Option<super::common::Cost> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "trigger" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "trigger")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "trigger")?
                         }
                         "prompt" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "prompt")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "prompt")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "gen_ai.usage.output_tokens")?
                         }
-                        "cost" => super::runtime::fill(&mut slot_4, &mut map, "cost")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "cost" => crate::runtime::fill(&mut slot_4, &mut map, "cost")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(RunStarted {
@@ -269,7 +269,7 @@ impl<'de> serde::Deserialize<'de> for Trigger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["user", "schedule", "agent", "control", "resume"],
             |s| s.parse().ok(),
@@ -306,9 +306,9 @@ impl std::fmt::Display for Trigger {
 }
 
 impl std::str::FromStr for Trigger {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "user" => Ok(Trigger::User),
             "schedule" => Ok(Trigger::Schedule),
@@ -316,7 +316,7 @@ impl std::str::FromStr for Trigger {
             "control" => Ok(Trigger::Control),
             "resume" => Ok(Trigger::Resume),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Trigger` value",
                     value: s.to_owned(),
                 })

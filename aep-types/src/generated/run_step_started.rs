@@ -20,7 +20,7 @@ pub struct RunStepStarted {
     /// `initial_num_steps`, optional, capture `metadata`, minimum 0.
     pub initial_num_steps: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl RunStepStarted {
@@ -36,13 +36,13 @@ impl RunStepStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -62,7 +62,7 @@ impl RunStepStarted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -91,15 +91,15 @@ impl serde::Serialize for RunStepStarted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["name", "initial_num_steps"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.name {
-            super::runtime::entry(&mut map, "name", value)?;
+            crate::runtime::entry(&mut map, "name", value)?;
         }
         if let Some(value) = &self.initial_num_steps {
-            super::runtime::entry(&mut map, "initial_num_steps", value)?;
+            crate::runtime::entry(&mut map, "initial_num_steps", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -127,18 +127,18 @@ impl<'de> serde::Deserialize<'de> for RunStepStarted {
             ) -> Result<RunStepStarted, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
+                        "name" => crate::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "initial_num_steps" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "initial_num_steps")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(RunStepStarted {

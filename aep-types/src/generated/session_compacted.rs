@@ -36,7 +36,7 @@ pub struct SessionCompacted {
     /// `gen_ai.usage.output_tokens`, optional, capture `metadata`, minimum 0.
     pub gen_ai_usage_output_tokens: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl SessionCompacted {
@@ -56,13 +56,13 @@ impl SessionCompacted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -84,7 +84,7 @@ impl SessionCompacted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -135,7 +135,7 @@ impl serde::Serialize for SessionCompacted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -150,22 +150,22 @@ impl serde::Serialize for SessionCompacted {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.trigger {
-            super::runtime::entry(&mut map, "trigger", value)?;
+            crate::runtime::entry(&mut map, "trigger", value)?;
         }
         if let Some(value) = &self.strategy {
-            super::runtime::entry(&mut map, "strategy", value)?;
+            crate::runtime::entry(&mut map, "strategy", value)?;
         }
         if let Some(value) = &self.estimated_token_count {
-            super::runtime::entry(&mut map, "estimated_token_count", value)?;
+            crate::runtime::entry(&mut map, "estimated_token_count", value)?;
         }
         if let Some(value) = &self.forgotten {
-            super::runtime::entry(&mut map, "forgotten", value)?;
+            crate::runtime::entry(&mut map, "forgotten", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_input_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_output_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -197,44 +197,44 @@ impl<'de> serde::Deserialize<'de> for SessionCompacted {
                 let mut slot_3: Option<u64> = None;
                 let mut slot_4: Option<u64> = None;
                 let mut slot_5: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "trigger" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "trigger")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "trigger")?
                         }
                         "strategy" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "strategy")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "strategy")?
                         }
                         "estimated_token_count" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "estimated_token_count")?
                         }
                         "forgotten" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "forgotten")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_4, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_5, &mut map, "gen_ai.usage.output_tokens")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(SessionCompacted {

@@ -24,7 +24,7 @@ pub struct SessionEnded {
     /// `runs`, optional, capture `metadata`, minimum 0.
     pub runs: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl SessionEnded {
@@ -41,13 +41,13 @@ impl SessionEnded {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -66,7 +66,7 @@ impl SessionEnded {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -99,18 +99,18 @@ impl serde::Serialize for SessionEnded {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["reason", "duration_ms", "runs"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.reason {
-            super::runtime::entry(&mut map, "reason", value)?;
+            crate::runtime::entry(&mut map, "reason", value)?;
         }
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         if let Some(value) = &self.runs {
-            super::runtime::entry(&mut map, "runs", value)?;
+            crate::runtime::entry(&mut map, "runs", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -139,27 +139,27 @@ impl<'de> serde::Deserialize<'de> for SessionEnded {
                 let mut slot_0: Option<super::session_ended::Reason> = None;
                 let mut slot_1: Option<u64> = None;
                 let mut slot_2: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "reason" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "reason")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "reason")?
                         }
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "duration_ms")?
                         }
                         "runs" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "runs")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(SessionEnded {
@@ -203,7 +203,7 @@ impl<'de> serde::Deserialize<'de> for Reason {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["normal", "error", "timeout", "killed", "compaction"],
             |s| s.parse().ok(),
@@ -240,9 +240,9 @@ impl std::fmt::Display for Reason {
 }
 
 impl std::str::FromStr for Reason {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "normal" => Ok(Reason::Normal),
             "error" => Ok(Reason::Error),
@@ -250,7 +250,7 @@ impl std::str::FromStr for Reason {
             "killed" => Ok(Reason::Killed),
             "compaction" => Ok(Reason::Compaction),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Reason` value",
                     value: s.to_owned(),
                 })

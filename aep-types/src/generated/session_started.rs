@@ -32,7 +32,7 @@ pub struct SessionStarted {
     /// `cwd`, optional, capture `redacted`.
     pub cwd: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl SessionStarted {
@@ -51,13 +51,13 @@ impl SessionStarted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.parent {
             v.key("parent");
             value.validate_into(v);
@@ -97,7 +97,7 @@ impl SessionStarted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -155,7 +155,7 @@ impl serde::Serialize for SessionStarted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -163,19 +163,19 @@ impl serde::Serialize for SessionStarted {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.label {
-            super::runtime::entry(&mut map, "label", value)?;
+            crate::runtime::entry(&mut map, "label", value)?;
         }
         if let Some(value) = &self.parent {
-            super::runtime::entry(&mut map, "parent", value)?;
+            crate::runtime::entry(&mut map, "parent", value)?;
         }
         if let Some(value) = &self.client {
-            super::runtime::entry(&mut map, "client", value)?;
+            crate::runtime::entry(&mut map, "client", value)?;
         }
         if let Some(value) = &self.gen_ai_request_model {
-            super::runtime::entry(&mut map, "gen_ai.request.model", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.request.model", value)?;
         }
         if let Some(value) = &self.cwd {
-            super::runtime::entry(&mut map, "cwd", value)?;
+            crate::runtime::entry(&mut map, "cwd", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -206,25 +206,25 @@ impl<'de> serde::Deserialize<'de> for SessionStarted {
                 let mut slot_2: Option<super::session_started::Client> = None;
                 let mut slot_3: Option<String> = None;
                 let mut slot_4: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "label" => super::runtime::fill(&mut slot_0, &mut map, "label")?,
+                        "label" => crate::runtime::fill(&mut slot_0, &mut map, "label")?,
                         "parent" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "parent")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "parent")?
                         }
                         "client" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "client")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "client")?
                         }
                         "gen_ai.request.model" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_3,
                                 &mut map,
                                 "gen_ai.request.model",
                             )?
                         }
-                        "cwd" => super::runtime::fill(&mut slot_4, &mut map, "cwd")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "cwd" => crate::runtime::fill(&mut slot_4, &mut map, "cwd")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(SessionStarted {
@@ -261,7 +261,7 @@ pub struct Parent {
     /// `agent`, optional, capture `metadata`.
     pub agent: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Parent {
@@ -278,13 +278,13 @@ impl Parent {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -302,7 +302,7 @@ impl Parent {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -330,19 +330,19 @@ impl serde::Serialize for Parent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["session", "run", "agent"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.session;
-            super::runtime::entry(&mut map, "session", value)?;
+            crate::runtime::entry(&mut map, "session", value)?;
         }
         if let Some(value) = &self.run {
-            super::runtime::entry(&mut map, "run", value)?;
+            crate::runtime::entry(&mut map, "run", value)?;
         }
         if let Some(value) = &self.agent {
-            super::runtime::entry(&mut map, "agent", value)?;
+            crate::runtime::entry(&mut map, "agent", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -371,19 +371,19 @@ impl<'de> serde::Deserialize<'de> for Parent {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
                         "session" => {
-                            super::runtime::fill(&mut slot_0, &mut map, "session")?
+                            crate::runtime::fill(&mut slot_0, &mut map, "session")?
                         }
-                        "run" => super::runtime::fill(&mut slot_1, &mut map, "run")?,
-                        "agent" => super::runtime::fill(&mut slot_2, &mut map, "agent")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "run" => crate::runtime::fill(&mut slot_1, &mut map, "run")?,
+                        "agent" => crate::runtime::fill(&mut slot_2, &mut map, "agent")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Parent {
-                    session: super::runtime::required(slot_0, "session")?,
+                    session: crate::runtime::required(slot_0, "session")?,
                     run: slot_1,
                     agent: slot_2,
                     extra,
@@ -410,7 +410,7 @@ pub struct Client {
     /// `version`, optional, capture `metadata`.
     pub version: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Client {
@@ -426,13 +426,13 @@ impl Client {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -449,7 +449,7 @@ impl Client {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -471,14 +471,14 @@ impl serde::Serialize for Client {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["name", "version"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.name;
-            super::runtime::entry(&mut map, "name", value)?;
+            crate::runtime::entry(&mut map, "name", value)?;
         }
         if let Some(value) = &self.version {
-            super::runtime::entry(&mut map, "version", value)?;
+            crate::runtime::entry(&mut map, "version", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -506,18 +506,18 @@ impl<'de> serde::Deserialize<'de> for Client {
             ) -> Result<Client, A::Error> {
                 let mut slot_0: Option<String> = None;
                 let mut slot_1: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "name" => super::runtime::fill(&mut slot_0, &mut map, "name")?,
+                        "name" => crate::runtime::fill(&mut slot_0, &mut map, "name")?,
                         "version" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "version")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "version")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Client {
-                    name: super::runtime::required(slot_0, "name")?,
+                    name: crate::runtime::required(slot_0, "name")?,
                     version: slot_1,
                     extra,
                 })

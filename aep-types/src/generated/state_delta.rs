@@ -14,7 +14,7 @@ pub struct StateDelta {
     /// JSON Patch (RFC 6902) operations to apply; redacted.
     ///
     /// `delta`, optional, capture `redacted`.
-    pub delta: Option<Vec<super::runtime::Object>>,
+    pub delta: Option<Vec<crate::runtime::Object>>,
     /// Which piece of state is changed, when the agent keeps several.
     ///
     /// `key`, optional, capture `metadata`.
@@ -24,7 +24,7 @@ pub struct StateDelta {
     /// `rev`, optional, capture `metadata`, minimum 0.
     pub rev: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl StateDelta {
@@ -41,13 +41,13 @@ impl StateDelta {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -68,7 +68,7 @@ impl StateDelta {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -103,18 +103,18 @@ impl serde::Serialize for StateDelta {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["delta", "key", "rev"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.delta {
-            super::runtime::entry(&mut map, "delta", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "delta", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.key {
-            super::runtime::entry(&mut map, "key", value)?;
+            crate::runtime::entry(&mut map, "key", value)?;
         }
         if let Some(value) = &self.rev {
-            super::runtime::entry(&mut map, "rev", value)?;
+            crate::runtime::entry(&mut map, "rev", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -140,22 +140,22 @@ impl<'de> serde::Deserialize<'de> for StateDelta {
                 self,
                 mut map: A,
             ) -> Result<StateDelta, A::Error> {
-                let mut slot_0: Option<Vec<super::runtime::Object>> = None;
+                let mut slot_0: Option<Vec<crate::runtime::Object>> = None;
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "delta" => super::runtime::fill(&mut slot_0, &mut map, "delta")?,
-                        "key" => super::runtime::fill(&mut slot_1, &mut map, "key")?,
+                        "delta" => crate::runtime::fill(&mut slot_0, &mut map, "delta")?,
+                        "key" => crate::runtime::fill(&mut slot_1, &mut map, "key")?,
                         "rev" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "rev")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(StateDelta {

@@ -48,7 +48,7 @@ pub struct ToolCompleted {
     /// `cost`, optional, capture `metadata`.
     pub cost: Option<super::common::Cost>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ToolCompleted {
@@ -71,13 +71,13 @@ impl ToolCompleted {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.tool;
             v.key("tool");
@@ -124,7 +124,7 @@ impl ToolCompleted {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -204,7 +204,7 @@ impl serde::Serialize for ToolCompleted {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -223,31 +223,31 @@ impl serde::Serialize for ToolCompleted {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.tool;
-            super::runtime::entry(&mut map, "tool", value)?;
+            crate::runtime::entry(&mut map, "tool", value)?;
         }
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         if let Some(value) = &self.status {
-            super::runtime::entry(&mut map, "status", value)?;
+            crate::runtime::entry(&mut map, "status", value)?;
         }
         if let Some(value) = &self.result_digest {
-            super::runtime::entry(&mut map, "result_digest", value)?;
+            crate::runtime::entry(&mut map, "result_digest", value)?;
         }
         if let Some(value) = &self.result_redacted {
-            super::runtime::entry(&mut map, "result_redacted", value)?;
+            crate::runtime::entry(&mut map, "result_redacted", value)?;
         }
         if let Some(value) = &self.result {
-            super::runtime::entry(&mut map, "result", value)?;
+            crate::runtime::entry(&mut map, "result", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_input_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_output_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.output_tokens", value)?;
         }
         if let Some(value) = &self.cost {
-            super::runtime::entry(&mut map, "cost", value)?;
+            crate::runtime::entry(&mut map, "cost", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -282,53 +282,53 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
                 let mut slot_6: Option<u64> = None;
                 let mut slot_7: Option<u64> = None;
                 let mut slot_8: Option<super::common::Cost> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
+                        "tool" => crate::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "duration_ms")?
                         }
                         "status" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "status")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "status")?
                         }
                         "result_digest" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "result_digest")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "result_digest")?
                         }
                         "result_redacted" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_4,
                                 &mut map,
                                 "result_redacted",
                             )?
                         }
                         "result" => {
-                            super::runtime::fill(&mut slot_5, &mut map, "result")?
+                            crate::runtime::fill(&mut slot_5, &mut map, "result")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_6, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "gen_ai.usage.output_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_7, &mut map, "gen_ai.usage.output_tokens")?
                         }
-                        "cost" => super::runtime::fill(&mut slot_8, &mut map, "cost")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "cost" => crate::runtime::fill(&mut slot_8, &mut map, "cost")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ToolCompleted {
-                    tool: super::runtime::required(slot_0, "tool")?,
+                    tool: crate::runtime::required(slot_0, "tool")?,
                     duration_ms: slot_1,
                     status: slot_2,
                     result_digest: slot_3,
@@ -352,13 +352,13 @@ impl<'de> serde::Deserialize<'de> for ToolCompleted {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ResultRedacted {
     /// A JSON object.
-    Object(super::runtime::Object),
+    Object(crate::runtime::Object),
     /// A string.
     String(String),
 }
 
-impl From<super::runtime::Object> for ResultRedacted {
-    fn from(value: super::runtime::Object) -> ResultRedacted {
+impl From<crate::runtime::Object> for ResultRedacted {
+    fn from(value: crate::runtime::Object) -> ResultRedacted {
         ResultRedacted::Object(value)
     }
 }
@@ -436,13 +436,13 @@ impl<'de> serde::Deserialize<'de> for ResultRedacted {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ToolCompletedResult {
     /// A JSON object.
-    Object(super::runtime::Object),
+    Object(crate::runtime::Object),
     /// A string.
     String(String),
 }
 
-impl From<super::runtime::Object> for ToolCompletedResult {
-    fn from(value: super::runtime::Object) -> ToolCompletedResult {
+impl From<crate::runtime::Object> for ToolCompletedResult {
+    fn from(value: crate::runtime::Object) -> ToolCompletedResult {
         ToolCompletedResult::Object(value)
     }
 }

@@ -24,7 +24,7 @@ pub struct ToolDenied {
     /// `rule`, optional, capture `metadata`.
     pub rule: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ToolDenied {
@@ -41,13 +41,13 @@ impl ToolDenied {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.tool;
             v.key("tool");
@@ -75,7 +75,7 @@ impl ToolDenied {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -105,20 +105,20 @@ impl serde::Serialize for ToolDenied {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["tool", "by", "rule"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.tool;
-            super::runtime::entry(&mut map, "tool", value)?;
+            crate::runtime::entry(&mut map, "tool", value)?;
         }
         {
             let value = &self.by;
-            super::runtime::entry(&mut map, "by", value)?;
+            crate::runtime::entry(&mut map, "by", value)?;
         }
         if let Some(value) = &self.rule {
-            super::runtime::entry(&mut map, "rule", value)?;
+            crate::runtime::entry(&mut map, "rule", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -147,18 +147,18 @@ impl<'de> serde::Deserialize<'de> for ToolDenied {
                 let mut slot_0: Option<super::common::ToolRef> = None;
                 let mut slot_1: Option<super::tool_denied::By> = None;
                 let mut slot_2: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
-                        "by" => super::runtime::fill(&mut slot_1, &mut map, "by")?,
-                        "rule" => super::runtime::fill(&mut slot_2, &mut map, "rule")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "tool" => crate::runtime::fill(&mut slot_0, &mut map, "tool")?,
+                        "by" => crate::runtime::fill(&mut slot_1, &mut map, "by")?,
+                        "rule" => crate::runtime::fill(&mut slot_2, &mut map, "rule")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ToolDenied {
-                    tool: super::runtime::required(slot_0, "tool")?,
-                    by: super::runtime::required(slot_1, "by")?,
+                    tool: crate::runtime::required(slot_0, "tool")?,
+                    by: crate::runtime::required(slot_1, "by")?,
                     rule: slot_2,
                     extra,
                 })
@@ -193,7 +193,7 @@ impl<'de> serde::Deserialize<'de> for By {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["policy", "user_setting", "runtime"],
             |s| s.parse().ok(),
@@ -222,15 +222,15 @@ impl std::fmt::Display for By {
 }
 
 impl std::str::FromStr for By {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "policy" => Ok(By::Policy),
             "user_setting" => Ok(By::UserSetting),
             "runtime" => Ok(By::Runtime),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`By` value",
                     value: s.to_owned(),
                 })

@@ -24,7 +24,7 @@ pub struct ToolFailed {
     /// `duration_ms`, optional, capture `metadata`, minimum 0.
     pub duration_ms: Option<u64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ToolFailed {
@@ -41,13 +41,13 @@ impl ToolFailed {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.tool;
             v.key("tool");
@@ -85,7 +85,7 @@ impl ToolFailed {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -121,20 +121,20 @@ impl serde::Serialize for ToolFailed {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["tool", "error", "duration_ms"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.tool;
-            super::runtime::entry(&mut map, "tool", value)?;
+            crate::runtime::entry(&mut map, "tool", value)?;
         }
         {
             let value = &self.error;
-            super::runtime::entry(&mut map, "error", value)?;
+            crate::runtime::entry(&mut map, "error", value)?;
         }
         if let Some(value) = &self.duration_ms {
-            super::runtime::entry(&mut map, "duration_ms", value)?;
+            crate::runtime::entry(&mut map, "duration_ms", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -163,24 +163,24 @@ impl<'de> serde::Deserialize<'de> for ToolFailed {
                 let mut slot_0: Option<super::common::ToolRef> = None;
                 let mut slot_1: Option<super::common::ErrorInfo> = None;
                 let mut slot_2: Option<u64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
-                        "error" => super::runtime::fill(&mut slot_1, &mut map, "error")?,
+                        "tool" => crate::runtime::fill(&mut slot_0, &mut map, "tool")?,
+                        "error" => crate::runtime::fill(&mut slot_1, &mut map, "error")?,
                         "duration_ms" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "duration_ms")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ToolFailed {
-                    tool: super::runtime::required(slot_0, "tool")?,
-                    error: super::runtime::required(slot_1, "error")?,
+                    tool: crate::runtime::required(slot_0, "tool")?,
+                    error: crate::runtime::required(slot_1, "error")?,
                     duration_ms: slot_2,
                     extra,
                 })

@@ -22,13 +22,13 @@ pub struct ToolRequested {
     /// The arguments after redaction.
     ///
     /// `args_redacted`, optional, capture `redacted`.
-    pub args_redacted: Option<super::runtime::Object>,
+    pub args_redacted: Option<crate::runtime::Object>,
     /// The arguments exactly as passed to the tool.
     ///
     /// `args`, optional, capture `full`.
-    pub args: Option<super::runtime::Object>,
+    pub args: Option<crate::runtime::Object>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl ToolRequested {
@@ -46,13 +46,13 @@ impl ToolRequested {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         {
             let value = &self.tool;
             v.key("tool");
@@ -86,7 +86,7 @@ impl ToolRequested {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Metadata > level {
@@ -131,22 +131,22 @@ impl serde::Serialize for ToolRequested {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(self.extra.keys(), &["tool", "args_digest", "args_redacted", "args"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.tool;
-            super::runtime::entry(&mut map, "tool", value)?;
+            crate::runtime::entry(&mut map, "tool", value)?;
         }
         if let Some(value) = &self.args_digest {
-            super::runtime::entry(&mut map, "args_digest", value)?;
+            crate::runtime::entry(&mut map, "args_digest", value)?;
         }
         if let Some(value) = &self.args_redacted {
-            super::runtime::entry(&mut map, "args_redacted", value)?;
+            crate::runtime::entry(&mut map, "args_redacted", value)?;
         }
         if let Some(value) = &self.args {
-            super::runtime::entry(&mut map, "args", value)?;
+            crate::runtime::entry(&mut map, "args", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -174,24 +174,24 @@ impl<'de> serde::Deserialize<'de> for ToolRequested {
             ) -> Result<ToolRequested, A::Error> {
                 let mut slot_0: Option<super::common::ToolRef> = None;
                 let mut slot_1: Option<String> = None;
-                let mut slot_2: Option<super::runtime::Object> = None;
-                let mut slot_3: Option<super::runtime::Object> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut slot_2: Option<crate::runtime::Object> = None;
+                let mut slot_3: Option<crate::runtime::Object> = None;
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tool" => super::runtime::fill(&mut slot_0, &mut map, "tool")?,
+                        "tool" => crate::runtime::fill(&mut slot_0, &mut map, "tool")?,
                         "args_digest" => {
-                            super::runtime::fill(&mut slot_1, &mut map, "args_digest")?
+                            crate::runtime::fill(&mut slot_1, &mut map, "args_digest")?
                         }
                         "args_redacted" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "args_redacted")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "args_redacted")?
                         }
-                        "args" => super::runtime::fill(&mut slot_3, &mut map, "args")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "args" => crate::runtime::fill(&mut slot_3, &mut map, "args")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(ToolRequested {
-                    tool: super::runtime::required(slot_0, "tool")?,
+                    tool: crate::runtime::required(slot_0, "tool")?,
                     args_digest: slot_1,
                     args_redacted: slot_2,
                     args: slot_3,

@@ -10,4 +10,9 @@
 #[allow(dead_code)]
 mod generated;
 
+// The support code the generated modules call: aep-types' own module,
+// compiled into this crate too (its tests run here as well).
+#[path = "../../../aep-types/src/runtime.rs"]
+mod runtime;
+
 pub use generated::*;

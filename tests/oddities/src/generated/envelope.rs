@@ -33,7 +33,7 @@ pub struct Event {
     /// The payload.
     ///
     /// `data`, optional.
-    pub data: Option<super::runtime::Data>,
+    pub data: Option<crate::runtime::Data>,
     /// An object attribute, validated like payload objects.
     ///
     /// `trace`, optional.
@@ -43,7 +43,7 @@ pub struct Event {
 }
 
 impl Event {
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.trace {
             v.key("trace");
             value.validate_into(v);
@@ -59,23 +59,23 @@ impl serde::Serialize for Event {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.aep;
-            super::runtime::entry(&mut map, "aep", value)?;
+            crate::runtime::entry(&mut map, "aep", value)?;
         }
         {
             let value = &self.type_;
-            super::runtime::entry(&mut map, "type", value)?;
+            crate::runtime::entry(&mut map, "type", value)?;
         }
         if let Some(value) = &self.severity {
-            super::runtime::entry(&mut map, "severity", value)?;
+            crate::runtime::entry(&mut map, "severity", value)?;
         }
         if let Some(value) = &self.capture {
-            super::runtime::entry(&mut map, "capture", value)?;
+            crate::runtime::entry(&mut map, "capture", value)?;
         }
         if let Some(value) = &self.data {
-            super::runtime::entry(&mut map, "data", value)?;
+            crate::runtime::entry(&mut map, "data", value)?;
         }
         if let Some(value) = &self.trace {
-            super::runtime::entry(&mut map, "trace", value)?;
+            crate::runtime::entry(&mut map, "trace", value)?;
         }
         for (key, value) in &self.extensions {
             map.serialize_entry(key, value)?;
@@ -105,27 +105,27 @@ impl<'de> serde::Deserialize<'de> for Event {
                 let mut slot_1: Option<String> = None;
                 let mut slot_2: Option<super::registry::Severity> = None;
                 let mut slot_3: Option<super::registry::Capture> = None;
-                let mut slot_4: Option<super::runtime::Data> = None;
+                let mut slot_4: Option<crate::runtime::Data> = None;
                 let mut slot_5: Option<super::envelope::EventTrace> = None;
                 let mut extensions = <Extensions>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "aep" => super::runtime::fill(&mut slot_0, &mut map, "aep")?,
-                        "type" => super::runtime::fill(&mut slot_1, &mut map, "type")?,
+                        "aep" => crate::runtime::fill(&mut slot_0, &mut map, "aep")?,
+                        "type" => crate::runtime::fill(&mut slot_1, &mut map, "type")?,
                         "severity" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "severity")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "severity")?
                         }
                         "capture" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "capture")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "capture")?
                         }
-                        "data" => super::runtime::fill(&mut slot_4, &mut map, "data")?,
-                        "trace" => super::runtime::fill(&mut slot_5, &mut map, "trace")?,
+                        "data" => crate::runtime::fill(&mut slot_4, &mut map, "data")?,
+                        "trace" => crate::runtime::fill(&mut slot_5, &mut map, "trace")?,
                         _ => keep_extension(&mut extensions, key, &mut map)?,
                     }
                 }
                 Ok(Event {
-                    aep: super::runtime::required(slot_0, "aep")?,
-                    type_: super::runtime::required(slot_1, "type")?,
+                    aep: crate::runtime::required(slot_0, "aep")?,
+                    type_: crate::runtime::required(slot_1, "type")?,
                     severity: slot_2,
                     capture: slot_3,
                     data: slot_4,
@@ -159,7 +159,7 @@ impl<'de> serde::Deserialize<'de> for EventAep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["9.9"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["9.9"], |s| s.parse().ok())
     }
 }
 
@@ -182,13 +182,13 @@ impl std::fmt::Display for EventAep {
 }
 
 impl std::str::FromStr for EventAep {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "9.9" => Ok(EventAep::V99),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`EventAep` value",
                     value: s.to_owned(),
                 })
@@ -206,7 +206,7 @@ pub struct EventTrace {
     /// `tid`, optional, capture `some`, pattern `^[0-9a-f]{4}$`.
     pub tid: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl EventTrace {
@@ -221,18 +221,18 @@ impl EventTrace {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.tid {
             v.key("tid");
-            static PATTERN: std::sync::LazyLock<super::runtime::Regex> = std::sync::LazyLock::new(||
+            static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
             {
-                super::runtime::Regex::new("^[0-9a-f]{4}$")
+                crate::runtime::Regex::new("^[0-9a-f]{4}$")
                     .expect("the generator checked the pattern")
             });
 
@@ -256,7 +256,7 @@ impl EventTrace {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -277,10 +277,10 @@ impl serde::Serialize for EventTrace {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["tid"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["tid"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.tid {
-            super::runtime::entry(&mut map, "tid", value)?;
+            crate::runtime::entry(&mut map, "tid", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -307,11 +307,11 @@ impl<'de> serde::Deserialize<'de> for EventTrace {
                 mut map: A,
             ) -> Result<EventTrace, A::Error> {
                 let mut slot_0: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "tid" => super::runtime::fill(&mut slot_0, &mut map, "tid")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "tid" => crate::runtime::fill(&mut slot_0, &mut map, "tid")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(EventTrace { tid: slot_0, extra })
@@ -426,7 +426,7 @@ pub struct ExtensionName(String);
 
 impl ExtensionName {
     /// Checks `name` against the envelope's naming rule.
-    pub fn new(name: impl Into<String>) -> Result<ExtensionName, super::runtime::Error> {
+    pub fn new(name: impl Into<String>) -> Result<ExtensionName, crate::runtime::Error> {
         let name = name.into();
         ExtensionName::check(&name)?;
         Ok(ExtensionName(name))
@@ -434,14 +434,14 @@ impl ExtensionName {
 
     /// Checks `name` against the envelope's naming rule without
     /// allocating unless it breaks it.
-    pub(crate) fn check(name: &str) -> Result<(), super::runtime::Error> {
-        static PATTERN: LazyLock<super::runtime::Regex> = LazyLock::new(|| {
-            super::runtime::Regex::new("^[a-z]{1,8}$")
+    pub(crate) fn check(name: &str) -> Result<(), crate::runtime::Error> {
+        static PATTERN: LazyLock<crate::runtime::Regex> = LazyLock::new(|| {
+            crate::runtime::Regex::new("^[a-z]{1,8}$")
                 .expect("the generator checked the pattern")
         });
 
         if CORE_ATTRIBUTES.contains(&name) || !PATTERN.is_match(name) {
-            return Err(super::runtime::Error::ExtensionName {
+            return Err(crate::runtime::Error::ExtensionName {
                 name: name.to_owned(),
                 reason: "must match `^[a-z]{1,8}$` and not be a core attribute"
                     .to_owned(),
@@ -480,7 +480,7 @@ impl<'de> serde::Deserialize<'de> for ExtensionName {
 /// Keeps one extension attribute, refusing a bad name, a non-scalar value or a duplicate.
 fn keep_extension<'de, A: serde::de::MapAccess<'de>>(
     extensions: &mut Extensions,
-    key: super::runtime::Key<'de>,
+    key: crate::runtime::Key<'de>,
     map: &mut A,
 ) -> Result<(), A::Error> {
     let name = ExtensionName::new(key.into_string()).map_err(serde::de::Error::custom)?;
@@ -509,10 +509,10 @@ impl Event {
 
     /// Decodes an event from JSON text. Unlike `serde_json::from_str`,
     /// a failure names the offending attribute by its JSON Pointer
-    /// ([`Error::pointer`](super::runtime::Error::pointer)), as a
+    /// ([`Error::pointer`](crate::runtime::Error::pointer)), as a
     /// payload error does.
-    pub fn from_json(text: &str) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event_str(text)
+    pub fn from_json(text: &str) -> Result<Event, crate::runtime::Error> {
+        crate::runtime::decode_event_str(text)
     }
 
     /// Decodes an event and its typed payload from JSON text:
@@ -525,22 +525,22 @@ impl Event {
     /// envelope need not outlive the text.
     pub fn decode_typed(
         text: &str,
-    ) -> Result<(Event, super::payload::Payload), super::runtime::Error> {
+    ) -> Result<(Event, super::payload::Payload), crate::runtime::Error> {
         let event = Event::from_json(text)?;
         let payload = event.payload()?;
         Ok((event, payload))
     }
 
     /// Decodes an event from JSON bytes, as [`from_json`](Event::from_json).
-    pub fn from_slice(bytes: &[u8]) -> Result<Event, super::runtime::Error> {
-        super::runtime::decode_event(bytes)
+    pub fn from_slice(bytes: &[u8]) -> Result<Event, crate::runtime::Error> {
+        crate::runtime::decode_event(bytes)
     }
 
     /// The typed payload chosen by the event's type. A type without
     /// a payload schema (reserved, vendor `x.*`, or unknown) gives
     /// [`Payload::Untyped`](super::payload::Payload::Untyped) with
     /// the data as it is. Absent `data` reads as an empty object.
-    pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+    pub fn payload(&self) -> Result<super::payload::Payload, crate::runtime::Error> {
         super::payload::Payload::from_data(&self.type_, self.data.as_ref())
     }
 
@@ -553,7 +553,7 @@ impl Event {
     /// and [`validate_capture`](Event::validate_capture) together,
     /// decoding the payload once. Every violation is listed with its
     /// JSON Pointer from the event root.
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
         self.check(true, true)
     }
 
@@ -562,8 +562,8 @@ impl Event {
     /// rules, without decoding `data`. This is what a relay checks
     /// before it admits an event (AEP-0003 §3.2: envelope
     /// validation); payloads are open and the consumer's concern.
-    pub fn validate_envelope(&self) -> Result<(), super::runtime::Violations> {
-        let mut v = super::runtime::Validator::new();
+    pub fn validate_envelope(&self) -> Result<(), crate::runtime::Violations> {
+        let mut v = crate::runtime::Validator::new();
         self.validate_into(&mut v);
         v.finish().into_result()
     }
@@ -573,7 +573,7 @@ impl Event {
     /// bounds, the scoping rules, and the payload's own rules. Every
     /// violation is listed with its JSON Pointer from the event root.
     /// Absent `data` is valid (an event down-levelled to `none` has none).
-    pub fn validate_schema(&self) -> Result<(), super::runtime::Violations> {
+    pub fn validate_schema(&self) -> Result<(), crate::runtime::Violations> {
         self.check(true, false)
     }
 
@@ -585,7 +585,7 @@ impl Event {
     /// check. Data that does not decode cannot be classified and
     /// fails the check with one violation at `/data` (the decode
     /// error itself is [`validate_schema`](Event::validate_schema)'s).
-    pub fn validate_capture(&self) -> Result<(), super::runtime::Violations> {
+    pub fn validate_capture(&self) -> Result<(), crate::runtime::Violations> {
         self.check(false, true)
     }
 
@@ -593,8 +593,8 @@ impl Event {
         &self,
         schema: bool,
         capture: bool,
-    ) -> Result<(), super::runtime::Violations> {
-        let mut v = super::runtime::Validator::new();
+    ) -> Result<(), crate::runtime::Violations> {
+        let mut v = crate::runtime::Validator::new();
         if schema {
             self.validate_into(&mut v);
         }
@@ -632,7 +632,7 @@ impl Event {
 
     /// A copy of the event with `data` replaced (cheaper than
     /// cloning the event and then replacing its `data`).
-    pub fn with_data(&self, data: Option<super::runtime::Data>) -> Event {
+    pub fn with_data(&self, data: Option<crate::runtime::Data>) -> Event {
         Event {
             aep: self.aep,
             type_: self.type_.clone(),

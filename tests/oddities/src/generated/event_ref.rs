@@ -34,13 +34,13 @@ impl<'a> EventRef<'a> {
     /// Decodes an event from JSON text, borrowing from it. A
     /// failure names the offending attribute by its JSON Pointer,
     /// as [`Event::from_json`](super::envelope::Event::from_json) does.
-    pub fn from_json(text: &'a str) -> Result<EventRef<'a>, super::runtime::Error> {
-        super::runtime::decode_event_str(text)
+    pub fn from_json(text: &'a str) -> Result<EventRef<'a>, crate::runtime::Error> {
+        crate::runtime::decode_event_str(text)
     }
 
     /// Decodes an event from UTF-8 JSON bytes, as [`from_json`](EventRef::from_json).
-    pub fn from_slice(bytes: &'a [u8]) -> Result<EventRef<'a>, super::runtime::Error> {
-        super::runtime::decode_event(bytes)
+    pub fn from_slice(bytes: &'a [u8]) -> Result<EventRef<'a>, crate::runtime::Error> {
+        crate::runtime::decode_event(bytes)
     }
 
     /// `aep` (required), as decoded.
@@ -90,7 +90,7 @@ impl<'a> EventRef<'a> {
 
     /// The typed payload chosen by the event's type, as
     /// [`Event::payload`](super::envelope::Event::payload) gives it.
-    pub fn payload(&self) -> Result<super::payload::Payload, super::runtime::Error> {
+    pub fn payload(&self) -> Result<super::payload::Payload, crate::runtime::Error> {
         super::payload::Payload::from_raw(&self.type_, self.data)
     }
 
@@ -102,7 +102,7 @@ impl<'a> EventRef<'a> {
     /// [`payload`](EventRef::payload), would.
     pub fn decode_typed(
         text: &'a str,
-    ) -> Result<(EventRef<'a>, super::payload::Payload), super::runtime::Error> {
+    ) -> Result<(EventRef<'a>, super::payload::Payload), crate::runtime::Error> {
         let event = EventRef::from_json(text)?;
         let payload = event.payload()?;
         Ok((event, payload))
@@ -116,7 +116,7 @@ impl<'a> EventRef<'a> {
             type_: String::from(&*self.type_),
             severity: self.severity,
             capture: self.capture,
-            data: self.data.map(super::runtime::Data::from_raw),
+            data: self.data.map(crate::runtime::Data::from_raw),
             trace: self.trace.clone(),
             extensions: self.extensions.to_owned(),
         }
@@ -157,36 +157,36 @@ impl<'de> serde::Deserialize<'de> for EventRef<'de> {
                 let mut slot_4: Option<&'de RawValue> = None;
                 let mut slot_5: Option<super::envelope::EventTrace> = None;
                 let mut extensions = ExtensionsRef::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "aep" => super::runtime::fill(&mut slot_0, &mut map, "aep")?,
+                        "aep" => crate::runtime::fill(&mut slot_0, &mut map, "aep")?,
                         "type" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Str<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Str<'de>,
                                 _,
                                 _,
                             >(&mut slot_1, &mut map, "type")?
                         }
                         "severity" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "severity")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "severity")?
                         }
                         "capture" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "capture")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "capture")?
                         }
                         "data" => {
-                            super::runtime::fill_as::<
-                                super::runtime::RawData<'de>,
+                            crate::runtime::fill_as::<
+                                crate::runtime::RawData<'de>,
                                 _,
                                 _,
                             >(&mut slot_4, &mut map, "data")?
                         }
-                        "trace" => super::runtime::fill(&mut slot_5, &mut map, "trace")?,
+                        "trace" => crate::runtime::fill(&mut slot_5, &mut map, "trace")?,
                         _ => extensions.keep(key, &mut map)?,
                     }
                 }
                 Ok(EventRef {
-                    aep: super::runtime::required(slot_0, "aep")?,
-                    type_: super::runtime::required(slot_1, "type")?,
+                    aep: crate::runtime::required(slot_0, "aep")?,
+                    type_: crate::runtime::required(slot_1, "type")?,
                     severity: slot_2,
                     capture: slot_3,
                     data: slot_4,
@@ -252,7 +252,7 @@ impl<'a> ExtensionsRef<'a> {
     /// value or a duplicate, in that order (as `Event` does).
     fn keep<A: serde::de::MapAccess<'a>>(
         &mut self,
-        key: super::runtime::Key<'a>,
+        key: crate::runtime::Key<'a>,
         map: &mut A,
     ) -> Result<(), A::Error> {
         super::envelope::ExtensionName::check(key.as_str())

@@ -3,7 +3,6 @@
 
 //! The AEP registry as Rust types.
 
-pub(crate) mod runtime;
 mod registry;
 mod envelope;
 mod event_ref;
@@ -12,7 +11,7 @@ pub mod capture;
 pub mod odd_names;
 pub mod odd_shapes;
 
-pub use runtime::{pointer_token, Data, Error, Object, Violation, Violations};
+pub use crate::runtime::{pointer_token, Data, Error, Object, Violation, Violations};
 pub use registry::*;
 pub use envelope::{
     Event, ExtensionName, ExtensionValue, Extensions, CORE_ATTRIBUTES, EventAep,

@@ -36,7 +36,7 @@ pub struct OddNames {
     /// `local`, optional, capture `some`.
     pub local: Option<super::odd_names::LocalThing>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl OddNames {
@@ -63,13 +63,13 @@ impl OddNames {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.local {
             v.key("local");
             value.validate_into(v);
@@ -107,7 +107,7 @@ impl OddNames {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::None > level {
@@ -200,7 +200,7 @@ impl serde::Serialize for OddNames {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -223,44 +223,44 @@ impl serde::Serialize for OddNames {
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.type_;
-            super::runtime::entry(&mut map, "type", value)?;
+            crate::runtime::entry(&mut map, "type", value)?;
         }
         {
             let value = &self.self_;
-            super::runtime::entry(&mut map, "self", value)?;
+            crate::runtime::entry(&mut map, "self", value)?;
         }
         if let Some(value) = &self.match_ {
-            super::runtime::entry(&mut map, "match", value)?;
+            crate::runtime::entry(&mut map, "match", value)?;
         }
         if let Some(value) = &self.gen_ai_usage_input_tokens {
-            super::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
+            crate::runtime::entry(&mut map, "gen_ai.usage.input_tokens", value)?;
         }
         if let Some(value) = &self.content_type {
-            super::runtime::entry(&mut map, "content-type", value)?;
+            crate::runtime::entry(&mut map, "content-type", value)?;
         }
         if let Some(value) = &self.with_space {
-            super::runtime::entry(&mut map, "with space", value)?;
+            crate::runtime::entry(&mut map, "with space", value)?;
         }
         if let Some(value) = &self._2fa {
-            super::runtime::entry(&mut map, "2fa", value)?;
+            crate::runtime::entry(&mut map, "2fa", value)?;
         }
         if let Some(value) = &self.private {
-            super::runtime::entry(&mut map, "_private", value)?;
+            crate::runtime::entry(&mut map, "_private", value)?;
         }
         if let Some(value) = &self.dollar {
-            super::runtime::entry(&mut map, "$dollar", value)?;
+            crate::runtime::entry(&mut map, "$dollar", value)?;
         }
         if let Some(value) = &self.mixed_case_name {
-            super::runtime::entry(&mut map, "Mixed-Case.Name", value)?;
+            crate::runtime::entry(&mut map, "Mixed-Case.Name", value)?;
         }
         if let Some(value) = &self.odd_values {
-            super::runtime::entry(&mut map, "odd values", value)?;
+            crate::runtime::entry(&mut map, "odd values", value)?;
         }
         if let Some(value) = &self.fixed {
-            super::runtime::entry(&mut map, "fixed", value)?;
+            crate::runtime::entry(&mut map, "fixed", value)?;
         }
         if let Some(value) = &self.local {
-            super::runtime::entry(&mut map, "local", value)?;
+            crate::runtime::entry(&mut map, "local", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -299,56 +299,56 @@ impl<'de> serde::Deserialize<'de> for OddNames {
                 let mut slot_10: Option<super::odd_names::OddValues> = None;
                 let mut slot_11: Option<super::odd_names::Fixed> = None;
                 let mut slot_12: Option<super::odd_names::LocalThing> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "type" => super::runtime::fill(&mut slot_0, &mut map, "type")?,
-                        "self" => super::runtime::fill(&mut slot_1, &mut map, "self")?,
+                        "type" => crate::runtime::fill(&mut slot_0, &mut map, "type")?,
+                        "self" => crate::runtime::fill(&mut slot_1, &mut map, "self")?,
                         "match" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Integer,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Integer,
                                 _,
                                 _,
                             >(&mut slot_2, &mut map, "match")?
                         }
                         "gen_ai.usage.input_tokens" => {
-                            super::runtime::fill_as::<
-                                super::runtime::Unsigned,
+                            crate::runtime::fill_as::<
+                                crate::runtime::Unsigned,
                                 _,
                                 _,
                             >(&mut slot_3, &mut map, "gen_ai.usage.input_tokens")?
                         }
                         "content-type" => {
-                            super::runtime::fill(&mut slot_4, &mut map, "content-type")?
+                            crate::runtime::fill(&mut slot_4, &mut map, "content-type")?
                         }
                         "with space" => {
-                            super::runtime::fill(&mut slot_5, &mut map, "with space")?
+                            crate::runtime::fill(&mut slot_5, &mut map, "with space")?
                         }
-                        "2fa" => super::runtime::fill(&mut slot_6, &mut map, "2fa")?,
+                        "2fa" => crate::runtime::fill(&mut slot_6, &mut map, "2fa")?,
                         "_private" => {
-                            super::runtime::fill(&mut slot_7, &mut map, "_private")?
+                            crate::runtime::fill(&mut slot_7, &mut map, "_private")?
                         }
                         "$dollar" => {
-                            super::runtime::fill(&mut slot_8, &mut map, "$dollar")?
+                            crate::runtime::fill(&mut slot_8, &mut map, "$dollar")?
                         }
                         "Mixed-Case.Name" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_9,
                                 &mut map,
                                 "Mixed-Case.Name",
                             )?
                         }
                         "odd values" => {
-                            super::runtime::fill(&mut slot_10, &mut map, "odd values")?
+                            crate::runtime::fill(&mut slot_10, &mut map, "odd values")?
                         }
-                        "fixed" => super::runtime::fill(&mut slot_11, &mut map, "fixed")?,
-                        "local" => super::runtime::fill(&mut slot_12, &mut map, "local")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "fixed" => crate::runtime::fill(&mut slot_11, &mut map, "fixed")?,
+                        "local" => crate::runtime::fill(&mut slot_12, &mut map, "local")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(OddNames {
-                    type_: super::runtime::required(slot_0, "type")?,
-                    self_: super::runtime::required(slot_1, "self")?,
+                    type_: crate::runtime::required(slot_0, "type")?,
+                    self_: crate::runtime::required(slot_1, "self")?,
                     match_: slot_2,
                     gen_ai_usage_input_tokens: slot_3,
                     content_type: slot_4,
@@ -403,7 +403,7 @@ impl<'de> serde::Deserialize<'de> for OddValues {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["", "2xx", "self", "match", "a.b", "Upper", "snake_case", "err", "ok"],
             |s| s.parse().ok(),
@@ -448,9 +448,9 @@ impl std::fmt::Display for OddValues {
 }
 
 impl std::str::FromStr for OddValues {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "" => Ok(OddValues::Empty),
             "2xx" => Ok(OddValues::V2xx),
@@ -462,7 +462,7 @@ impl std::str::FromStr for OddValues {
             "err" => Ok(OddValues::Err),
             "ok" => Ok(OddValues::Ok),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`OddValues` value",
                     value: s.to_owned(),
                 })
@@ -489,7 +489,7 @@ impl<'de> serde::Deserialize<'de> for Fixed {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["exactly this"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["exactly this"], |s| s.parse().ok())
     }
 }
 
@@ -512,13 +512,13 @@ impl std::fmt::Display for Fixed {
 }
 
 impl std::str::FromStr for Fixed {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "exactly this" => Ok(Fixed::ExactlyThis),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Fixed` value",
                     value: s.to_owned(),
                 })
@@ -534,7 +534,7 @@ pub struct LocalThing {
     /// `fn`, required, capture `some`.
     pub fn_: String,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl LocalThing {
@@ -549,13 +549,13 @@ impl LocalThing {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -571,7 +571,7 @@ impl LocalThing {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -587,11 +587,11 @@ impl serde::Serialize for LocalThing {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["fn"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["fn"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.fn_;
-            super::runtime::entry(&mut map, "fn", value)?;
+            crate::runtime::entry(&mut map, "fn", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -618,15 +618,15 @@ impl<'de> serde::Deserialize<'de> for LocalThing {
                 mut map: A,
             ) -> Result<LocalThing, A::Error> {
                 let mut slot_0: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "fn" => super::runtime::fill(&mut slot_0, &mut map, "fn")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "fn" => crate::runtime::fill(&mut slot_0, &mut map, "fn")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(LocalThing {
-                    fn_: super::runtime::required(slot_0, "fn")?,
+                    fn_: crate::runtime::required(slot_0, "fn")?,
                     extra,
                 })
             }

@@ -20,7 +20,7 @@ pub struct OddShapes {
     /// `matrix`, optional, capture `some`.
     pub matrix: Option<Vec<Vec<f64>>>,
     /// `free`, optional, capture `some`.
-    pub free: Option<Vec<super::runtime::Object>>,
+    pub free: Option<Vec<crate::runtime::Object>>,
     /// `object_or_string`, optional, capture `some`.
     pub object_or_string: Option<super::odd_shapes::ObjectOrString>,
     /// `string_or_integer`, optional, capture `some`.
@@ -38,7 +38,7 @@ pub struct OddShapes {
     /// `fancy_only`, optional, capture `some`.
     pub fancy_only: Option<String>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl OddShapes {
@@ -65,13 +65,13 @@ impl OddShapes {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.deep {
             v.key("deep");
             value.validate_into(v);
@@ -140,7 +140,7 @@ impl OddShapes {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -252,7 +252,7 @@ impl serde::Serialize for OddShapes {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<
+        crate::runtime::unclaimed::<
             S::Error,
         >(
             self.extra.keys(),
@@ -274,51 +274,51 @@ impl serde::Serialize for OddShapes {
         )?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.deep {
-            super::runtime::entry(&mut map, "deep", value)?;
+            crate::runtime::entry(&mut map, "deep", value)?;
         }
         if let Some(value) = &self.grid {
-            super::runtime::entry(&mut map, "grid", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "grid", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.numbers {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "numbers",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         if let Some(value) = &self.matrix {
-            super::runtime::entry(
+            crate::runtime::entry(
                 &mut map,
                 "matrix",
-                &super::runtime::AsNumbers(value),
+                &crate::runtime::AsNumbers(value),
             )?;
         }
         if let Some(value) = &self.free {
-            super::runtime::entry(&mut map, "free", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "free", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.object_or_string {
-            super::runtime::entry(&mut map, "object_or_string", value)?;
+            crate::runtime::entry(&mut map, "object_or_string", value)?;
         }
         if let Some(value) = &self.string_or_integer {
-            super::runtime::entry(&mut map, "string_or_integer", value)?;
+            crate::runtime::entry(&mut map, "string_or_integer", value)?;
         }
         if let Some(value) = &self.integer_or_number {
-            super::runtime::entry(&mut map, "integer_or_number", value)?;
+            crate::runtime::entry(&mut map, "integer_or_number", value)?;
         }
         if let Some(value) = &self.number_or_boolean {
-            super::runtime::entry(&mut map, "number_or_boolean", value)?;
+            crate::runtime::entry(&mut map, "number_or_boolean", value)?;
         }
         if let Some(value) = &self.anything_scalar {
-            super::runtime::entry(&mut map, "anything_scalar", value)?;
+            crate::runtime::entry(&mut map, "anything_scalar", value)?;
         }
         if let Some(value) = &self.tags {
-            super::runtime::entry(&mut map, "tags", &super::runtime::Items(value))?;
+            crate::runtime::entry(&mut map, "tags", &crate::runtime::Items(value))?;
         }
         if let Some(value) = &self.kind {
-            super::runtime::entry(&mut map, "kind", value)?;
+            crate::runtime::entry(&mut map, "kind", value)?;
         }
         if let Some(value) = &self.fancy_only {
-            super::runtime::entry(&mut map, "fancy_only", value)?;
+            crate::runtime::entry(&mut map, "fancy_only", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -348,7 +348,7 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
                 let mut slot_1: Option<Vec<Vec<super::odd_shapes::Grid>>> = None;
                 let mut slot_2: Option<Vec<f64>> = None;
                 let mut slot_3: Option<Vec<Vec<f64>>> = None;
-                let mut slot_4: Option<Vec<super::runtime::Object>> = None;
+                let mut slot_4: Option<Vec<crate::runtime::Object>> = None;
                 let mut slot_5: Option<super::odd_shapes::ObjectOrString> = None;
                 let mut slot_6: Option<super::odd_shapes::StringOrInteger> = None;
                 let mut slot_7: Option<super::odd_shapes::IntegerOrNumber> = None;
@@ -357,59 +357,59 @@ impl<'de> serde::Deserialize<'de> for OddShapes {
                 let mut slot_10: Option<Vec<super::odd_shapes::Tags>> = None;
                 let mut slot_11: Option<super::odd_shapes::Kind> = None;
                 let mut slot_12: Option<String> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "deep" => super::runtime::fill(&mut slot_0, &mut map, "deep")?,
-                        "grid" => super::runtime::fill(&mut slot_1, &mut map, "grid")?,
+                        "deep" => crate::runtime::fill(&mut slot_0, &mut map, "deep")?,
+                        "grid" => crate::runtime::fill(&mut slot_1, &mut map, "grid")?,
                         "numbers" => {
-                            super::runtime::fill(&mut slot_2, &mut map, "numbers")?
+                            crate::runtime::fill(&mut slot_2, &mut map, "numbers")?
                         }
                         "matrix" => {
-                            super::runtime::fill(&mut slot_3, &mut map, "matrix")?
+                            crate::runtime::fill(&mut slot_3, &mut map, "matrix")?
                         }
-                        "free" => super::runtime::fill(&mut slot_4, &mut map, "free")?,
+                        "free" => crate::runtime::fill(&mut slot_4, &mut map, "free")?,
                         "object_or_string" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_5,
                                 &mut map,
                                 "object_or_string",
                             )?
                         }
                         "string_or_integer" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_6,
                                 &mut map,
                                 "string_or_integer",
                             )?
                         }
                         "integer_or_number" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_7,
                                 &mut map,
                                 "integer_or_number",
                             )?
                         }
                         "number_or_boolean" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_8,
                                 &mut map,
                                 "number_or_boolean",
                             )?
                         }
                         "anything_scalar" => {
-                            super::runtime::fill(
+                            crate::runtime::fill(
                                 &mut slot_9,
                                 &mut map,
                                 "anything_scalar",
                             )?
                         }
-                        "tags" => super::runtime::fill(&mut slot_10, &mut map, "tags")?,
-                        "kind" => super::runtime::fill(&mut slot_11, &mut map, "kind")?,
+                        "tags" => crate::runtime::fill(&mut slot_10, &mut map, "tags")?,
+                        "kind" => crate::runtime::fill(&mut slot_11, &mut map, "kind")?,
                         "fancy_only" => {
-                            super::runtime::fill(&mut slot_12, &mut map, "fancy_only")?
+                            crate::runtime::fill(&mut slot_12, &mut map, "fancy_only")?
                         }
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(OddShapes {
@@ -442,7 +442,7 @@ pub struct Deep {
     /// `a`, optional, capture `some`.
     pub a: Option<super::odd_shapes::DeepA>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Deep {
@@ -457,13 +457,13 @@ impl Deep {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.a {
             v.key("a");
             value.validate_into(v);
@@ -489,7 +489,7 @@ impl Deep {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -516,10 +516,10 @@ impl serde::Serialize for Deep {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["a"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["a"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.a {
-            super::runtime::entry(&mut map, "a", value)?;
+            crate::runtime::entry(&mut map, "a", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -546,11 +546,11 @@ impl<'de> serde::Deserialize<'de> for Deep {
                 mut map: A,
             ) -> Result<Deep, A::Error> {
                 let mut slot_0: Option<super::odd_shapes::DeepA> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "a" => super::runtime::fill(&mut slot_0, &mut map, "a")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "a" => crate::runtime::fill(&mut slot_0, &mut map, "a")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Deep { a: slot_0, extra })
@@ -568,7 +568,7 @@ pub struct DeepA {
     /// `b`, optional, capture `some`.
     pub b: Option<super::odd_shapes::DeepAB>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl DeepA {
@@ -583,13 +583,13 @@ impl DeepA {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.b {
             v.key("b");
             value.validate_into(v);
@@ -615,7 +615,7 @@ impl DeepA {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -642,10 +642,10 @@ impl serde::Serialize for DeepA {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["b"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["b"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.b {
-            super::runtime::entry(&mut map, "b", value)?;
+            crate::runtime::entry(&mut map, "b", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -672,11 +672,11 @@ impl<'de> serde::Deserialize<'de> for DeepA {
                 mut map: A,
             ) -> Result<DeepA, A::Error> {
                 let mut slot_0: Option<super::odd_shapes::DeepAB> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "b" => super::runtime::fill(&mut slot_0, &mut map, "b")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "b" => crate::runtime::fill(&mut slot_0, &mut map, "b")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(DeepA { b: slot_0, extra })
@@ -694,7 +694,7 @@ pub struct DeepAB {
     /// `c`, optional, capture `some`.
     pub c: Option<super::odd_shapes::DeepABC>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl DeepAB {
@@ -709,13 +709,13 @@ impl DeepAB {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.c {
             v.key("c");
             value.validate_into(v);
@@ -741,7 +741,7 @@ impl DeepAB {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -768,10 +768,10 @@ impl serde::Serialize for DeepAB {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["c"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["c"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.c {
-            super::runtime::entry(&mut map, "c", value)?;
+            crate::runtime::entry(&mut map, "c", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -798,11 +798,11 @@ impl<'de> serde::Deserialize<'de> for DeepAB {
                 mut map: A,
             ) -> Result<DeepAB, A::Error> {
                 let mut slot_0: Option<super::odd_shapes::DeepABC> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "c" => super::runtime::fill(&mut slot_0, &mut map, "c")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "c" => crate::runtime::fill(&mut slot_0, &mut map, "c")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(DeepAB { c: slot_0, extra })
@@ -820,7 +820,7 @@ pub struct DeepABC {
     /// `d`, optional, capture `some`.
     pub d: Option<super::odd_shapes::DeepABCD>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl DeepABC {
@@ -835,13 +835,13 @@ impl DeepABC {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, v: &mut super::runtime::Validator) {
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
         if let Some(value) = &self.d {
             v.key("d");
             value.validate_into(v);
@@ -867,7 +867,7 @@ impl DeepABC {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -894,10 +894,10 @@ impl serde::Serialize for DeepABC {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["d"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["d"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.d {
-            super::runtime::entry(&mut map, "d", value)?;
+            crate::runtime::entry(&mut map, "d", value)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -924,11 +924,11 @@ impl<'de> serde::Deserialize<'de> for DeepABC {
                 mut map: A,
             ) -> Result<DeepABC, A::Error> {
                 let mut slot_0: Option<super::odd_shapes::DeepABCD> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "d" => super::runtime::fill(&mut slot_0, &mut map, "d")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "d" => crate::runtime::fill(&mut slot_0, &mut map, "d")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(DeepABC { d: slot_0, extra })
@@ -946,7 +946,7 @@ pub struct DeepABCD {
     /// `leaf`, optional, capture `some`.
     pub leaf: Option<f64>,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl DeepABCD {
@@ -961,13 +961,13 @@ impl DeepABCD {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -984,7 +984,7 @@ impl DeepABCD {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -1005,10 +1005,10 @@ impl serde::Serialize for DeepABCD {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["leaf"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["leaf"])?;
         let mut map = serializer.serialize_map(None)?;
         if let Some(value) = &self.leaf {
-            super::runtime::entry(&mut map, "leaf", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "leaf", &crate::runtime::AsNumbers(value))?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1035,11 +1035,11 @@ impl<'de> serde::Deserialize<'de> for DeepABCD {
                 mut map: A,
             ) -> Result<DeepABCD, A::Error> {
                 let mut slot_0: Option<f64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "leaf" => super::runtime::fill(&mut slot_0, &mut map, "leaf")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "leaf" => crate::runtime::fill(&mut slot_0, &mut map, "leaf")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(DeepABCD { leaf: slot_0, extra })
@@ -1057,7 +1057,7 @@ pub struct Grid {
     /// `x`, required, capture `some`.
     pub x: f64,
     /// Members the schema does not describe, kept as they came (payloads are open).
-    pub extra: super::runtime::Object,
+    pub extra: crate::runtime::Object,
 }
 
 impl Grid {
@@ -1072,13 +1072,13 @@ impl Grid {
     /// Checks the schema's validation keywords here and in nested
     /// values, listing every violation with its JSON Pointer (the
     /// shape is already guaranteed by the type).
-    pub fn validate(&self) -> Result<(), super::runtime::Violations> {
-        let mut validator = super::runtime::Validator::new();
+    pub fn validate(&self) -> Result<(), crate::runtime::Violations> {
+        let mut validator = crate::runtime::Validator::new();
         self.validate_into(&mut validator);
         validator.finish().into_result()
     }
 
-    pub(crate) fn validate_into(&self, _v: &mut super::runtime::Validator) {}
+    pub(crate) fn validate_into(&self, _v: &mut crate::runtime::Validator) {}
 
     /// Drops every member (nested ones too) whose capture level is
     /// above `level`; members the schema does not describe count as
@@ -1094,7 +1094,7 @@ impl Grid {
     /// the default level.
     pub(crate) fn capture_into(
         &self,
-        v: &mut super::runtime::Validator,
+        v: &mut crate::runtime::Validator,
         level: super::registry::Capture,
     ) {
         if super::registry::Capture::Some > level {
@@ -1110,11 +1110,11 @@ impl serde::Serialize for Grid {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
-        super::runtime::unclaimed::<S::Error>(self.extra.keys(), &["x"])?;
+        crate::runtime::unclaimed::<S::Error>(self.extra.keys(), &["x"])?;
         let mut map = serializer.serialize_map(None)?;
         {
             let value = &self.x;
-            super::runtime::entry(&mut map, "x", &super::runtime::AsNumbers(value))?;
+            crate::runtime::entry(&mut map, "x", &crate::runtime::AsNumbers(value))?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;
@@ -1141,15 +1141,15 @@ impl<'de> serde::Deserialize<'de> for Grid {
                 mut map: A,
             ) -> Result<Grid, A::Error> {
                 let mut slot_0: Option<f64> = None;
-                let mut extra = <super::runtime::Object>::default();
-                while let Some(key) = map.next_key::<super::runtime::Key<'de>>()? {
+                let mut extra = <crate::runtime::Object>::default();
+                while let Some(key) = map.next_key::<crate::runtime::Key<'de>>()? {
                     match key.as_str() {
-                        "x" => super::runtime::fill(&mut slot_0, &mut map, "x")?,
-                        _ => super::runtime::keep(&mut extra, key, &mut map)?,
+                        "x" => crate::runtime::fill(&mut slot_0, &mut map, "x")?,
+                        _ => crate::runtime::keep(&mut extra, key, &mut map)?,
                     }
                 }
                 Ok(Grid {
-                    x: super::runtime::required(slot_0, "x")?,
+                    x: crate::runtime::required(slot_0, "x")?,
                     extra,
                 })
             }
@@ -1163,13 +1163,13 @@ impl<'de> serde::Deserialize<'de> for Grid {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ObjectOrString {
     /// A JSON object.
-    Object(super::runtime::Object),
+    Object(crate::runtime::Object),
     /// A string.
     String(String),
 }
 
-impl From<super::runtime::Object> for ObjectOrString {
-    fn from(value: super::runtime::Object) -> ObjectOrString {
+impl From<crate::runtime::Object> for ObjectOrString {
+    fn from(value: crate::runtime::Object) -> ObjectOrString {
         ObjectOrString::Object(value)
     }
 }
@@ -1360,7 +1360,7 @@ impl serde::Serialize for IntegerOrNumber {
                 serde::Serialize::serialize(value, serializer)
             }
             IntegerOrNumber::Number(value) => {
-                super::runtime::Numbers::write(value, serializer)
+                crate::runtime::Numbers::write(value, serializer)
             }
         }
     }
@@ -1435,7 +1435,7 @@ impl serde::Serialize for NumberOrBoolean {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             NumberOrBoolean::Number(value) => {
-                super::runtime::Numbers::write(value, serializer)
+                crate::runtime::Numbers::write(value, serializer)
             }
             NumberOrBoolean::Boolean(value) => {
                 serde::Serialize::serialize(value, serializer)
@@ -1502,7 +1502,7 @@ pub enum AnythingScalar {
     /// A boolean.
     Boolean(bool),
     /// A JSON object.
-    Object(super::runtime::Object),
+    Object(crate::runtime::Object),
 }
 
 impl From<String> for AnythingScalar {
@@ -1535,8 +1535,8 @@ impl From<bool> for AnythingScalar {
     }
 }
 
-impl From<super::runtime::Object> for AnythingScalar {
-    fn from(value: super::runtime::Object) -> AnythingScalar {
+impl From<crate::runtime::Object> for AnythingScalar {
+    fn from(value: crate::runtime::Object) -> AnythingScalar {
         AnythingScalar::Object(value)
     }
 }
@@ -1551,7 +1551,7 @@ impl serde::Serialize for AnythingScalar {
                 serde::Serialize::serialize(value, serializer)
             }
             AnythingScalar::Number(value) => {
-                super::runtime::Numbers::write(value, serializer)
+                crate::runtime::Numbers::write(value, serializer)
             }
             AnythingScalar::Boolean(value) => {
                 serde::Serialize::serialize(value, serializer)
@@ -1658,7 +1658,7 @@ impl<'de> serde::Deserialize<'de> for Tags {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["x", "y"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["x", "y"], |s| s.parse().ok())
     }
 }
 
@@ -1682,14 +1682,14 @@ impl std::fmt::Display for Tags {
 }
 
 impl std::str::FromStr for Tags {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "x" => Ok(Tags::X),
             "y" => Ok(Tags::Y),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Tags` value",
                     value: s.to_owned(),
                 })
@@ -1718,7 +1718,7 @@ impl<'de> serde::Deserialize<'de> for Kind {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["plain", "fancy"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["plain", "fancy"], |s| s.parse().ok())
     }
 }
 
@@ -1742,14 +1742,14 @@ impl std::fmt::Display for Kind {
 }
 
 impl std::str::FromStr for Kind {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "plain" => Ok(Kind::Plain),
             "fancy" => Ok(Kind::Fancy),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Kind` value",
                     value: s.to_owned(),
                 })

@@ -30,7 +30,7 @@ impl<'de> serde::Deserialize<'de> for RegisteredType {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["odd.names", "odd.shapes", "odd.reserved"],
             |s| s.parse().ok(),
@@ -63,15 +63,15 @@ impl std::fmt::Display for RegisteredType {
 }
 
 impl std::str::FromStr for RegisteredType {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "odd.names" => Ok(RegisteredType::OddNames),
             "odd.shapes" => Ok(RegisteredType::OddShapes),
             "odd.reserved" => Ok(RegisteredType::OddReserved),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`RegisteredType` value",
                     value: s.to_owned(),
                 })
@@ -104,7 +104,7 @@ impl<'de> serde::Deserialize<'de> for Status {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["mandatory", "optional", "reserved"],
             |s| s.parse().ok(),
@@ -133,15 +133,15 @@ impl std::fmt::Display for Status {
 }
 
 impl std::str::FromStr for Status {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "mandatory" => Ok(Status::Mandatory),
             "optional" => Ok(Status::Optional),
             "reserved" => Ok(Status::Reserved),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Status` value",
                     value: s.to_owned(),
                 })
@@ -174,7 +174,7 @@ impl<'de> serde::Deserialize<'de> for Scope {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["session", "agent", "command"],
             |s| s.parse().ok(),
@@ -203,15 +203,15 @@ impl std::fmt::Display for Scope {
 }
 
 impl std::str::FromStr for Scope {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "session" => Ok(Scope::Session),
             "agent" => Ok(Scope::Agent),
             "command" => Ok(Scope::Command),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Scope` value",
                     value: s.to_owned(),
                 })
@@ -281,7 +281,7 @@ impl<'de> serde::Deserialize<'de> for Category {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["odd"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["odd"], |s| s.parse().ok())
     }
 }
 
@@ -304,13 +304,13 @@ impl std::fmt::Display for Category {
 }
 
 impl std::str::FromStr for Category {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "odd" => Ok(Category::Odd),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Category` value",
                     value: s.to_owned(),
                 })
@@ -343,7 +343,7 @@ impl<'de> serde::Deserialize<'de> for CategoryScope {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["session", "agent", "any"],
             |s| s.parse().ok(),
@@ -376,15 +376,15 @@ impl std::fmt::Display for CategoryScope {
 }
 
 impl std::str::FromStr for CategoryScope {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "session" => Ok(CategoryScope::Session),
             "agent" => Ok(CategoryScope::Agent),
             "any" => Ok(CategoryScope::Any),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`CategoryScope` value",
                     value: s.to_owned(),
                 })
@@ -436,7 +436,7 @@ impl<'de> serde::Deserialize<'de> for Severity {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["low", "high"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["low", "high"], |s| s.parse().ok())
     }
 }
 
@@ -460,14 +460,14 @@ impl std::fmt::Display for Severity {
 }
 
 impl std::str::FromStr for Severity {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "low" => Ok(Severity::Low),
             "high" => Ok(Severity::High),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Severity` value",
                     value: s.to_owned(),
                 })
@@ -555,7 +555,7 @@ impl<'de> serde::Deserialize<'de> for Capture {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(
+        crate::runtime::enum_value(
             deserializer,
             &["none", "some", "all"],
             |s| s.parse().ok(),
@@ -584,15 +584,15 @@ impl std::fmt::Display for Capture {
 }
 
 impl std::str::FromStr for Capture {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "none" => Ok(Capture::None),
             "some" => Ok(Capture::Some),
             "all" => Ok(Capture::All),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`Capture` value",
                     value: s.to_owned(),
                 })
@@ -651,7 +651,7 @@ impl<'de> serde::Deserialize<'de> for NackReason {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        super::runtime::enum_value(deserializer, &["no"], |s| s.parse().ok())
+        crate::runtime::enum_value(deserializer, &["no"], |s| s.parse().ok())
     }
 }
 
@@ -674,13 +674,13 @@ impl std::fmt::Display for NackReason {
 }
 
 impl std::str::FromStr for NackReason {
-    type Err = super::runtime::Error;
+    type Err = crate::runtime::Error;
 
-    fn from_str(s: &str) -> Result<Self, super::runtime::Error> {
+    fn from_str(s: &str) -> Result<Self, crate::runtime::Error> {
         match s {
             "no" => Ok(NackReason::No),
             _ => {
-                Err(super::runtime::Error::UnknownValue {
+                Err(crate::runtime::Error::UnknownValue {
                     expected: "`NackReason` value",
                     value: s.to_owned(),
                 })
