@@ -1,20 +1,17 @@
 //! Byte budgets: what queues hold, per queue and across the relay.
 //!
-//! A [`Budget`] counts the bytes its queues hold. Bytes are charged as a
+//! A [`Budget`] counts bytes and bounds them. Bytes are charged as a
 //! [`Charge`] travels into a queue with what it stands for, and given
 //! back when the charge is dropped: when the item is taken from the
 //! queue, or when the queue goes away with it. The charge is the one
 //! place that adds and subtracts, so a budget cannot drift.
 //!
-//! A queue's own budget may sit within a shared one (each consumer's
-//! `--queue-bytes` within the relay's `--max-queued-bytes`): a charge
-//! then counts against both. It is refused when it would pass the queue's
-//! own bound, or, as its [`Shared`] rule says, the shared one. A consumer
-//! that kept up (its queue empty when the batch began) is bound by its
-//! own budget only for that batch, so one batch never cuts off a
-//! consumer that reads for what the others left unread; the events such
-//! queues hold are the batch's, shared with every queue. A command is
-//! bound by both always (refused `busy`, its sender sends it again).
+//! Items that many queues share (an event delivered to every consumer
+//! whose filter it passes) are counted in the relay's budget for all
+//! queues once, however many queues hold them: a [`Share`] of the item
+//! counts it when it is the first, and gives it back when the last is
+//! dropped, so that budget is the memory the queues keep alive. A queue's
+//! own budget counts each delivery it holds.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,62 +23,33 @@ use crate::server::Throttle;
 /// are counted, and the count is logged with the next one.
 pub(crate) const WARN_INTERVAL: Duration = Duration::from_secs(10);
 
-/// Bytes held in queues, and their bound.
+/// Bytes held, and their bound.
 #[derive(Debug)]
 pub(crate) struct Budget {
     held: AtomicUsize,
     max: usize,
-    /// The shared budget this one is within.
-    within: Option<Arc<Budget>>,
     warnings: Mutex<Throttle>,
-}
-
-/// How a charge meets the shared budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shared {
-    /// Bound by it unless this queue holds nothing.
-    UnlessEmpty,
-    /// Counted in it, never refused by it.
-    Exempt,
-    /// Bound by it, whatever this queue holds.
-    Always,
-}
-
-/// Which bound a charge would have passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Over {
-    /// The queue's own.
-    Own,
-    /// The shared one it is within.
-    Shared,
 }
 
 impl Default for Budget {
     /// No bound.
     fn default() -> Budget {
-        Budget::with(usize::MAX, None)
+        Budget::with(usize::MAX)
     }
 }
 
 impl Budget {
-    fn with(max: usize, within: Option<Arc<Budget>>) -> Budget {
+    fn with(max: usize) -> Budget {
         Budget {
             held: AtomicUsize::new(0),
             max,
-            within,
             warnings: Mutex::new(Throttle::new(WARN_INTERVAL)),
         }
     }
 
     /// A budget of `max` bytes.
     pub fn new(max: usize) -> Arc<Budget> {
-        Arc::new(Budget::with(max, None))
-    }
-
-    /// A budget of `max` bytes within `shared` (which is within none).
-    pub fn within(shared: &Arc<Budget>, max: usize) -> Arc<Budget> {
-        debug_assert!(shared.within.is_none(), "one level of sharing");
-        Arc::new(Budget::with(max, Some(shared.clone())))
+        Arc::new(Budget::with(max))
     }
 
     /// The bytes held now.
@@ -89,22 +57,17 @@ impl Budget {
         self.held.load(Ordering::Acquire)
     }
 
-    /// The shared budget this one is within.
-    pub fn shared(&self) -> Option<&Arc<Budget>> {
-        self.within.as_ref()
-    }
-
     /// The bound.
     pub fn max(&self) -> usize {
         self.max
     }
 
-    /// Adds `size` unless that passes the bound (an empty budget takes
+    /// Adds `size` unless that passes `limit` (an empty budget takes
     /// anything); `Some(what it held before)` when added. One atomic add,
     /// and one subtract on refusal.
-    fn add(&self, size: usize) -> Option<usize> {
+    fn add(&self, size: usize, limit: usize) -> Option<usize> {
         let held = self.held.fetch_add(size, Ordering::AcqRel);
-        if held > 0 && held.saturating_add(size) > self.max {
+        if held > 0 && held.saturating_add(size) > limit {
             self.held.fetch_sub(size, Ordering::AcqRel);
             return None;
         }
@@ -115,27 +78,27 @@ impl Budget {
         self.held.fetch_sub(size, Ordering::AcqRel);
     }
 
-    /// Charges `size` bytes to this budget and the one it is within, or
-    /// says which bound it would pass (and charges nothing). `rule` says
-    /// when the shared one may refuse it.
-    pub fn charge(self: &Arc<Budget>, size: usize, rule: Shared) -> Result<Charge, Over> {
-        let Some(own) = self.add(size) else {
-            return Err(Over::Own);
+    /// Charges `size` bytes unless that passes the bound (an empty budget
+    /// takes anything): the charge, and whether the budget held nothing
+    /// before it.
+    pub fn charge(self: &Arc<Budget>, size: usize) -> Option<(Charge, bool)> {
+        let before = self.add(size, self.max)?;
+        let charge = Charge {
+            budget: self.clone(),
+            size,
         };
-        if let Some(shared) = &self.within {
-            let exempt = match rule {
-                Shared::Exempt => true,
-                Shared::UnlessEmpty => own == 0,
-                Shared::Always => false,
-            };
-            if exempt {
-                shared.held.fetch_add(size, Ordering::AcqRel);
-            } else if shared.add(size).is_none() {
-                self.sub(size);
-                return Err(Over::Shared);
-            }
+        Some((charge, before == 0))
+    }
+
+    /// Charges `size` bytes unless that passes the bound, even when the
+    /// budget holds nothing.
+    pub fn charge_strict(self: &Arc<Budget>, size: usize) -> Option<Charge> {
+        let held = self.held.fetch_add(size, Ordering::AcqRel);
+        if held.saturating_add(size) > self.max {
+            self.held.fetch_sub(size, Ordering::AcqRel);
+            return None;
         }
-        Ok(Charge {
+        Some(Charge {
             budget: self.clone(),
             size,
         })
@@ -143,29 +106,14 @@ impl Budget {
 
     /// Adds `size` bytes unless that passes the bound (an empty budget
     /// takes anything): for a holder that keeps its own count and gives
-    /// it back with [`Budget::release`] (a budget within none).
+    /// it back with [`Budget::release`].
     pub fn reserve(&self, size: usize) -> bool {
-        debug_assert!(self.within.is_none());
-        self.add(size).is_some()
+        self.add(size, self.max).is_some()
     }
 
     /// Gives back `size` bytes taken by [`Budget::reserve`].
     pub fn release(&self, size: usize) {
         self.sub(size);
-    }
-
-    /// Counts `size` bytes in this budget whatever it holds: memory the
-    /// relay holds anyway (a delivery being written), so that the bound
-    /// keeps other queues from adding to it.
-    pub fn count(self: &Arc<Budget>, size: usize) -> Charge {
-        self.held.fetch_add(size, Ordering::AcqRel);
-        if let Some(shared) = &self.within {
-            shared.held.fetch_add(size, Ordering::AcqRel);
-        }
-        Charge {
-            budget: self.clone(),
-            size,
-        }
     }
 
     /// Whether a refusal at this budget may be logged now:
@@ -183,23 +131,82 @@ pub(crate) struct Charge {
     size: usize,
 }
 
-impl Charge {
-    /// The same bytes, counted in the shared budget only (never refused),
-    /// this one's own budget given them back. A charge to a budget within
-    /// none stays as it is.
-    pub fn counted_in_shared(self) -> Charge {
-        match self.budget.within.clone() {
-            Some(shared) => shared.count(self.size),
-            None => self,
-        }
-    }
-}
-
 impl Drop for Charge {
     fn drop(&mut self) {
         self.budget.sub(self.size);
-        if let Some(shared) = &self.budget.within {
-            shared.sub(self.size);
+    }
+}
+
+/// How many [`Share`]s of one item there are.
+#[derive(Debug, Default)]
+pub(crate) struct Holders(AtomicUsize);
+
+/// An item many queues may hold at once, counted once in a shared budget.
+pub(crate) trait Shareable {
+    /// Its shares.
+    fn holders(&self) -> &Holders;
+    /// The bytes it is counted as.
+    fn size(&self) -> usize;
+}
+
+/// One queue's hold on a shared item: the item is counted in the budget
+/// while any share of it is alive, once.
+#[derive(Debug)]
+pub(crate) struct Share<T: Shareable> {
+    item: Arc<T>,
+    budget: Arc<Budget>,
+}
+
+impl<T: Shareable> Share<T> {
+    /// A share of `item` in `budget`: free when the item is counted there
+    /// already, otherwise refused when counting it would take the budget
+    /// past `limit` (an empty budget takes anything). Every share of an
+    /// item must be of the same budget.
+    pub fn take(item: &Arc<T>, budget: &Arc<Budget>, limit: usize) -> Option<Share<T>> {
+        let holders = &item.holders().0;
+        let mut now = holders.load(Ordering::Acquire);
+        loop {
+            if now > 0 {
+                match holders.compare_exchange_weak(
+                    now,
+                    now + 1,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => break,
+                    Err(seen) => now = seen,
+                }
+                continue;
+            }
+            // The first share counts the item.
+            let size = item.size();
+            budget.add(size, limit)?;
+            match holders.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(seen) => {
+                    // Another share came first and counted it.
+                    budget.sub(size);
+                    now = seen;
+                }
+            }
+        }
+        Some(Share {
+            item: item.clone(),
+            budget: budget.clone(),
+        })
+    }
+
+    /// The item.
+    pub fn item(&self) -> &Arc<T> {
+        &self.item
+    }
+}
+
+impl<T: Shareable> Drop for Share<T> {
+    fn drop(&mut self) {
+        // The last share gives the item back.
+        if self.item.holders().0.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.budget.sub(self.item.size());
         }
     }
 }
@@ -210,54 +217,104 @@ mod tests {
 
     #[test]
     fn charges_are_given_back_once_when_dropped() {
-        let shared = Budget::new(100);
-        let a = Budget::within(&shared, 1000);
-        let b = Budget::within(&shared, 1000);
-        let one = a.charge(60, Shared::UnlessEmpty).unwrap();
-        let two = b.charge(40, Shared::UnlessEmpty).unwrap();
-        assert_eq!(shared.held(), 100);
-        // Past the shared bound, from a budget holding something:
-        // refused, nothing charged anywhere.
-        assert_eq!(b.charge(1, Shared::UnlessEmpty).unwrap_err(), Over::Shared);
-        assert_eq!((a.held(), b.held(), shared.held()), (60, 40, 100));
+        let budget = Budget::new(100);
+        let (one, empty) = budget.charge(60).unwrap();
+        assert!(empty);
+        let (two, empty) = budget.charge(40).unwrap();
+        assert!(!empty);
+        assert_eq!(budget.held(), 100);
+        // Past the bound: refused, nothing charged.
+        assert!(budget.charge(1).is_none());
+        assert_eq!(budget.held(), 100);
         drop(one);
-        assert_eq!((a.held(), shared.held()), (0, 40));
-        let three = a.charge(50, Shared::UnlessEmpty).unwrap();
+        assert_eq!(budget.held(), 40);
+        let three = budget.charge(50).unwrap();
         drop((two, three));
-        assert_eq!((a.held(), b.held(), shared.held()), (0, 0, 0));
+        assert_eq!(budget.held(), 0);
     }
 
     #[test]
     fn an_empty_budget_takes_one_item_of_any_size() {
-        let shared = Budget::new(10);
-        let a = Budget::within(&shared, 5);
-        let big = a.charge(1000, Shared::UnlessEmpty).unwrap();
-        assert_eq!(a.charge(1, Shared::UnlessEmpty).unwrap_err(), Over::Own);
-        // An empty queue takes one item past the shared bound; one that
-        // holds something does not.
-        let b = Budget::within(&shared, 5);
-        let first = b.charge(1, Shared::UnlessEmpty).unwrap();
-        assert_eq!(shared.held(), 1001);
-        assert_eq!(b.charge(1, Shared::UnlessEmpty).unwrap_err(), Over::Shared);
-        drop((big, first));
-        assert_eq!(shared.held(), 0);
+        let budget = Budget::new(5);
+        let big = budget.charge(1000).unwrap();
+        assert!(budget.charge(1).is_none());
+        drop(big);
+        // Unless the charge is strict.
+        assert!(budget.charge_strict(6).is_none());
+        let five = budget.charge_strict(5).unwrap();
+        assert!(budget.charge_strict(1).is_none());
+        drop(five);
+        assert_eq!(budget.held(), 0);
+        assert!(budget.reserve(1000));
+        assert!(!budget.reserve(1));
+        budget.release(1000);
+        assert_eq!(budget.held(), 0);
+    }
+
+    #[derive(Default)]
+    struct Item(Holders, usize);
+
+    impl Shareable for Item {
+        fn holders(&self) -> &Holders {
+            &self.0
+        }
+        fn size(&self) -> usize {
+            self.1
+        }
     }
 
     #[test]
-    fn an_exempt_charge_counts_but_is_never_refused_and_a_strict_one_always_may_be() {
-        let shared = Budget::new(10);
-        let a = Budget::within(&shared, 1000);
-        let kept_up = a.charge(8, Shared::Exempt).unwrap();
-        let more = a.charge(8, Shared::Exempt).unwrap();
-        assert_eq!(shared.held(), 16, "counted past the shared bound");
-        let b = Budget::within(&shared, 1000);
-        assert_eq!(
-            b.charge(1, Shared::Always).unwrap_err(),
-            Over::Shared,
-            "even empty"
-        );
-        drop((kept_up, more));
-        assert_eq!(shared.held(), 0);
-        assert!(b.charge(1, Shared::Always).is_ok());
+    fn a_shared_item_is_counted_once_while_any_share_of_it_lives() {
+        let budget = Budget::new(100);
+        let item = Arc::new(Item(Holders::default(), 60));
+        let a = Share::take(&item, &budget, 100).unwrap();
+        assert_eq!(budget.held(), 60);
+        // More shares cost nothing, even past the limit.
+        let b = Share::take(&item, &budget, 0).unwrap();
+        let c = Share::take(&item, &budget, 100).unwrap();
+        assert_eq!(budget.held(), 60);
+        // Another item is counted on its own, and refused past the limit.
+        let other = Arc::new(Item(Holders::default(), 50));
+        assert!(Share::take(&other, &budget, 100).is_none());
+        assert_eq!(budget.held(), 60, "a refusal counts nothing");
+        let other_share = Share::take(&other, &budget, 110).unwrap();
+        assert_eq!(budget.held(), 110);
+        drop((a, b));
+        assert_eq!(budget.held(), 110, "one share left");
+        drop(c);
+        assert_eq!(budget.held(), 50);
+        drop(other_share);
+        assert_eq!(budget.held(), 0);
+        // Counted again from nothing.
+        let again = Share::take(&item, &budget, 100).unwrap();
+        assert_eq!(budget.held(), 60);
+        drop(again);
+        assert_eq!(budget.held(), 0);
+    }
+
+    #[test]
+    fn shares_taken_and_dropped_on_many_threads_leave_nothing_counted() {
+        let budget = Budget::new(usize::MAX);
+        let items: Vec<Arc<Item>> = (1..=8)
+            .map(|n| Arc::new(Item(Holders::default(), n)))
+            .collect();
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for round in 0..2000 {
+                        let shares: Vec<_> = items
+                            .iter()
+                            .filter(|i| (round + i.1) % 3 != 0)
+                            .map(|i| Share::take(i, &budget, usize::MAX).unwrap())
+                            .collect();
+                        // At most one count per item and thread in a race.
+                        assert!(budget.held() <= 4 * 36);
+                        drop(shares);
+                    }
+                });
+            }
+        });
+        assert_eq!(budget.held(), 0);
+        assert!(items.iter().all(|i| i.0 .0.load(Ordering::Acquire) == 0));
     }
 }

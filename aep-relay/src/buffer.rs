@@ -307,7 +307,15 @@ impl Buffers {
     /// them are said (`exhausted`, with the earliest position still held),
     /// once, and the cursor goes on from what is held: never a silent
     /// skip.
+    #[cfg(test)]
     pub fn read(&self, cursor: &mut Cursor, max: usize) -> Read {
+        self.read_within(cursor, max, usize::MAX)
+    }
+
+    /// [`Buffers::read`], and events of at most `max_bytes` together (by
+    /// [`Stored::size`]), though always one: an event larger than that is
+    /// read alone.
+    pub fn read_within(&self, cursor: &mut Cursor, max: usize, max_bytes: usize) -> Read {
         let mut read = Read::default();
         if cursor.done {
             read.done = true;
@@ -339,18 +347,20 @@ impl Buffers {
             Some(after) => held.entries.partition_point(|(k, _)| *k <= after),
             None => 0,
         };
+        let (mut bytes, mut full) = (0usize, false);
         for (key, stored) in held.entries.range(start..) {
             if cursor.until.is_none_or(|until| *key > until) {
-                cursor.done = true;
                 break;
             }
-            if read.events.len() == max {
+            bytes = bytes.saturating_add(stored.size());
+            if read.events.len() == max || (!read.events.is_empty() && bytes > max_bytes) {
+                full = true;
                 break;
             }
             read.events.push(stored.clone());
             cursor.after = Some(*key);
         }
-        if read.events.len() < max {
+        if !full {
             cursor.done = true;
         }
         read.done = cursor.done;
@@ -546,6 +556,29 @@ mod tests {
             seqs(&b.replay("s", Some(Key::after(0, 0)))),
             [None, Some(1)]
         );
+    }
+
+    #[test]
+    fn a_cursor_reads_within_a_byte_bound_and_always_one_event() {
+        let mut b = Buffers::new(10, 10);
+        for seq in 0..5 {
+            b.admit(&stored("s", &format!("e{seq}"), 0, Some(seq)));
+        }
+        let size = b.replay("s", None).events[0].size();
+        let mut cursor = b.cursor("s", None);
+        let read = b.read_within(&mut cursor, 64, 2 * size + size / 2);
+        assert_eq!(read.events.len(), 2);
+        assert!(!read.done);
+        // A bound below one event still reads one.
+        let read = b.read_within(&mut cursor, 64, 1);
+        assert_eq!(
+            read.events.iter().map(|s| s.seq).collect::<Vec<_>>(),
+            [Some(2)]
+        );
+        assert!(!read.done);
+        let read = b.read_within(&mut cursor, 64, usize::MAX);
+        assert_eq!(read.events.len(), 2);
+        assert!(read.done);
     }
 
     #[test]

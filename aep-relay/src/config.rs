@@ -41,6 +41,14 @@ impl fmt::Debug for Token {
     }
 }
 
+/// What one connection may hold that no budget counts, at most: its read
+/// and write buffers (an HTTP connection's 64 KiB each way and a 16 KiB
+/// chunk of its SSE stream; a WebSocket's 16 KiB reads and two 16 KiB
+/// fragments written), the replay events it has read and not yet
+/// written (32 KiB), the first 8 KiB of what it keeps about itself, and
+/// its task and tables.
+pub const CONNECTION_BYTES: usize = 192 * 1024;
+
 /// A PEM certificate chain and private key for TLS.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
@@ -104,11 +112,11 @@ impl Default for Config {
             queue_soft: 1_024,
             queue_hard: 4_096,
             queue_bytes: 32 << 20,
-            max_queued_bytes: 256 << 20,
-            max_command_bytes: 64 << 20,
-            max_state_bytes: 64 << 20,
+            max_queued_bytes: 128 << 20,
+            max_command_bytes: 32 << 20,
+            max_state_bytes: 32 << 20,
             max_subscriptions: 64,
-            max_connections: 4_096,
+            max_connections: 1_024,
             ping_interval: Duration::from_secs(15),
             ping_timeout: Duration::from_secs(90),
             grace: Duration::from_secs(4),
@@ -215,20 +223,21 @@ impl Config {
         self
     }
 
-    /// Bytes queued toward all consumers together (default 256 MiB),
-    /// counted as [`Config::queue_bytes`] counts them: a delivery that
-    /// would take them past this cuts off the consumer it is for, as its
-    /// own `queue_bytes` would (one delivery of any size fits when no
-    /// consumer has anything queued). With `queue_bytes`, this bounds
-    /// what consumers that stopped reading keep alive, however many
-    /// connect.
+    /// Bytes of events queued toward all consumers together, and being
+    /// written to them (default 128 MiB), each event counted once however
+    /// many queues hold it: a delivery that would take them past this
+    /// cuts off the consumer it is for, as its own `queue_bytes` would.
+    /// A consumer that keeps up (its queue empty when the batch began)
+    /// may take them up to twice this, so one batch does not cut it off
+    /// for what others left unread. With `queue_bytes`, this bounds what
+    /// consumers that stopped reading keep alive, however many connect.
     pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
         self.max_queued_bytes = bytes;
         self
     }
 
     /// Bytes of commands waiting in all emitters' command queues together
-    /// (default 64 MiB; each connection's own queue holds at most 256
+    /// (default 32 MiB; each connection's own queue holds at most 256
     /// commands and 16 MiB): a command that would take them past this is
     /// refused `busy` to its sender, as at a full queue (one command of
     /// any size fits when none is waiting).
@@ -238,9 +247,10 @@ impl Config {
     }
 
     /// Bytes of what WebSocket connections keep about themselves, over
-    /// all of them (default 64 MiB): each one's `hello` (its
+    /// all of them (default 32 MiB): each one's `hello` (its
     /// declarations), subscriptions (ids and filters) and remembered
-    /// positions. Past it a `hello` is refused `busy` (close 1013), a
+    /// positions, beyond the first 8 KiB of hello and subscriptions each
+    /// connection has of its own. Past it a `hello` is refused `busy` (close 1013), a
     /// `subscribe` is refused `limit-exceeded`, and the oldest positions
     /// are forgotten (the `closing` frame counts them in `omitted`).
     pub fn max_state_bytes(mut self, bytes: usize) -> Self {
@@ -254,8 +264,9 @@ impl Config {
         self
     }
 
-    /// Connections served at once (default 4 096); more are closed on
-    /// accept.
+    /// Connections served at once (default 1 024); more are closed on
+    /// accept. Each may hold up to [`CONNECTION_BYTES`] that no budget
+    /// counts (see [`Config::worst_case_bytes`]).
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.max(1);
         self
@@ -425,6 +436,30 @@ impl Config {
         Ok(())
     }
 
+    /// The most memory clients holding the token can make the relay hold
+    /// with these limits, by the formula of the relay's documentation:
+    ///
+    /// ```text
+    /// max-buffered-bytes + 3 × max-inflight-bytes + 2 × max-queued-bytes
+    ///   + max-command-bytes + max-state-bytes + max-connections × 192 KiB
+    /// ```
+    ///
+    /// The process's own code, runtime and allocator come on top.
+    ///
+    /// ```
+    /// let worst = aep_relay::Config::default().worst_case_bytes();
+    /// assert!(worst < 1 << 30, "under 1 GiB with the defaults");
+    /// ```
+    pub fn worst_case_bytes(&self) -> u64 {
+        let bytes = |n: usize| n as u64;
+        bytes(self.max_buffered_bytes)
+            + 3 * bytes(self.max_inflight_bytes)
+            + 2 * bytes(self.max_queued_bytes)
+            + bytes(self.max_command_bytes)
+            + bytes(self.max_state_bytes)
+            + bytes(self.max_connections) * bytes(CONNECTION_BYTES)
+    }
+
     pub(crate) fn max_positions(&self) -> usize {
         self.max_from.unwrap_or(self.max_sessions)
     }
@@ -432,7 +467,7 @@ impl Config {
     /// One line for a start-up log: posture and limits, never the token.
     pub fn summary(&self) -> String {
         format!(
-            "auth {}, tls {}, buffer {}/session ({} B/session, {} B in all), max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{} ({} B/consumer, {} B in all), commands {} B in all, max-connections {}",
+            "auth {}, tls {}, buffer {}/session ({} B/session, {} B in all), max-sessions {}, max-body {} B, max-batch {}, max-from {}, max-frame {} B, queue {}/{} ({} B/consumer, {} B in all), commands {} B in all, max-connections {}; at most {} MiB held under attack",
             if self.token.is_some() {
                 "on (commands routed)"
             } else {
@@ -453,6 +488,7 @@ impl Config {
             self.max_queued_bytes,
             self.max_command_bytes,
             self.max_connections,
+            self.worst_case_bytes() >> 20,
         )
     }
 }

@@ -29,7 +29,7 @@ use aep::filter::Filter;
 use aep::{Capture, Event, EventRef, Severity};
 use tokio::sync::mpsc;
 
-use crate::budget::{Budget, Charge, Over, Shared, WARN_INTERVAL};
+use crate::budget::{Budget, Charge, Share, WARN_INTERVAL};
 use crate::metrics::Metrics;
 use crate::stored::Stored;
 
@@ -37,9 +37,10 @@ use crate::stored::Stored;
 pub(crate) type Delivery = (u64, Arc<Stored>);
 
 /// A delivery in its queue, with its bytes charged to the consumer's
-/// budget and the relay's: given back when it is taken, or dropped with
-/// the queue when the consumer goes away.
-type Queued = (u64, Arc<Stored>, Charge);
+/// budget and its event counted in the relay's (once, however many
+/// queues hold it): given back when it is taken and written, or dropped
+/// with the queue when the consumer goes away.
+type Queued = (u64, Charge, Share<Stored>);
 
 /// The receiving end a consumer connection reads deliveries from.
 pub(crate) struct Inbox {
@@ -64,24 +65,30 @@ impl Inbox {
 }
 
 /// A delivery taken from its queue. The queue has its bytes back (it is
-/// judged empty again), but they stay counted in the relay's budget for
-/// all queues until this is dropped, once the delivery is written: what a
-/// connection is writing is held in memory as surely as what waits, and
-/// may be an event the buffer has let go of.
+/// judged empty again), but its event stays counted in the relay's budget
+/// for all queues until this is dropped, once the delivery is written:
+/// what a connection is writing is held in memory as surely as what
+/// waits, and may be an event the buffer has let go of.
 pub(crate) struct Taken {
     /// Which subscription of the consumer.
     pub sub: u64,
     pub stored: Arc<Stored>,
-    _writing: Charge,
+    _writing: Share<Stored>,
 }
 
 impl Taken {
-    fn new((sub, stored, charge): Queued) -> Taken {
-        let writing = charge.counted_in_shared();
+    /// Its event's place in the relay's budget, for a delivery written
+    /// in pieces.
+    pub fn into_share(self) -> Share<Stored> {
+        self._writing
+    }
+
+    fn new((sub, charge, share): Queued) -> Taken {
+        drop(charge);
         Taken {
             sub,
-            stored,
-            _writing: writing,
+            stored: share.item().clone(),
+            _writing: share,
         }
     }
 }
@@ -93,6 +100,8 @@ pub(crate) struct Outbox {
     soft: usize,
     hard: usize,
     bytes: Arc<Budget>,
+    /// The relay's budget for all queues.
+    shared: Arc<Budget>,
     overflowed: Arc<AtomicBool>,
 }
 
@@ -105,13 +114,15 @@ pub(crate) fn queue(soft: usize, hard: usize, batch: usize) -> (Outbox, Inbox) {
 }
 
 /// [`queue`], and at most `max_bytes` held at once, within the relay's
-/// `shared` budget for all consumers: a delivery that would take the
-/// queue past `max_bytes`, or all queues together past `shared`, cuts
-/// this consumer off. One delivery of any size fits into an empty queue,
-/// whatever `shared` holds: a consumer that keeps up is never cut off
-/// for what others left unread. What a queue holds is shared with the
-/// buffer, but outlives its eviction: this bounds what consumers that
-/// stopped reading keep alive.
+/// `shared` budget for all consumers, where each event is counted once
+/// however many queues hold it: a delivery that would take the queue past
+/// `max_bytes`, or all queues together past `shared`, cuts this consumer
+/// off. One delivery of any size fits into an empty queue. A consumer
+/// that keeps up (its queue empty when the batch began, or now) may take
+/// `shared` up to twice its bound, so a batch does not cut it off for
+/// what others left unread until the queues hold that much. What a queue
+/// holds is shared with the buffer, but outlives its eviction: this
+/// bounds what consumers that stopped reading keep alive.
 pub(crate) fn bounded(
     soft: usize,
     hard: usize,
@@ -121,13 +132,14 @@ pub(crate) fn bounded(
 ) -> (Outbox, Inbox) {
     let (tx, rx) = mpsc::channel(hard.saturating_add(batch).max(1));
     let overflowed = Arc::new(AtomicBool::new(false));
-    let bytes = Budget::within(shared, max_bytes);
+    let bytes = Budget::new(max_bytes);
     (
         Outbox {
             tx,
             soft,
             hard,
             bytes: bytes.clone(),
+            shared: shared.clone(),
             overflowed: overflowed.clone(),
         },
         Inbox {
@@ -166,23 +178,21 @@ impl Outbox {
         // Charged before it is sent, so the consumer never gives back
         // bytes that were not charged; a send that fails drops the
         // charge with the delivery.
-        // A queue empty when the batch began (its consumer keeps up) is
-        // bound by its own budget only: a batch never cuts off a consumer
-        // that reads for what the others left unread.
-        let rule = match depth {
-            0 => Shared::Exempt,
-            _ => Shared::UnlessEmpty,
+        let (sub, stored) = delivery;
+        let Some((charge, was_empty)) = self.bytes.charge(stored.size()) else {
+            return self.cut_off();
         };
-        let charge = match self.bytes.charge(delivery.1.size(), rule) {
-            Ok(charge) => charge,
-            Err(over) => {
-                if over == Over::Shared {
-                    self.over_shared();
-                }
-                return self.cut_off();
-            }
+        // A queue empty when the batch began (its consumer keeps up), or
+        // empty now, may take the relay's budget up to twice its bound.
+        let limit = match depth == 0 || was_empty {
+            true => self.shared.max().saturating_mul(2),
+            false => self.shared.max(),
         };
-        match self.tx.try_send((delivery.0, delivery.1, charge)) {
+        let Some(share) = Share::take(&stored, &self.shared, limit) else {
+            self.over_shared();
+            return self.cut_off();
+        };
+        match self.tx.try_send((sub, charge, share)) {
             Ok(()) => Offer::Queued,
             Err(mpsc::error::TrySendError::Full(_)) => self.cut_off(),
             Err(mpsc::error::TrySendError::Closed(_)) => Offer::Closed,
@@ -193,9 +203,7 @@ impl Outbox {
     /// off at `--max-queued-bytes`.
     #[cold]
     fn over_shared(&self) {
-        let Some(shared) = self.bytes.shared() else {
-            return;
-        };
+        let shared = &self.shared;
         if let Some(suppressed) = shared.warn() {
             tracing::warn!(
                 held = shared.held(),
@@ -575,6 +583,63 @@ mod tests {
         assert_eq!(shared.held(), size);
         drop(a_in);
         assert_eq!(shared.held(), 0, "all given back");
+    }
+
+    #[test]
+    fn an_event_in_many_queues_is_counted_once_in_the_shared_budget() {
+        let event = stored("notice");
+        let size = event.size();
+        let shared = Budget::new(2 * size);
+        let queues: Vec<_> = (0..50)
+            .map(|_| bounded(100, 200, 0, 100 * size, &shared))
+            .collect();
+        for (outbox, _) in &queues {
+            // Queues that already hold something: bound by the shared
+            // budget, which holds this event once.
+            assert_eq!(outbox.offer((1, event.clone()), 1), Offer::Queued);
+        }
+        assert_eq!(shared.held(), size);
+        let mut inboxes: Vec<_> = queues.into_iter().map(|(_, inbox)| inbox).collect();
+        for inbox in &inboxes {
+            assert_eq!(inbox.bytes.held(), size, "each queue counts its delivery");
+        }
+        // Taken and being written by all but one: still counted, once.
+        let writing: Vec<_> = inboxes[1..]
+            .iter_mut()
+            .map(|i| i.try_recv().unwrap())
+            .collect();
+        assert_eq!(shared.held(), size);
+        drop(writing);
+        assert_eq!(shared.held(), size, "one queue still holds it");
+        inboxes.truncate(0);
+        assert_eq!(shared.held(), 0);
+    }
+
+    #[test]
+    fn consumers_that_keep_up_take_the_shared_budget_to_twice_its_bound_not_more() {
+        // Each consumer watches its own session and never reads: every
+        // event is one queue's alone, and each queue was empty when its
+        // batch began.
+        let size = stored("notice").size();
+        let shared = Budget::new(2 * size);
+        let mut kept = Vec::new();
+        let mut offers = Vec::new();
+        for _ in 0..10 {
+            let (outbox, inbox) = bounded(100, 200, 0, 100 * size, &shared);
+            offers.push(outbox.offer((1, stored("notice")), 0));
+            kept.push((outbox, inbox));
+        }
+        let queued = offers.iter().filter(|o| **o == Offer::Queued).count();
+        assert_eq!(queued, 4, "{offers:?}");
+        assert_eq!(offers[4..], [const { Offer::Closed }; 6]);
+        assert_eq!(shared.held(), 4 * size);
+        // What is written stays counted: taking a delivery makes no room.
+        let writing = kept[0].1.try_recv().unwrap();
+        assert_eq!(kept[0].0.offer((1, stored("notice")), 0), Offer::Closed);
+        drop(writing);
+        assert_eq!(shared.held(), 3 * size);
+        drop(kept);
+        assert_eq!(shared.held(), 0);
     }
 
     #[test]

@@ -33,6 +33,11 @@ pub(crate) const INGEST_CHUNK: usize = 256;
 /// lock, and the most it holds for a consumer that does not read.
 pub(crate) const REPLAY_CHUNK: usize = 64;
 
+/// The bytes of events a replay reads under one taking of the lock, at
+/// most (always one event: a larger one is read alone, and its writer
+/// counts it while it is written).
+pub(crate) const REPLAY_BYTES: usize = 32 * 1024;
+
 /// The most times a batch yields between two chunks to let the threads
 /// waiting for the lock in.
 const HANDOFF_YIELDS: usize = 1000;
@@ -102,7 +107,11 @@ impl Iterator for Replay {
                 }
             }
             let cursor = self.cursors.front_mut()?;
-            let read = self.hub.lock().buffers.read(cursor, REPLAY_CHUNK);
+            let read = self
+                .hub
+                .lock()
+                .buffers
+                .read_within(cursor, REPLAY_CHUNK, REPLAY_BYTES);
             let session = cursor.session().to_owned();
             if read.done {
                 self.cursors.pop_front();

@@ -39,7 +39,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::budget::{Budget, Charge, Shared, WARN_INTERVAL};
+use crate::budget::{Budget, Charge, WARN_INTERVAL};
 
 /// Claims one session may hold at once (live or in grace); past it the
 /// session is `ambiguous` until its claims are gone.
@@ -439,7 +439,7 @@ impl Routes {
         if queued > 0 && queued + command.len() > COMMAND_BYTES {
             return Err(Refused::BusyBytes(queued));
         }
-        let Ok(charge) = self.budget.charge(command.len(), Shared::Always) else {
+        let Some((charge, _)) = self.budget.charge(command.len()) else {
             let held = self.budget.held();
             if let Some(suppressed) = self.budget.warn() {
                 tracing::warn!(

@@ -24,6 +24,10 @@ use crate::metrics::Refusal;
 /// How often a refused connection is logged at most (the rest are
 /// counted, in the metrics and in the next line logged).
 const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
+/// The most an HTTP connection buffers either way: its request head, and
+/// what a response has handed on and the socket has not yet taken (an
+/// SSE stream adds chunks only while less than this waits).
+const HTTP_BUFFER: usize = 64 * 1024;
 /// How long a TLS handshake may take.
 #[cfg(feature = "tls")]
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -226,6 +230,7 @@ async fn serve_one<S, T>(
 {
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
+        .max_buf_size(HTTP_BUFFER)
         .header_read_timeout(head_timeout)
         .keep_alive(true)
         .serve_connection(TokioIo::new(stream), service)

@@ -16,14 +16,18 @@ use futures_util::stream::{self, Stream};
 use serde_json::Value;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
+use crate::budget::{Budget, Share};
 use crate::fanout::{bounded, Inbox, Outbox, Taken};
 use crate::http::{error, App, Params};
 use crate::hub::{From, Hub, Replay, ReplayItem, Request};
 use crate::metrics::Refusal;
+use crate::stored::Stored;
 use crate::subscribe;
 
-/// Bytes gathered into one chunk of the response body.
-const CHUNK: usize = 64 * 1024;
+/// Bytes gathered into one chunk of the response body, at most: smaller
+/// deliveries are gathered into chunks up to this size, a larger one is
+/// handed on in pieces of it.
+pub(crate) const CHUNK: usize = 16 * 1024;
 
 pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: Params) -> Response {
     let params = params.0;
@@ -119,10 +123,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         history,
         live: live.then(|| (id, outbox.clone())),
     });
-    let chunks = Chunks {
-        replay,
-        done: false,
-    };
+    let chunks = Chunks::new(replay, hub.metrics.queued.clone(), !live);
     let body = if live {
         hub.metrics.sse.inc();
         let state = Live {
@@ -135,17 +136,13 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
                 outbox,
             },
             done: false,
-            writing: Vec::new(),
+            large: None,
+            next: None,
         };
         Body::from_stream(live_stream(state))
     } else {
         drop(outbox);
-        let complete = Bytes::from_static(b": replay-complete\n\n");
-        Body::from_stream(stream::iter(
-            chunks
-                .chain(std::iter::once(complete))
-                .map(Ok::<_, std::io::Error>),
-        ))
+        Body::from_stream(stream::iter(chunks.map(Ok::<_, std::io::Error>)))
     };
     (
         StatusCode::OK,
@@ -159,11 +156,71 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         .into_response()
 }
 
-/// The replay as body chunks of about [`CHUNK`] bytes, rendered one at a
-/// time as the response is written.
+/// What ends a stream cut off at its queue's bound or the relay's
+/// (AEP-0003 §8.4): the consumer resumes from its position.
+const CUT_OFF: &[u8] = b": disconnected: backpressure, resume from your last id\n\n";
+
+/// A delivery larger than [`CHUNK`], handed on in copied pieces of that
+/// size: it stays counted in the relay's budget for all queues until its
+/// last piece is, so what the HTTP layer holds of it is never more than
+/// its write buffer's worth of copies.
+struct Large {
+    share: Share<Stored>,
+    at: usize,
+}
+
+impl Large {
+    /// The next piece, and whether it is the last.
+    fn piece(&mut self) -> (Bytes, bool) {
+        let frame = self.share.item().sse();
+        let end = (self.at + CHUNK).min(frame.len());
+        let piece = Bytes::copy_from_slice(&frame[self.at..end]);
+        self.at = end;
+        (piece, end == frame.len())
+    }
+}
+
+/// The replay as body chunks of at most about [`CHUNK`] bytes, rendered
+/// one at a time as the response is written; an event larger than that
+/// goes in pieces (see [`Large`]), counted in the relay's budget for all
+/// queues while it is written: the buffer may let it go meanwhile. Past
+/// twice that budget the replay ends as a consumer cut off does.
 struct Chunks {
     replay: Replay,
+    /// The budget a large event is counted in while it is written.
+    queued: Arc<Budget>,
+    /// End with `: replay-complete` (a `live=0` read).
+    complete: bool,
+    /// The replay has no more items.
+    drained: bool,
+    /// The stream ends here: the replay is done, or was cut off.
     done: bool,
+    /// Cut off at the budget.
+    cut: bool,
+    large: Option<Large>,
+}
+
+impl Chunks {
+    fn new(replay: Replay, queued: Arc<Budget>, complete: bool) -> Chunks {
+        Chunks {
+            replay,
+            queued,
+            complete,
+            drained: false,
+            done: false,
+            cut: false,
+            large: None,
+        }
+    }
+
+    fn piece(&mut self) -> Option<Bytes> {
+        let large = self.large.as_mut()?;
+        let (piece, last) = large.piece();
+        if last {
+            self.large = None;
+        }
+        Some(piece)
+    }
 }
 
 impl Iterator for Chunks {
@@ -173,13 +230,41 @@ impl Iterator for Chunks {
         if self.done {
             return None;
         }
+        if let Some(piece) = self.piece() {
+            return Some(piece);
+        }
         let mut chunk = BytesMut::new();
         while chunk.len() < CHUNK {
             let Some(item) = self.replay.next() else {
-                self.done = true;
+                self.drained = true;
                 break;
             };
-            render(&mut chunk, item);
+            let stored = match item {
+                ReplayItem::Event(stored) if stored.sse().len() > CHUNK => stored,
+                item => {
+                    render(&mut chunk, item);
+                    continue;
+                }
+            };
+            // Counted from the moment it is taken from the replay.
+            let limit = self.queued.max().saturating_mul(2);
+            let Some(share) = Share::take(&stored, &self.queued, limit) else {
+                self.cut = true;
+                self.done = true;
+                chunk.put_slice(CUT_OFF);
+                return Some(chunk.freeze());
+            };
+            self.large = Some(Large { share, at: 0 });
+            if chunk.is_empty() {
+                return self.piece();
+            }
+            break;
+        }
+        if self.drained {
+            self.done = true;
+            if self.complete {
+                chunk.put_slice(b": replay-complete\n\n");
+            }
         }
         (!chunk.is_empty()).then(|| chunk.freeze())
     }
@@ -237,57 +322,105 @@ struct Live {
     shutdown: tokio_util::sync::CancellationToken,
     _guard: Guard,
     done: bool,
-    /// The deliveries in the chunk last handed to the HTTP layer, counted
-    /// in the relay's budget until it asks for the next (it has taken the
-    /// last one in by then).
-    writing: Vec<Taken>,
+    /// A delivery larger than [`CHUNK`] being handed on in pieces.
+    large: Option<Large>,
+    /// A delivery taken that did not fit into the last chunk.
+    next: Option<Taken>,
 }
 
+/// The live body. What the HTTP layer holds of it is at most its write
+/// buffer's worth of chunks, each a copy of at most [`CHUNK`] bytes or a
+/// lone delivery no larger: a larger delivery goes in pieces (see
+/// [`Large`]), so the layer never keeps a large event alive after the
+/// relay has stopped counting it.
 fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>> {
     stream::unfold(state, |mut s| async move {
-        s.writing.clear();
         if s.done {
             return None;
         }
         if let Some(chunk) = s.replay.next() {
+            s.done = s.replay.cut;
             return Some((Ok(chunk), s));
         }
-        let chunk = tokio::select! {
-            biased;
-            _ = s.shutdown.cancelled() => {
-                s.done = true;
-                Bytes::from_static(b": shutting-down\n\n")
+        if let Some(large) = s.large.as_mut() {
+            if s.shutdown.is_cancelled() {
+                // Mid-message: end without the rest, which a reader
+                // drops as an event never dispatched.
+                return None;
             }
-            delivery = s.inbox.recv() => match delivery {
-                Some(taken) if !s.inbox.overflowed.load(Ordering::Acquire) => {
-                    let mut size = taken.stored.sse().len();
-                    s.writing.push(taken);
-                    while size < CHUNK {
-                        let Some(more) = s.inbox.try_recv() else { break };
-                        size += more.stored.sse().len();
-                        s.writing.push(more);
-                    }
-                    if let [one] = &s.writing[..] {
-                        // One delivery: its bytes as they are, not a copy.
-                        one.stored.sse()
-                    } else {
-                        let mut chunk = BytesMut::with_capacity(size);
-                        for taken in &s.writing {
-                            chunk.put_slice(&taken.stored.sse());
-                        }
-                        chunk.freeze()
-                    }
-                }
-                _ => {
-                    // Cut off at the hard bound (AEP-0003 §8.4): end the
-                    // stream so the consumer resumes from its position.
+            let (piece, last) = large.piece();
+            if last {
+                s.large = None;
+            }
+            return Some((Ok(piece), s));
+        }
+        let delivery = match s.next.take() {
+            Some(taken) => Some(taken),
+            None => tokio::select! {
+                biased;
+                _ = s.shutdown.cancelled() => {
                     s.done = true;
-                    s._guard.hub.metrics.disconnected_backpressure.inc();
-                    Bytes::from_static(b": disconnected: backpressure, resume from your last id\n\n")
+                    return Some((Ok(Bytes::from_static(b": shutting-down\n\n")), s));
+                }
+                delivery = s.inbox.recv() => delivery,
+                _ = s.ping.tick() => {
+                    return Some((Ok(Bytes::from_static(b": ping\n\n")), s));
                 }
             },
-            _ = s.ping.tick() => Bytes::from_static(b": ping\n\n"),
+        };
+        let chunk = match delivery {
+            Some(taken) if !s.inbox.overflowed.load(Ordering::Acquire) => s.chunk(taken),
+            _ => {
+                // Cut off at the hard bound (AEP-0003 §8.4).
+                s.done = true;
+                s._guard.hub.metrics.disconnected_backpressure.inc();
+                Bytes::from_static(CUT_OFF)
+            }
         };
         Some((Ok(chunk), s))
     })
+}
+
+impl Live {
+    /// The chunk that begins with `first`: it and the deliveries waiting
+    /// behind it that fit within [`CHUNK`], or the first piece of a
+    /// delivery larger than that.
+    fn chunk(&mut self, first: Taken) -> Bytes {
+        let frame = first.stored.sse();
+        if frame.len() > CHUNK {
+            let mut large = Large {
+                share: first.into_share(),
+                at: 0,
+            };
+            let (piece, last) = large.piece();
+            if !last {
+                self.large = Some(large);
+            }
+            return piece;
+        }
+        let mut size = frame.len();
+        let mut more = Vec::new();
+        while size < CHUNK {
+            let Some(taken) = self.inbox.try_recv() else {
+                break;
+            };
+            let len = taken.stored.sse().len();
+            if size + len > CHUNK {
+                self.next = Some(taken);
+                break;
+            }
+            size += len;
+            more.push(taken);
+        }
+        if more.is_empty() {
+            // One delivery: its bytes as they are, not a copy.
+            return frame;
+        }
+        let mut chunk = BytesMut::with_capacity(size);
+        chunk.put_slice(&frame);
+        for taken in &more {
+            chunk.put_slice(&taken.stored.sse());
+        }
+        chunk.freeze()
+    }
 }

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use aep::{Capture, Event, Severity};
 use bytes::{BufMut, Bytes, BytesMut};
 
+use crate::budget::{Holders, Shareable};
+
 /// Where an entry sits in a session's history: `(epoch, seq)` for a
 /// positioned event; a command or `attention.routed` (no `seq`) sorts
 /// right after the position that was last when it arrived (`minor` > 0).
@@ -51,6 +53,19 @@ pub(crate) struct Stored {
     pub dedupe: Arc<[u8]>,
     /// Whether this is an `agent.*` event (live only, never buffered).
     pub agent_scoped: bool,
+    /// The consumers' queues holding it (counted once in
+    /// `--max-queued-bytes`, however many).
+    holders: Holders,
+}
+
+impl Shareable for Stored {
+    fn holders(&self) -> &Holders {
+        &self.holders
+    }
+
+    fn size(&self) -> usize {
+        Stored::size(self)
+    }
 }
 
 impl Stored {
@@ -70,6 +85,7 @@ impl Stored {
             capture: event.capture_or_default(),
             dedupe: dedupe_key(&event.source, &event.id),
             agent_scoped: event.type_.starts_with("agent."),
+            holders: Holders::default(),
         }
     }
 

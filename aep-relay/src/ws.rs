@@ -36,7 +36,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSo
 use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
-use crate::budget::{Budget, Charge, Shared};
+use crate::budget::{Budget, Charge, Share};
 use crate::fanout::{bounded, Inbox, Outbox};
 use crate::http::{error, App, Params};
 use crate::hub::{ReplayItem, Request};
@@ -45,7 +45,7 @@ use crate::metrics::Refusal;
 use crate::routing::{self, Command, Declared, Role};
 use crate::server::ConnectionSlot;
 use crate::subscribe::{self, CLOSING_BUDGET, MAX_HELLO_BYTES, MAX_POSITIONS, MAX_POSITION_BYTES};
-use crate::wsio::{self, Socket, FRAGMENT, READ_CHUNK};
+use crate::wsio::{self, Socket, READ_CHUNK};
 
 /// A peer's WebSocket, read through [`Socket`].
 type WebSocket = WebSocketStream<Socket<TokioIo<hyper::upgrade::Upgraded>>>;
@@ -69,6 +69,11 @@ struct Head<'a> {
 
 /// Commands waiting for one target connection.
 const COMMAND_QUEUE: usize = 256;
+
+/// The largest fragment the relay writes: a longer message goes out in
+/// fragments of this size, so a connection's write buffer (at most two
+/// of them) stays small however large the events it is sent.
+const SEND_FRAGMENT: usize = 16 * 1024;
 /// How long a closing peer gets to answer the close handshake.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
@@ -123,7 +128,7 @@ pub(crate) async fn upgrade(
     let config = WebSocketConfig::default()
         .read_buffer_size(READ_CHUNK)
         .write_buffer_size(0)
-        .max_write_buffer_size(2 * FRAGMENT)
+        .max_write_buffer_size(2 * SEND_FRAGMENT)
         .max_message_size(Some(max))
         .max_frame_size(Some(max));
     let token = app.sockets.token();
@@ -215,6 +220,12 @@ struct Sub {
     /// What it holds of `--max-state-bytes`.
     _state: Option<Charge>,
 }
+
+/// What each WebSocket connection may keep about itself (its `hello` and
+/// subscriptions) before it is charged to `--max-state-bytes`: a modest
+/// hello and a few subscriptions, so connections that others' state has
+/// filled the budget against still get in.
+const STATE_ALLOWANCE: usize = 8 * 1024;
 
 /// What a connection's `hello` is charged to `--max-state-bytes`: its
 /// declarations, kept by the connection and in the routing table, and
@@ -380,6 +391,8 @@ struct Connection {
     last_heard: Instant,
     /// What its `hello` holds of `--max-state-bytes`.
     state: Option<Charge>,
+    /// Its own [`STATE_ALLOWANCE`].
+    allowance: Arc<Budget>,
 }
 
 impl Connection {
@@ -404,7 +417,16 @@ impl Connection {
             positions,
             last_heard: Instant::now(),
             state: None,
+            allowance: Budget::new(STATE_ALLOWANCE),
         }
+    }
+
+    /// Charges `cost` bytes of what the connection keeps about itself: to
+    /// its own allowance while that lasts, then to `--max-state-bytes`.
+    fn charge_state(&self, cost: usize) -> Option<Charge> {
+        self.allowance
+            .charge_strict(cost)
+            .or_else(|| Some(self.app.hub.metrics.state.charge(cost)?.0))
     }
 
     async fn run(mut self) {
@@ -495,15 +517,9 @@ impl Connection {
         self.role = role;
         let identity = hello.get("identity");
         let capabilities = hello.get("capabilities");
-        match self
-            .app
-            .hub
-            .metrics
-            .state
-            .charge(hello_cost(text.len()), Shared::Always)
-        {
-            Ok(charge) => self.state = Some(charge),
-            Err(_) => {
+        match self.charge_state(hello_cost(text.len())) {
+            Some(charge) => self.state = Some(charge),
+            None => {
                 self.app.hub.metrics.refuse(Refusal::Limit);
                 self.refuse(
                     ErrorCode::Busy,
@@ -615,7 +631,15 @@ impl Connection {
         // event's other members are skipped, not built into a tree (a
         // tree of small values takes many times its text).
         let head = match serde_json::from_str::<Head>(&text) {
-            Ok(head) => head,
+            // A JSON array deserialises into a struct too: not a frame.
+            Ok(head)
+                if text
+                    .trim_start_matches([' ', '\t', '\n', '\r'])
+                    .starts_with('{') =>
+            {
+                head
+            }
+            Ok(_) => Head::default(),
             Err(e) if serde_json::from_str::<IgnoredAny>(&text).is_err() => {
                 return self
                     .refuse(ErrorCode::BadJson, format!("frame is not JSON: {e}"))
@@ -801,7 +825,7 @@ impl Connection {
         };
         let filter_len = frame.get("filter").map_or(0, |f| f.to_string().len());
         let cost = subscription_cost(name.len(), filter_len);
-        let Ok(state) = hub.metrics.state.charge(cost, Shared::Always) else {
+        let Some(state) = self.charge_state(cost) else {
             hub.metrics.refuse(Refusal::Limit);
             return self
                 .send_frame(refuse(
@@ -842,6 +866,23 @@ impl Connection {
                     .await?;
                 }
                 ReplayItem::Event(stored) => {
+                    // A large event is counted in the relay's budget for
+                    // all queues while it is written (the buffer may let
+                    // it go meanwhile); past twice that budget the
+                    // consumer is cut off, as a live one would be.
+                    let queued = &self.app.hub.metrics.queued;
+                    let _writing = match stored.size() > SEND_FRAGMENT {
+                        true => {
+                            match Share::take(&stored, queued, queued.max().saturating_mul(2)) {
+                                Some(share) => Some(share),
+                                None => {
+                                    self.app.hub.metrics.disconnected_backpressure.inc();
+                                    return Err(End::Close(TRY_AGAIN_LATER, "backpressure"));
+                                }
+                            }
+                        }
+                        false => None,
+                    };
                     if let (Some(session), Some(seq)) = (&stored.session, stored.seq) {
                         self.positions.record(internal, session, stored.epoch, seq);
                     }
@@ -919,7 +960,7 @@ impl Connection {
             .await
     }
 
-    /// A text message; one longer than [`FRAGMENT`] goes as fragments of
+    /// A text message; one longer than [`SEND_FRAGMENT`] goes as fragments of
     /// that size, each written before the next is made, so the socket's
     /// write buffer never holds more than one.
     async fn send_text(&mut self, text: Bytes) -> Result<(), End> {
@@ -980,10 +1021,10 @@ fn read_failed(error: &tungstenite::Error) -> End {
 }
 
 /// Writes `text` as one text message, in fragments of at most
-/// [`FRAGMENT`] bytes; text that is not UTF-8 (admitted text always is)
+/// [`SEND_FRAGMENT`] bytes; text that is not UTF-8 (admitted text always is)
 /// is not sent.
 async fn send_text(socket: &mut WebSocket, text: Bytes) -> Result<(), tungstenite::Error> {
-    if text.len() <= FRAGMENT {
+    if text.len() <= SEND_FRAGMENT {
         return match Utf8Bytes::try_from(text) {
             Ok(text) => socket.send(Message::Text(text)).await,
             Err(_) => Ok(()),
@@ -994,7 +1035,7 @@ async fn send_text(socket: &mut WebSocket, text: Bytes) -> Result<(), tungstenit
     }
     let mut start = 0;
     while start < text.len() {
-        let end = (start + FRAGMENT).min(text.len());
+        let end = (start + SEND_FRAGMENT).min(text.len());
         let opcode = if start == 0 {
             OpCode::Data(Data::Text)
         } else {

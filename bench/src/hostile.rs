@@ -29,7 +29,7 @@ use crate::relay::Error;
 const STEP: Duration = Duration::from_secs(60);
 
 /// The attacks, in the order they run (`sigterm` ends the relay).
-pub const ATTACKS: [&str; 11] = [
+pub const ATTACKS: [&str; 13] = [
     "closing",
     "claims",
     "fanout",
@@ -40,6 +40,8 @@ pub const ATTACKS: [&str; 11] = [
     "big-events",
     "messages",
     "wide-json",
+    "stuck-readers",
+    "connections",
     "sigterm",
 ];
 
@@ -85,6 +87,14 @@ pub struct Scale {
     /// Bytes of each such message (its frame's announced length; 7/8 of
     /// it is sent) and of each wide event.
     pub message_bytes: usize,
+    /// Consumers that each watch a session of their own and never read
+    /// (`stuck-readers`; half WebSocket, half SSE).
+    pub stuck: usize,
+    /// Bytes of each event posted to their sessions.
+    pub stuck_event_bytes: usize,
+    /// Consumer connections held open (`connections`; half WebSocket,
+    /// half SSE).
+    pub connections: usize,
 }
 
 impl Scale {
@@ -107,6 +117,9 @@ impl Scale {
         big_event_bytes: 15 << 20,
         messages: 300,
         message_bytes: 4 << 20,
+        stuck: 60,
+        stuck_event_bytes: 15 << 20,
+        connections: 1000,
     };
 
     /// A quick run: the same attacks, a tenth of the load or less.
@@ -128,6 +141,9 @@ impl Scale {
         big_event_bytes: 1 << 20,
         messages: 20,
         message_bytes: 1 << 20,
+        stuck: 8,
+        stuck_event_bytes: 2 << 20,
+        connections: 100,
     };
 }
 
@@ -381,6 +397,8 @@ pub async fn run(relay: &Relay, attack: &str, scale: Scale) -> Result<Outcome, E
         "big-events" => big_events(relay, scale).await,
         "messages" => messages(relay, scale).await,
         "wide-json" => wide_json(relay, scale).await,
+        "stuck-readers" => stuck_readers(relay, scale).await,
+        "connections" => connections(relay, scale).await,
         "sigterm" => fanout(relay, scale, true).await,
         other => return Err(Error::new(format!("no attack {other:?}"))),
     };
@@ -816,5 +834,100 @@ async fn wide_json(relay: &Relay, scale: Scale) -> Result<String, Error> {
         "{ok} emitters sent an event of {count} zeros ({} KiB) at once; events in: {:?}",
         (2 * count) / 1024,
         relay.metric("aep_relay_events_in_total").await
+    ))
+}
+
+/// Consumers that each watch a session of their own and never read, and
+/// large events posted to those sessions in turn, twice round: each event
+/// is one consumer's alone, and what the consumers hold alive (deliveries
+/// waiting and being written) outlives the buffer's eviction.
+async fn stuck_readers(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    let session = |i: usize| format!("stuck-{i}");
+    let (mut sockets, mut streams) = (Vec::new(), Vec::new());
+    for i in 0..scale.stuck {
+        let filter = json!({"session": session(i)});
+        if i % 2 == 0 {
+            let mut ws = relay.socket(hello("consumer", None)).await?;
+            let reply = ws.subscribe(json!("s"), filter).await?;
+            if reply["type"] != "subscribed" {
+                return Err(Error::new(format!("subscribe refused: {}", brief(&reply))));
+            }
+            sockets.push(ws);
+        } else {
+            let path = format!(
+                "/stream?filter={}{}",
+                crate::relay::client::query_escape(&filter.to_string()),
+                relay.query(false)
+            );
+            streams.push(relay.target.connect().await?.stream(&path).await?);
+        }
+    }
+    let (mut accepted, mut refused) = (0, None);
+    for round in 0..2u64 {
+        for i in 0..scale.stuck {
+            let line = event(&session(i), round, scale.stuck_event_bytes);
+            match relay.post(Bytes::from(line)).await {
+                Ok(()) => accepted += 1,
+                Err(e) => {
+                    refused.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let queued = relay.metric("aep_relay_queued_bytes").await;
+    let buffered = relay.metric("aep_relay_buffered_bytes").await;
+    drop((sockets, streams));
+    Ok(format!(
+        "{accepted} of {} events of {} KiB accepted, each for one of {} consumers that never read{}; queued bytes {queued:?}, buffered bytes {buffered:?}",
+        2 * scale.stuck,
+        scale.stuck_event_bytes / 1024,
+        scale.stuck,
+        refused.map_or(String::new(), |r| format!(" (first refusal: {r})")),
+    ))
+}
+
+/// Consumer connections that subscribe to everything and stop reading
+/// while events of 1 MiB are fanned out to them: what one connection
+/// costs the relay beyond what the budgets count (its read and write
+/// buffers, its task, its half-written frame).
+async fn connections(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    let before = procfs::resident(relay.pid).map_or(0, |r| r.current_kib);
+    let (mut sockets, mut streams) = (Vec::new(), Vec::new());
+    for i in 0..scale.connections {
+        if i % 2 == 0 {
+            let mut ws = relay.socket(hello("consumer", None)).await?;
+            let reply = ws.subscribe(json!("s"), json!({})).await?;
+            if reply["type"] != "subscribed" {
+                return Err(Error::new(format!("subscribe refused: {}", brief(&reply))));
+            }
+            sockets.push(ws);
+        } else {
+            let path = format!("/stream{}", relay.query(true));
+            streams.push(relay.target.connect().await?.stream(&path).await?);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let idle = procfs::resident(relay.pid).map_or(0, |r| r.current_kib);
+    let mut accepted = 0;
+    for seq in 0..8 {
+        if relay
+            .post(Bytes::from(event("connections", seq, 1 << 20)))
+            .await
+            .is_ok()
+        {
+            accepted += 1;
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let stalled = procfs::resident(relay.pid).map_or(0, |r| r.current_kib);
+    let queued = relay.metric("aep_relay_queued_bytes").await;
+    drop((sockets, streams));
+    let per = |kib: u64| kib.saturating_sub(before) as f64 / scale.connections.max(1) as f64;
+    Ok(format!(
+        "{} consumers: {:.0} KiB each when idle; {accepted} events of 1 MiB posted to them, never read: {:.0} KiB each; queued bytes {queued:?}",
+        scale.connections,
+        per(idle),
+        per(stalled),
     ))
 }

@@ -25,6 +25,9 @@ const TINY: Scale = Scale {
     big_event_bytes: 64 * 1024,
     messages: 2,
     message_bytes: 64 * 1024,
+    stuck: 2,
+    stuck_event_bytes: 64 * 1024,
+    connections: 4,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,6 +69,10 @@ async fn every_attack_but_sigterm_runs_to_its_end() {
             "big-events" => "2 of 2 events of 64 KiB accepted with a consumer that never reads",
             "messages" => "2 emitters each sent 55 KiB of a 63 KiB message and stalled",
             "wide-json" => "2 emitters sent an event of 32256 zeros",
+            "connections" => "4 consumers: ",
+            "stuck-readers" => {
+                "4 of 4 events of 64 KiB accepted, each for one of 2 consumers that never read"
+            }
             _ => unreachable!(),
         };
         assert!(

@@ -30,7 +30,12 @@ live over /stream, answering over /socket with the token.
 --print-ui-url prints its address with the token in the URL fragment, to
 standard output only.
 
-Every limit is a flag with an environment twin. SIGTERM or SIGINT drains:
+Every limit is a flag with an environment twin. Clients holding the token
+can make the relay hold at most about
+  max-buffered-bytes + 3 x max-inflight-bytes + 2 x max-queued-bytes
+    + max-command-bytes + max-state-bytes + max-connections x 192 KiB
+(960 MiB with the defaults; the start-up line gives the figure for the
+limits in force). SIGTERM or SIGINT drains:
 no new connections, `: shutting-down` to SSE streams, a `closing` frame and
 close 1001 to WebSockets, exit 0 within 5 s.";
 
@@ -156,12 +161,13 @@ pub struct Args {
     #[arg(long, env = "AEP_QUEUE_BYTES", default_value_t = 32 << 20, value_name = "BYTES")]
     pub queue_bytes: usize,
 
-    /// Bytes queued toward all consumers together; a delivery past it
-    /// disconnects the consumer it is for, as at --queue-bytes.
+    /// Bytes of events queued toward all consumers together, each counted
+    /// once; a delivery past it disconnects the consumer it is for, as at
+    /// --queue-bytes (one that keeps up, past twice it).
     #[arg(
         long,
         env = "AEP_MAX_QUEUED_BYTES",
-        default_value_t = 256 << 20,
+        default_value_t = 128 << 20,
         value_name = "BYTES"
     )]
     pub max_queued_bytes: usize,
@@ -171,7 +177,7 @@ pub struct Args {
     #[arg(
         long,
         env = "AEP_MAX_COMMAND_BYTES",
-        default_value_t = 64 << 20,
+        default_value_t = 32 << 20,
         value_name = "BYTES"
     )]
     pub max_command_bytes: usize,
@@ -182,7 +188,7 @@ pub struct Args {
     #[arg(
         long,
         env = "AEP_MAX_STATE_BYTES",
-        default_value_t = 64 << 20,
+        default_value_t = 32 << 20,
         value_name = "BYTES"
     )]
     pub max_state_bytes: usize,
@@ -200,7 +206,7 @@ pub struct Args {
     #[arg(
         long,
         env = "AEP_MAX_CONNECTIONS",
-        default_value_t = 4_096,
+        default_value_t = 1_024,
         value_name = "N"
     )]
     pub max_connections: usize,

@@ -189,10 +189,11 @@ async fn a_command_past_the_relay_wide_command_bytes_is_refused_busy() {
 async fn one_batch_cuts_off_no_consumer_that_keeps_up() {
     // Eight consumers that read as fast as they can, and one batch whose
     // deliveries to them all come to several times the relay-wide
-    // budget: each queue was empty when the batch began, so none is cut
-    // off for the others' share of the same events.
+    // budget: the budget counts each event once, however many queues
+    // hold it, so none is cut off for the others' share of the same
+    // events.
     const READERS: usize = 8;
-    const EVENTS: u64 = 40;
+    const EVENTS: u64 = 12;
     let config = Config::default().max_queued_bytes(BUDGET).buffer(64);
     let relay = start(config).await;
     let mut readers = Vec::new();
@@ -218,6 +219,7 @@ async fn one_batch_cuts_off_no_consumer_that_keeps_up() {
         READERS as u64 * EVENTS * FRAME > 2 * BUDGET as u64,
         "the deliveries together pass the budget"
     );
+    assert!(EVENTS * FRAME < BUDGET as u64, "the batch fits it");
     relay.post_batch(&batch).await;
     for task in tasks {
         task.await.expect("a reader got every event");
@@ -405,6 +407,14 @@ async fn connection_state_is_bounded_across_connections_and_given_back() {
         }
     };
     assert_eq!(code, Some(1013));
+    // A connection whose hello and subscription fit the allowance each
+    // connection has of its own gets in all the same: a full budget
+    // locks nobody out who keeps little.
+    let mut small = relay.ws("consumer").await;
+    small
+        .subscribe(json!({"type": "subscribe", "id": "a", "filter": {"session": "s0"}}))
+        .await;
+    assert_eq!(relay.metric(STATE).await, held, "not charged to the budget");
     // Unsubscribing and leaving give every byte back.
     ws.send(&json!({"type": "unsubscribe", "id": 0})).await;
     assert_eq!(ws.json().await["type"], "unsubscribed");

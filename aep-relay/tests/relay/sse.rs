@@ -458,3 +458,76 @@ async fn an_oversize_filter_is_refused_naming_the_limit() {
         .sse(&[("filter", &json!({ "session": at }).to_string())])
         .await;
 }
+
+/// Payload sizes around the relay's write sizes (16 KiB chunks and
+/// fragments) and well past them.
+const SIZES: [usize; 9] = [
+    10,
+    16 * 1024 - 300,
+    16 * 1024,
+    40 * 1024,
+    5,
+    300 * 1024,
+    1 << 20,
+    7,
+    17 * 1024,
+];
+
+/// An event of `session` at `seq` whose message is `len` copies of a
+/// letter of its own.
+fn sized(session: &str, seq: u64, len: usize) -> Value {
+    let mut e = status(session, seq, "notice");
+    let letter = char::from(b'a' + seq as u8);
+    e["data"] = json!({ "message": letter.to_string().repeat(len) });
+    e
+}
+
+fn assert_whole(got: &Value, seq: u64) {
+    let letter = char::from(b'a' + seq as u8).to_string();
+    let message = got["data"]["message"].as_str().unwrap_or_default();
+    assert_eq!(got["seq"], seq, "in order");
+    assert_eq!(message.len(), SIZES[seq as usize], "seq {seq} whole");
+    assert!(
+        message.chars().all(|c| c.to_string() == letter),
+        "seq {seq} unmixed"
+    );
+}
+
+#[tokio::test]
+async fn events_of_every_size_arrive_whole_and_in_order_live_and_replayed() {
+    let relay = start(Config::default()).await;
+    let filter = json!({"session": "sizes"}).to_string();
+    let mut live = relay.sse(&[("filter", &filter)]).await;
+    let mut ws = relay.ws("consumer").await;
+    ws.subscribe(json!({"type": "subscribe", "id": "s", "filter": {"session": "sizes"}}))
+        .await;
+    let batch: Vec<Value> = SIZES
+        .iter()
+        .enumerate()
+        .map(|(seq, len)| sized("sizes", seq as u64, *len))
+        .collect();
+    relay.post_batch(&batch).await;
+    for seq in 0..SIZES.len() as u64 {
+        assert_whole(&live.event().await.json(), seq);
+        assert_whole(&ws.json().await, seq);
+    }
+    let held = relay.held("sizes").await;
+    assert_eq!(held.len(), SIZES.len());
+    for (seq, item) in held.iter().enumerate() {
+        assert_whole(&item.json(), seq as u64);
+    }
+    let mut replay = relay.ws("consumer").await;
+    replay
+        .subscribe(
+            json!({"type": "subscribe", "id": "r", "filter": {"session": "sizes"}, "from": "all"}),
+        )
+        .await;
+    for seq in 0..SIZES.len() as u64 {
+        assert_whole(&replay.json().await, seq);
+    }
+    assert_eq!(
+        relay.metric("aep_relay_queued_bytes").await,
+        0,
+        "all given back"
+    );
+}

@@ -188,6 +188,9 @@ async fn frames_that_are_not_json_objects_are_answered_in_band() {
     for text in [
         "this is not json",
         "[1, 2, 3]",
+        // Arrays whose members line up with a frame's are not frames.
+        "[\"ping\"]",
+        " [\"ping\", 7]",
         "{\"no\": \"type\"}",
         "{\"type\": 7}",
     ] {

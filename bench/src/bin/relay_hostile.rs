@@ -18,7 +18,8 @@ sigterm, sends SIGTERM to PID and times the exit.
 
 options:
   --token TOKEN     the relay's token, sent as access_token [none]
-  --attacks LIST    of closing,claims,fanout,batches,filters,replay,hellos,big-events,sigterm [all]
+  --attacks LIST    of closing,claims,fanout,batches,filters,replay,hellos,big-events,
+                    messages,wide-json,stuck-readers,connections,sigterm [all]
   --scale NAME      full (the hostile review's figures) or small [full]
   --json FILE       also write the outcomes as JSON";
 
