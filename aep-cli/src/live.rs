@@ -1,6 +1,17 @@
 //! What the commands that talk to a relay share: the relay's address and
 //! token, a tokio runtime, the stop signal, and state files replaced
-//! atomically.
+//! atomically (here), and in the submodules:
+//!
+//! - [`reach`]: what went wrong with a relay, said one way, and how often
+//!   one never reached is tried (`tail`, `sink`, `demo`);
+//! - [`send`]: one command sent to an agent and settled by its ack
+//!   (`respond --relay`, `cancel`);
+//! - [`waiting`]: the sessions a relay holds and the requests waiting on a
+//!   person in them (`sessions`, `pending`, `respond`).
+
+pub mod reach;
+pub mod send;
+pub mod waiting;
 
 use std::io::{self, Write};
 use std::path::Path;

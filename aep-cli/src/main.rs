@@ -1,20 +1,22 @@
 //! `aep`: the Agent Event Protocol (AEP) command line.
 //!
 //! `main` only parses the arguments and hands them to the subcommand's
-//! module under `cmd/`; each returns the exit status.
+//! module under `cmd/`; each returns a [`cmd::Status`], which `main` turns
+//! into the process exit code.
+//!
+//! The crate's modules:
+//!
+//! - `cmd/`: one module per subcommand, and [`cmd::Status`].
+//! - `common/`: what several subcommands share whatever they read:
+//!   inputs, output and diagnostics, terminal escaping, progress, event
+//!   lines, protocol order, file names for sessions.
+//! - `live/`: what the subcommands that talk to a relay share: the relay's
+//!   address and token, the runtime, reaching a relay, sending a command,
+//!   what waits on a person.
 
 mod cmd;
-mod input;
+mod common;
 mod live;
-mod names;
-mod order;
-mod output;
-mod progress;
-mod reach;
-mod render;
-mod send;
-mod terminal;
-mod waiting;
 
 use std::process::ExitCode;
 

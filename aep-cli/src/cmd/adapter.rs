@@ -10,11 +10,11 @@ use aep_adapters::{MappedEvent, Mapper, Mode, Posture, Surface, Vocabulary};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use super::redact::PipelineArgs;
 use super::Status;
+use crate::common::input::{self, InputError, OneInputArgs};
+use crate::common::output::{Stdout, WriteError};
+use crate::common::redaction::PipelineArgs;
 use crate::diag;
-use crate::input::{self, InputError, OneInputArgs};
-use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
 Reads one vendor payload per line (a hook's stdin JSON, a bus event, a

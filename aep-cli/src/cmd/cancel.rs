@@ -6,12 +6,12 @@ use aep::control::{Address, Identity, Sender};
 use aep::control_cancel::Scope;
 use aep::{Capture, ControlCancel, Payload};
 
-use super::redact::PipelineArgs;
-use super::respond::{TextCapture, DEFAULT_AGENT, DEFAULT_SOURCE};
 use super::Status;
+use crate::common::redaction::PipelineArgs;
+use crate::common::sender::{TextCapture, DEFAULT_AGENT, DEFAULT_SOURCE};
 use crate::diag;
+use crate::live::send::AckArgs;
 use crate::live::RelayArgs;
-use crate::send::AckArgs;
 
 const LONG_ABOUT: &str = "\
 Sends a control.cancel command (AEP-0004 §5) to the agent that owns SESSION,
@@ -101,7 +101,7 @@ pub fn run(args: &Args) -> Status {
         return Status::Failure;
     };
     let id = command.id.clone();
-    let sent = runtime.block_on(crate::send::send(
+    let sent = runtime.block_on(crate::live::send::send(
         &relay,
         args.relay.token(),
         command,

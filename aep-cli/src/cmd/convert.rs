@@ -8,9 +8,9 @@ use aep::bridge::{ocsf, otlp};
 use aep::{Capture, Event};
 
 use super::Status;
+use crate::common::input::{self, OneInputArgs};
+use crate::common::output::{Stdout, WriteError};
 use crate::diag;
-use crate::input::{self, OneInputArgs};
-use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
 Converts a JSONL stream with the AEP-0005 bridges, one output line per

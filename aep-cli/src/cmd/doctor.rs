@@ -11,9 +11,9 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
 use super::Status;
+use crate::common::terminal::{escape, Newlines};
 use crate::diag;
 use crate::live::RelayArgs;
-use crate::terminal::{escape, Newlines};
 
 const LONG_ABOUT: &str = "\
 Checks, read-only, what stands between a client and the relay at --relay:

@@ -5,11 +5,11 @@ use aep::emit::Emitter;
 use aep::reader::{too_long_message, Line, LineReader};
 use aep::{Capture, Event};
 
-use super::redact::PipelineArgs;
 use super::Status;
+use crate::common::input::{self, InputError, OneInputArgs};
+use crate::common::output::{Stdout, WriteError};
+use crate::common::redaction::PipelineArgs;
 use crate::diag;
-use crate::input::{self, InputError, OneInputArgs};
-use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
 Reads JSONL events whose data holds full content (a tool's real arguments,

@@ -8,9 +8,9 @@ use aep::filter::Filter;
 use aep::reader::{too_long_message, unsupported_version, Line, LineReader};
 
 use super::Status;
+use crate::common::input::{self, InputError, Reader};
+use crate::common::output::{Stdout, WriteError};
 use crate::diag;
-use crate::input::{self, InputError, Reader};
-use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
 Passes on the lines of JSONL streams whose AEP events match a filter, written

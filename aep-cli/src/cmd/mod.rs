@@ -1,5 +1,6 @@
 //! One module per subcommand; each has its `Args` (clap) and a `run`
-//! that returns the exit [`Status`].
+//! that returns the exit [`Status`]. What several subcommands share lives
+//! outside, in `crate::common` and `crate::live`.
 
 pub mod adapter;
 pub mod cancel;
@@ -22,25 +23,29 @@ pub mod tail;
 pub mod timeline;
 pub mod validate;
 
-/// How a command ended: the process exit status, every code a command
-/// documents.
+/// How a command ended: the process exit status. Every subcommand's `run`
+/// returns one and `main` exits with its [`code`](Status::code); no
+/// subcommand exits on its own. Each subcommand's `--help` says which of
+/// these it gives and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
-    /// 0: nothing wrong.
+    /// 0: nothing wrong (the input is clean, the output written, the
+    /// command accepted).
     Clean,
-    /// 1: the input has errors (findings, violations), or an answer the
-    /// request cannot take.
+    /// 1: the input has errors (findings, violations, refused lines), or
+    /// an answer the request cannot take.
     Findings,
     /// 2: a usage error, an input that cannot be read, a relay that cannot
     /// be reached.
     Failure,
-    /// 3: a command was nacked, by its target or by the relay on its
-    /// behalf.
+    /// 3 (`respond --relay`, `cancel`): the command was nacked, by its
+    /// target or by the relay on its behalf.
     Nacked,
-    /// 4: no ack within the window after the last attempt.
+    /// 4 (`respond --relay`, `cancel`): no ack within the window after the
+    /// last attempt.
     TimedOut,
-    /// 130: the person cancelled at a prompt (128 + SIGINT, as shells
-    /// report it).
+    /// 130 (`respond`): the person cancelled at a prompt (128 + SIGINT, as
+    /// shells report it).
     Cancelled,
 }
 

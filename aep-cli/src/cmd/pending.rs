@@ -4,10 +4,10 @@
 use std::time::SystemTime;
 
 use super::Status;
+use crate::common::output::Stdout;
 use crate::diag;
+use crate::live::waiting::{self, Via, Waiting};
 use crate::live::RelayArgs;
-use crate::output::Stdout;
-use crate::waiting::{self, Via, Waiting};
 
 const LONG_ABOUT: &str = "\
 Lists the attention requests that wait on a person: the relay's history of

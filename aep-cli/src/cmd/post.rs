@@ -12,10 +12,10 @@ use aep_client::Backoff;
 use serde_json::Value;
 
 use super::Status;
+use crate::common::input::{self, OneInputArgs};
+use crate::common::terminal::{escape, Newlines};
 use crate::diag;
-use crate::input::{self, OneInputArgs};
 use crate::live::RelayArgs;
-use crate::terminal::{escape, Newlines};
 
 const LONG_ABOUT: &str = "\
 Sends the events of a JSONL capture to a relay (POST /events, NDJSON

@@ -5,9 +5,9 @@ use aep::reader::{too_long_message, unsupported_version, Line, LineReader};
 use aep::Event;
 
 use super::Status;
+use crate::common::input::{self, InputArgs, InputError};
+use crate::common::output::{Stdout, WriteError};
 use crate::diag;
-use crate::input::{self, InputArgs, InputError};
-use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
 Folds the events of JSONL captures into per-session state, as the AEP SDKs'

@@ -2,12 +2,13 @@
 
 use std::io::{ErrorKind, Read, Write};
 
-use aep::redact::{Note, Options, Redactor};
+use aep::redact::{Note, Redactor};
 
 use super::Status;
+use crate::common::input::parse_bytes;
+use crate::common::output::{Stdout, WriteError};
+use crate::common::redaction::PipelineArgs;
 use crate::diag;
-use crate::input::parse_bytes;
-use crate::output::{Stdout, WriteError};
 
 const LONG_ABOUT: &str = "\
 Reads standard input, passes it through the redaction pipeline of AEP-0003
@@ -41,55 +42,6 @@ Examples:
   aep redact < transcript.txt
   tail -f agent.log | aep redact --secret-env DB_PASSWORD
   aep redact --json --home \"$HOME\" --secret-env DB_PASSWORD < args.json";
-
-/// The pipeline's settings, shared with `aep emit`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct PipelineArgs {
-    /// The home directory to replace with `~` (default: $HOME; an empty
-    /// value turns it off, and `/` is never one). Every /home/NAME,
-    /// /Users/NAME and C:\Users\NAME prefix is replaced anyway.
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<String>,
-
-    /// A value to redact wherever it occurs (repeatable). It shows in the
-    /// process list: prefer --secret-env.
-    #[arg(long, value_name = "VALUE")]
-    pub secret: Vec<String>,
-
-    /// The name of an environment variable whose value is redacted wherever
-    /// it occurs (repeatable); an unset or empty variable is ignored.
-    #[arg(long, value_name = "NAME")]
-    pub secret_env: Vec<String>,
-
-    /// Leave emails and phone numbers alone.
-    #[arg(long)]
-    pub no_pii: bool,
-}
-
-impl PipelineArgs {
-    /// The pipeline these arguments ask for.
-    pub fn redactor(&self) -> Redactor {
-        let mut options = Options::default().pii(!self.no_pii);
-        options.home = self.home.clone().or_else(user_home);
-        options.secrets = self.secret.clone();
-        options
-            .secrets
-            .extend(self.secret_env.iter().filter_map(|n| std::env::var(n).ok()));
-        Redactor::new(options)
-    }
-}
-
-/// The user's home directory: `$HOME` (`%USERPROFILE%` on Windows when
-/// `HOME` is unset). The pipeline ignores an empty value and a root.
-fn user_home() -> Option<String> {
-    let home = std::env::var("HOME").ok();
-    let home = if cfg!(windows) {
-        home.or_else(|| std::env::var("USERPROFILE").ok())
-    } else {
-        home
-    };
-    home.filter(|h| !h.is_empty())
-}
 
 /// The arguments of `aep redact`.
 #[derive(Debug, clap::Args)]
@@ -135,7 +87,7 @@ fn text(args: &Args, redactor: &Redactor) -> Status {
         failed: None,
     };
     let mut status = Status::Clean;
-    crate::input::say_reading_stdin("text");
+    crate::common::input::say_reading_stdin("text");
     let mut input = std::io::stdin().lock();
     let mut buffer = vec![0; 64 * 1024];
     loop {
@@ -243,7 +195,7 @@ fn json(args: &Args, redactor: &Redactor) -> Status {
 /// are not UTF-8 (naming the offset).
 fn read_stdin(max: usize) -> Result<String, String> {
     let mut bytes = Vec::new();
-    crate::input::say_reading_stdin("text");
+    crate::common::input::say_reading_stdin("text");
     std::io::stdin()
         .lock()
         .take(max as u64 + 1)

@@ -12,10 +12,10 @@ use aep_client::Backoff;
 use tokio::time::Instant;
 
 use super::Status;
+use crate::common::input::{self, LineLimit};
+use crate::common::output::{Stdout, WriteError};
 use crate::diag;
-use crate::input::{self, LineLimit};
 use crate::live::RelayArgs;
-use crate::output::{Stdout, WriteError};
 
 mod plan;
 
@@ -238,7 +238,10 @@ async fn post(poster: &BatchPoster, lines: &[String]) -> Result<(), String> {
                 let line = index.and_then(|i| lines.get(i)).map_or("", String::as_str);
                 return Err(format!(
                     "the relay refused an event ({code}: {detail}): {}",
-                    crate::terminal::escape(line, crate::terminal::Newlines::Escape)
+                    crate::common::terminal::escape(
+                        line,
+                        crate::common::terminal::Newlines::Escape
+                    )
                 ));
             }
             BatchAnswer::TooLarge { code, detail } => {

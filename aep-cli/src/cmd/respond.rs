@@ -21,13 +21,14 @@ use std::path::PathBuf;
 use aep::attention_requested::RespondVia;
 use aep::{AttentionRequested, Event};
 
-use super::redact::PipelineArgs;
 use super::Status;
+use crate::common::input::{self, LineLimit};
+use crate::common::output::Stdout;
+use crate::common::redaction::PipelineArgs;
+use crate::common::sender::TextCapture;
 use crate::diag;
-use crate::input::{self, LineLimit};
-use crate::output::Stdout;
-use crate::send::AckArgs;
-use crate::waiting::Via;
+use crate::live::send::AckArgs;
+use crate::live::waiting::Via;
 use event::{Emit, FreeText, Sender};
 
 const LONG_ABOUT: &str = "\
@@ -111,11 +112,6 @@ Examples:
   aep respond --session s_8f2c --request 01JDX... --option allow
   AEP_RELAY=http://127.0.0.1:8787 aep respond --session s_8f2c --request 01JDX...";
 
-/// The default `--source` of a command: the sender's URI.
-pub const DEFAULT_SOURCE: &str = "urn:aep:aep-cli";
-/// The default `--agent` of a command: the sender's name.
-pub const DEFAULT_AGENT: &str = "aep-cli";
-
 /// The arguments of `aep respond`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -193,15 +189,6 @@ pub struct Args {
     pub file: Option<PathBuf>,
 }
 
-/// The `--capture` levels: the two that carry free text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TextCapture {
-    /// Through the redaction pipeline.
-    Redacted,
-    /// As typed.
-    Full,
-}
-
 /// The request being answered and what the capture says about its session.
 pub struct Request {
     /// The `attention.requested` event.
@@ -274,7 +261,9 @@ fn respond(args: &Args) -> Result<Status, Stop> {
                 .block_on(async {
                     match args.session.as_deref() {
                         Some(session) => relay::history(relay, token.clone(), session).await,
-                        None => crate::waiting::history(relay, token.clone(), "respond").await,
+                        None => {
+                            crate::live::waiting::history(relay, token.clone(), "respond").await
+                        }
                     }
                 })
                 .map_err(Stop::Failure)?;
@@ -339,7 +328,7 @@ fn respond(args: &Args) -> Result<Status, Stop> {
     let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
     if let (Mode::Relay(relay), Some(runtime)) = (&mode, &runtime) {
         let id = event.id.clone();
-        let sent = runtime.block_on(crate::send::send(relay, token, event, &args.acks));
+        let sent = runtime.block_on(crate::live::send::send(relay, token, event, &args.acks));
         return Ok(sent.report("respond", &id));
     }
     let line = serde_json::to_vec(&event).map_err(|e| Stop::Bug(e.to_string()))?;
@@ -365,7 +354,7 @@ fn mode(args: &Args) -> Result<Mode, Stop> {
                 .ok()
                 .filter(|r| !r.trim().is_empty())
         })
-        .unwrap_or_else(|| crate::waiting::DEFAULT_RELAY.to_owned());
+        .unwrap_or_else(|| crate::live::waiting::DEFAULT_RELAY.to_owned());
     if args.emit == Emit::Answered {
         return Err(Stop::Failure(
             "--emit answered writes the emitter's own echo; it is not sent through a relay (give a FILE, or `-` for standard input)".into(),

@@ -4,10 +4,10 @@
 use std::time::SystemTime;
 
 use super::Status;
+use crate::common::output::Stdout;
 use crate::diag;
+use crate::live::waiting::{self, Session};
 use crate::live::RelayArgs;
-use crate::output::Stdout;
-use crate::waiting::{self, Session};
 
 const LONG_ABOUT: &str = "\
 Lists the sessions a relay holds: its history of every session (GET /stream

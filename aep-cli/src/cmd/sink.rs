@@ -107,7 +107,7 @@ async fn capture(args: &Args, relay: String, mut store: Store) -> Status {
         .identity("aep-sink", format!("aep-sink/{}", std::process::id()))
         .replay_all()
         .start();
-    let mut reach = crate::reach::Reach::new("sink", &relay);
+    let mut reach = crate::live::reach::Reach::new("sink", &relay);
     let token_given = args.relay.token().is_some();
     let mut stop = std::pin::pin!(crate::live::stop_signal());
     let mut queued = 0usize;
@@ -130,7 +130,7 @@ async fn capture(args: &Args, relay: String, mut store: Store) -> Status {
             item = sub.recv() => match item {
                 None => break Status::Clean,
                 Some(Err(e)) => {
-                    diag!("aep sink: error: {}", crate::reach::explain(&e, &relay, token_given));
+                    diag!("aep sink: error: {}", crate::live::reach::explain(&e, &relay, token_given));
                     break Status::Failure;
                 }
                 Some(Ok(Item::Event(delivered))) => {

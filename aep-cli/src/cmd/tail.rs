@@ -10,9 +10,9 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::Status;
+use crate::common::output::{Stdout, WriteError};
 use crate::diag;
 use crate::live::RelayArgs;
-use crate::output::{Stdout, WriteError};
 
 mod state;
 
@@ -225,7 +225,7 @@ async fn follow(
         subscribe = subscribe.capture(capture);
     }
     let mut sub = subscribe.start();
-    let mut reach = crate::reach::Reach::new("tail", &relay);
+    let mut reach = crate::live::reach::Reach::new("tail", &relay);
     let token_given = args.relay.token().is_some();
     let mut out = Stdout::new();
     let colour = out.is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -244,14 +244,14 @@ async fn follow(
             item = sub.recv() => match item {
                 None => break Status::Clean,
                 Some(Err(e)) => {
-                    diag!("aep tail: error: {}", crate::reach::explain(&e, &relay, token_given));
+                    diag!("aep tail: error: {}", crate::live::reach::explain(&e, &relay, token_given));
                     break Status::Failure;
                 }
                 Some(Ok(Item::Event(delivered))) => {
                     let text = if args.json {
                         delivered.line
                     } else {
-                        crate::render::line(&delivered.event, colour)
+                        crate::common::render::line(&delivered.event, colour)
                     };
                     match out.line(text.as_bytes(), b"\n").and_then(|()| out.flush()) {
                         Ok(()) => {}

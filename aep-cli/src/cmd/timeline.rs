@@ -8,10 +8,10 @@ use aep::reader::EventReader;
 use aep::Event;
 
 use super::Status;
+use crate::common::input::{self, LineLimit};
+use crate::common::output::{Stdout, WriteError};
 use crate::diag;
-use crate::input::{self, LineLimit};
 use crate::live::RelayArgs;
-use crate::output::{Stdout, WriteError};
 
 mod dag;
 
@@ -84,7 +84,7 @@ pub fn run(args: &Args) -> Status {
             return Status::Failure;
         }
     };
-    let (events, redelivered) = crate::order::dedupe_and_order(events);
+    let (events, redelivered) = crate::common::order::dedupe_and_order(events);
     if redelivered > 0 {
         diag!("aep timeline: {redelivered} redelivered event(s) shown once");
     }
@@ -107,7 +107,7 @@ pub fn run(args: &Args) -> Status {
     } else {
         events
             .iter()
-            .map(|e| crate::render::line(e, colour))
+            .map(|e| crate::common::render::line(e, colour))
             .collect()
     };
     for line in lines {

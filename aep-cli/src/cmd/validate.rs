@@ -8,11 +8,11 @@ use aep::stream::{validate_reader_parallel, Finding, Level, Options, Summary};
 use serde::Serialize;
 
 use super::Status;
+use crate::common::input::{self, Input, InputArgs, InputError, Reader};
+use crate::common::output::{Stdout, WriteError};
+use crate::common::progress::Progress;
+use crate::common::terminal::{self, Newlines};
 use crate::diag;
-use crate::input::{self, Input, InputArgs, InputError, Reader};
-use crate::output::{Stdout, WriteError};
-use crate::progress::Progress;
-use crate::terminal::{self, Newlines};
 
 const LONG_ABOUT: &str = "\
 Checks JSONL captures of AEP events: each line against the envelope and its

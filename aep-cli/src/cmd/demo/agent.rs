@@ -124,7 +124,7 @@ impl Demo {
         }
         let mut pace = tokio::time::interval(self.settings.pace);
         pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut reach = crate::reach::Reach::new("demo", &self.settings.relay);
+        let mut reach = crate::live::reach::Reach::new("demo", &self.settings.relay);
         let mut links = self.agent.links();
         loop {
             tokio::select! {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::agent::Agent;
 use super::state::{Held, SessionState, LOCK_WAIT};
-use crate::names;
+use crate::common::names;
 use aep_adapters::runtime::pending as attention;
 
 /// Where the hook keeps its files: `$AEP_HOME`, else `~/.aep`.

@@ -91,7 +91,7 @@ pub fn plan(events: Vec<Event>, pace: Pace, now: u64) -> Plan {
     let mut global: HashMap<String, String> = HashMap::new();
     let mut ordered: Vec<(String, HashMap<String, String>, Vec<Event>)> = Vec::new();
     for ((source, session), group) in groups {
-        let (group, _) = crate::order::dedupe_and_order(group);
+        let (group, _) = crate::common::order::dedupe_and_order(group);
         let new_session = format!("replay-{}", ids.next(now).to_lowercase());
         let map: HashMap<String, String> = group
             .iter()

@@ -8,8 +8,8 @@ use aep::{AttentionRequested, Capture, FieldSpec, Object};
 use serde_json::{json, Value};
 
 use super::{Args, Request};
-use crate::terminal::{escape, Newlines};
-use crate::waiting::{Via, Waiting};
+use crate::common::terminal::{escape, Newlines};
+use crate::live::waiting::{Via, Waiting};
 
 /// An answer, as `answer` carries it (AEP-0002 §5.3, AEP-0006).
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,8 @@ use aep::{Capture, Event, Payload};
 use serde_json::json;
 
 use super::answer::{fields, Answer};
-use super::{Request, DEFAULT_AGENT, DEFAULT_SOURCE};
+use super::Request;
+use crate::common::sender::{DEFAULT_AGENT, DEFAULT_SOURCE};
 
 /// Which event an answer is written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -7,10 +7,10 @@ use aep::projection::project;
 use aep::{Event, Payload};
 
 use super::{Args, Request, Stop};
+use crate::common::input;
+use crate::common::terminal::{escape, Newlines};
 use crate::diag;
-use crate::input;
-use crate::terminal::{escape, Newlines};
-use crate::waiting::{shorten, Via, Waiting};
+use crate::live::waiting::{shorten, Via, Waiting};
 
 /// Reads the events of a capture.
 pub fn read(args: &Args, path: &std::path::Path, name: &str) -> Result<Vec<Event>, Stop> {
@@ -83,7 +83,7 @@ pub fn choose(
     };
     let chosen = match id {
         None => {
-            let waiting = crate::waiting::waiting(events);
+            let waiting = crate::live::waiting::waiting(events);
             let fitting: Vec<&Waiting> = waiting.iter().filter(|w| fits.takes(w)).collect();
             let picked = match (waiting.as_slice(), fitting.as_slice()) {
                 (several, [only]) if several.len() > 1 => {

@@ -20,7 +20,7 @@ use inquire::{Confirm, MultiSelect, Select, Text};
 use serde_json::Value;
 
 use super::answer::{fields, Answer};
-use crate::terminal::{escape, Newlines};
+use crate::common::terminal::{escape, Newlines};
 
 /// Event text as a prompt shows it: the request is the agent's, and its
 /// control characters must not reach the terminal.

@@ -1,11 +1,11 @@
 //! `aep respond` against a relay: the requests come from what the relay
 //! holds (its `live=0` history, the projection folded over it), and the
-//! answer goes to the agent over the WebSocket ([`crate::send`]).
+//! answer goes to the agent over the WebSocket ([`crate::live::send`]).
 
 use aep::Event;
 
 /// The events the relay holds of `session` (every session's are read by
-/// [`crate::waiting::history`]).
+/// [`crate::live::waiting::history`]).
 pub async fn history(
     relay: &str,
     token: Option<String>,

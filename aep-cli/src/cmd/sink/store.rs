@@ -26,9 +26,9 @@ use aep::Event;
 use serde_json::json;
 
 use super::recover::{self, Pos};
+use crate::common::names::{self, Kind};
 use crate::diag;
 use crate::live::{replace_file, sync_dir};
-use crate::names::{self, Kind};
 
 /// The state file's name in the directory.
 pub const STATE: &str = ".sink-state.json";

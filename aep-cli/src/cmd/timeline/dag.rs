@@ -49,7 +49,7 @@ pub fn draw(events: &[Event], colour: bool) -> Vec<String> {
                 continue;
             }
             visited[i] = true;
-            let text = crate::render::line(&events[i], colour);
+            let text = crate::common::render::line(&events[i], colour);
             let (line, child_prefix) = if depth == 0 {
                 (text, String::new())
             } else if depth > MAX_INDENT {

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::io::{self, IsTerminal, StdoutLock, Write};
 
-use crate::terminal::Newlines;
+use crate::common::terminal::Newlines;
 
 /// Why a write to standard output failed.
 #[derive(Debug)]
@@ -156,7 +156,7 @@ impl Stdout {
 /// than line ends are escaped: diagnostics quote event text.
 pub fn diagnostic(args: fmt::Arguments<'_>) {
     let text = args.to_string();
-    let mut line = crate::terminal::escape(&text, Newlines::Keep).into_owned();
+    let mut line = crate::common::terminal::escape(&text, Newlines::Keep).into_owned();
     line.push('\n');
     // One write, so that lines from several processes do not mix.
     let _ = io::stderr().lock().write_all(line.as_bytes());
@@ -166,7 +166,7 @@ pub fn diagnostic(args: fmt::Arguments<'_>) {
 #[macro_export]
 macro_rules! diag {
     ($($arg:tt)*) => {
-        $crate::output::diagnostic(format_args!($($arg)*))
+        $crate::common::output::diagnostic(format_args!($($arg)*))
     };
 }
 

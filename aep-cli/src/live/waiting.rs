@@ -12,7 +12,7 @@ use aep::{AttentionRequested, Event, FieldSpec, FieldSpecType, Payload};
 use aep_client::consume::{Item, Notice, Subscribe};
 use serde_json::{json, Value};
 
-use crate::terminal::{escape, Newlines};
+use crate::common::terminal::{escape, Newlines};
 
 /// The relay the live commands use when neither --relay nor AEP_RELAY
 /// names one.

@@ -7,7 +7,7 @@
 use aep::{Event, Severity};
 use serde_json::Value;
 
-use crate::terminal::{escape, Newlines};
+use crate::common::terminal::{escape, Newlines};
 
 /// The longest summary, in characters.
 const SUMMARY: usize = 120;
