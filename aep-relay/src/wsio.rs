@@ -12,9 +12,13 @@
 //!   message is gathered only while it arrives;
 //! - charges every byte it hands on to the relay's `--max-inflight-bytes`
 //!   (the budget `POST` bodies are read under) until the connection has
-//!   handled the message it belongs to ([`Socket::release`]). When the
-//!   budget is spent the peer is not read (TCP holds it back) for up to
-//!   the message timeout; past that the read fails with [`Busy`];
+//!   handled the message it belongs to ([`Socket::release`]), and takes
+//!   room for a frame's whole payload when its header is read, so a
+//!   message under way never waits for room midway (large messages sent
+//!   at once are read one after another, never each holding part of the
+//!   budget while waiting for the rest). When the budget is spent the
+//!   peer is not read (TCP holds it back) for up to the message timeout;
+//!   past that the read fails with [`Busy`];
 //! - gives a message that has begun the message timeout
 //!   (`Config::message_timeout`) to arrive whole: a peer that starts a
 //!   message and stalls does not keep its bytes charged ([`Stalled`]).
@@ -128,6 +132,17 @@ impl Refragment {
     /// Bytes taken that belong to a message (or frame) not yet whole.
     pub fn pending(&self) -> u64 {
         self.pending
+    }
+
+    /// Payload bytes still to come of the frame under way, when the
+    /// WebSocket layer will read that frame whole (it is at most
+    /// `max_frame`): what a reader may take room for ahead.
+    pub fn frame_left(&self) -> u64 {
+        match self.state {
+            State::Header => 0,
+            State::Pass { left } | State::Split { left, .. } if left <= self.max_frame => left,
+            State::Pass { .. } | State::Split { .. } => 0,
+        }
     }
 
     /// Which message the bytes [`Refragment::pending`] counts began: it
@@ -282,14 +297,20 @@ type Acquire =
 pub(crate) struct Socket<S> {
     inner: S,
     refragment: Refragment,
-    /// Bytes read from the peer, not yet charged.
+    /// Where bytes are read from the peer.
     scratch: Box<[u8]>,
-    scratch_len: usize,
-    /// Charged bytes, rewritten, not yet handed on (from `at`).
+    /// Bytes read and rewritten, not yet handed on (from `at`): they are
+    /// handed on once `owed` is charged.
     ready: Vec<u8>,
     at: usize,
+    /// Permits to take before `ready` is handed on.
+    owed: usize,
+    /// Permits held for the rest of the frame under way
+    /// ([`Refragment::frame_left`]), taken when its header was read.
+    ahead: usize,
     budget: Arc<Semaphore>,
-    /// What the bytes handed on since the last release hold of the budget.
+    /// What the bytes handed on since the last release, and the room
+    /// taken ahead, hold of the budget.
     held: Option<OwnedSemaphorePermit>,
     waiting: Option<(Acquire, Pin<Box<Sleep>>)>,
     /// When the message under way must be whole, and which one it is
@@ -307,9 +328,10 @@ impl<S> Socket<S> {
             inner,
             refragment: Refragment::new(max_frame),
             scratch: vec![0; READ_CHUNK].into_boxed_slice(),
-            scratch_len: 0,
             ready: Vec::new(),
             at: 0,
+            owed: 0,
+            ahead: 0,
             budget,
             held: None,
             waiting: None,
@@ -330,7 +352,7 @@ impl<S> Socket<S> {
             return;
         }
         if let Some(held) = &mut self.held {
-            let keep = pending.min(held.num_permits());
+            let keep = (pending + self.ahead).min(held.num_permits());
             // The bytes past the pending ones are given back.
             drop(held.split(held.num_permits() - keep));
         }
@@ -352,9 +374,9 @@ impl<S> Socket<S> {
             .map_or(0, OwnedSemaphorePermit::num_permits)
     }
 
-    /// Permits for the `scratch_len` bytes read.
+    /// Permits for the `owed` bytes.
     fn charge(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<OwnedSemaphorePermit>> {
-        let n = self.scratch_len;
+        let n = self.owed;
         if self.waiting.is_none() {
             match self.budget.clone().try_acquire_many_owned(n as u32) {
                 Ok(permit) => return Poll::Ready(Ok(permit)),
@@ -385,6 +407,14 @@ impl<S: AsyncRead + Unpin> AsyncRead for Socket<S> {
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
         loop {
+            if this.owed > 0 {
+                let permit = ready!(this.charge(cx))?;
+                this.owed = 0;
+                match &mut this.held {
+                    Some(held) => held.merge(permit),
+                    None => this.held = Some(permit),
+                }
+            }
             if this.at < this.ready.len() {
                 let n = buf.remaining().min(this.ready.len() - this.at);
                 buf.put_slice(&this.ready[this.at..this.at + n]);
@@ -395,39 +425,37 @@ impl<S: AsyncRead + Unpin> AsyncRead for Socket<S> {
                 }
                 return Poll::Ready(Ok(()));
             }
-            if this.scratch_len == 0 {
-                let mut read = ReadBuf::new(&mut this.scratch);
-                match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
-                    Poll::Ready(Ok(())) => {}
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                    Poll::Pending => {
-                        if let Some((deadline, _)) = this.deadline.as_mut() {
-                            ready!(deadline.as_mut().poll(cx));
-                            return Poll::Ready(Err(io::Error::new(
-                                io::ErrorKind::TimedOut,
-                                Stalled,
-                            )));
-                        }
-                        return Poll::Pending;
+            let mut read = ReadBuf::new(&mut this.scratch);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {
+                    if let Some((deadline, _)) = this.deadline.as_mut() {
+                        ready!(deadline.as_mut().poll(cx));
+                        return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, Stalled)));
                     }
-                }
-                this.scratch_len = read.filled().len();
-                if this.scratch_len == 0 {
-                    return Poll::Ready(Ok(()));
+                    return Poll::Pending;
                 }
             }
-            let permit = ready!(this.charge(cx))?;
-            match &mut this.held {
-                Some(held) => held.merge(permit),
-                None => this.held = Some(permit),
+            let n = read.filled().len();
+            if n == 0 {
+                return Poll::Ready(Ok(()));
             }
-            this.refragment
-                .push(&this.scratch[..this.scratch_len], &mut this.ready);
+            this.refragment.push(&this.scratch[..n], &mut this.ready);
+            // The bytes read are charged, and a frame whose header they
+            // complete takes room for the rest of its payload now: a
+            // message that has begun never waits for room midway, so
+            // peers sending large messages at once are served one after
+            // another rather than each holding part of the budget and
+            // waiting for the rest. The bytes of the frame under way
+            // were taken ahead already.
+            let left = this.refragment.frame_left() as usize;
+            this.owed = (n + left).saturating_sub(this.ahead);
+            this.ahead = left;
             if this.deadline.is_none() {
                 let started = this.refragment.started();
                 this.deadline = Some((Box::pin(sleep(this.wait)), started));
             }
-            this.scratch_len = 0;
         }
     }
 }
@@ -803,11 +831,53 @@ mod tests {
         let read = server.next().await.unwrap().unwrap();
         assert_eq!(read.len(), 3_000);
         server.get_mut().release();
-        assert_eq!(server.get_ref().charged(), 5_000);
-        assert_eq!(budget.available_permits(), (1 << 20) - 5_000);
+        // The 5 000 bytes read, and room for the rest of its frame,
+        // taken when its header was read.
+        assert_eq!(server.get_ref().charged(), second.len());
+        assert_eq!(budget.available_permits(), (1 << 20) - second.len());
         client.write_all(&second[5_000..]).await.unwrap();
         assert_eq!(server.next().await.unwrap().unwrap().len(), 100_000);
         server.get_mut().release();
         assert_eq!(budget.available_permits(), 1 << 20);
+    }
+
+    #[tokio::test]
+    async fn messages_larger_than_half_the_budget_sent_at_once_are_read_one_after_another() {
+        use tokio::io::AsyncWriteExt;
+        // Room for one such message at a time: charged as their bytes
+        // came, both would take part of it and wait for the rest until
+        // their deadline.
+        let budget = Arc::new(Semaphore::new(400_000));
+        let wait = Duration::from_secs(20);
+        let (a, a_client) = pair(&budget, wait).await;
+        let (b, b_client) = pair(&budget, wait).await;
+        let message = |byte| client_bytes(&[Message::binary(vec![byte; 300_000])]);
+        let (a_bytes, b_bytes) = (message(1), message(2));
+        // Each peer sends its message in three parts, so both are under
+        // way at once.
+        let send = |mut client: tokio::io::DuplexStream, bytes: Vec<u8>| async move {
+            for part in bytes.chunks(100_005) {
+                if client.write_all(part).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        };
+        tokio::spawn(send(a_client, a_bytes));
+        tokio::spawn(send(b_client, b_bytes));
+        let read = |mut server: WebSocketStream<Socket<tokio::io::DuplexStream>>| async move {
+            let message = server.next().await.unwrap().unwrap();
+            // Handled: its bytes go back.
+            server.get_mut().release();
+            (message.len(), server)
+        };
+        let (a, b) = tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::join!(read(a), read(b))
+        })
+        .await
+        .expect("both read well before their deadline");
+        assert_eq!((a.0, b.0), (300_000, 300_000));
+        assert_eq!(budget.available_permits(), 400_000);
     }
 }
