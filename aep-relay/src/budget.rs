@@ -90,6 +90,16 @@ impl Budget {
         Some((charge, before == 0))
     }
 
+    /// Charges `size` bytes unless that passes `limit` rather than the
+    /// bound (an empty budget takes anything).
+    pub fn charge_up_to(self: &Arc<Budget>, size: usize, limit: usize) -> Option<Charge> {
+        self.add(size, limit)?;
+        Some(Charge {
+            budget: self.clone(),
+            size,
+        })
+    }
+
     /// Charges `size` bytes unless that passes the bound, even when the
     /// budget holds nothing.
     pub fn charge_strict(self: &Arc<Budget>, size: usize) -> Option<Charge> {

@@ -263,10 +263,17 @@ impl Buffers {
     #[cfg(test)]
     pub fn replay(&self, session: &str, after: Option<Key>) -> Replay {
         let mut cursor = self.cursor(session, after);
-        let read = self.read(&mut cursor, usize::MAX);
-        Replay {
-            exhausted: read.exhausted,
-            events: read.events,
+        let mut replay = Replay {
+            exhausted: None,
+            events: Vec::new(),
+        };
+        loop {
+            let read = self.read(&mut cursor, usize::MAX);
+            replay.exhausted = replay.exhausted.or(read.exhausted);
+            replay.events.extend(read.events);
+            if read.done {
+                return replay;
+            }
         }
     }
 
@@ -314,7 +321,7 @@ impl Buffers {
 
     /// [`Buffers::read`], and events of at most `max_bytes` together (by
     /// [`Stored::size`]), though always one: an event larger than that is
-    /// read alone.
+    /// read alone. A read that says `exhausted` holds no events.
     pub fn read_within(&self, cursor: &mut Cursor, max: usize, max_bytes: usize) -> Read {
         let mut read = Read::default();
         if cursor.done {
@@ -341,6 +348,10 @@ impl Buffers {
                     seq: u64::try_from(evicted.seq + 1).unwrap_or(0),
                 }));
                 cursor.after = Some(evicted);
+                // Said alone: the events after it come with the next
+                // read, so a reader that stalls on writing the comment
+                // holds none of them.
+                return read;
             }
         }
         let start = match cursor.after {
@@ -619,6 +630,9 @@ mod tests {
         }
         let read = b.read(&mut cursor, 1);
         assert_eq!(read.exhausted, Some(Earliest { epoch: 0, seq: 8 }));
+        assert!(read.events.is_empty(), "said alone");
+        let read = b.read(&mut cursor, 1);
+        assert!(read.exhausted.is_none());
         assert!(read.events.is_empty() && read.done);
 
         // A session evicted whole while its cursor waited: said too.

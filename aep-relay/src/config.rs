@@ -49,6 +49,11 @@ impl fmt::Debug for Token {
 /// its task and tables.
 pub const CONNECTION_BYTES: usize = 192 * 1024;
 
+/// What TLS adds to [`CONNECTION_BYTES`] per connection, at most: the
+/// TLS layer's 64 KiB of records waiting to be written, the record being
+/// read and the session.
+pub const TLS_CONNECTION_BYTES: usize = 96 * 1024;
+
 /// A PEM certificate chain and private key for TLS.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
@@ -444,7 +449,8 @@ impl Config {
     ///   + max-command-bytes + max-state-bytes + max-connections × 192 KiB
     /// ```
     ///
-    /// The process's own code, runtime and allocator come on top.
+    /// With TLS, each connection adds [`TLS_CONNECTION_BYTES`]. The
+    /// process's own code, runtime and allocator come on top.
     ///
     /// ```
     /// let worst = aep_relay::Config::default().worst_case_bytes();
@@ -457,7 +463,15 @@ impl Config {
             + 2 * bytes(self.max_queued_bytes)
             + bytes(self.max_command_bytes)
             + bytes(self.max_state_bytes)
-            + bytes(self.max_connections) * bytes(CONNECTION_BYTES)
+            + bytes(self.max_connections) * bytes(self.connection_bytes())
+    }
+
+    /// What one connection may hold that no budget counts.
+    fn connection_bytes(&self) -> usize {
+        match self.tls {
+            Some(_) => CONNECTION_BYTES + TLS_CONNECTION_BYTES,
+            None => CONNECTION_BYTES,
+        }
     }
 
     pub(crate) fn max_positions(&self) -> usize {

@@ -37,10 +37,18 @@ use crate::stored::Stored;
 pub(crate) type Delivery = (u64, Arc<Stored>);
 
 /// A delivery in its queue, with its bytes charged to the consumer's
-/// budget and its event counted in the relay's (once, however many
-/// queues hold it): given back when it is taken and written, or dropped
-/// with the queue when the consumer goes away.
-type Queued = (u64, Charge, Share<Stored>);
+/// budget, its place in the queue ([`SLOT`]) charged to the relay's, and
+/// its event counted in the relay's (once, however many queues hold it):
+/// given back when it is taken (the event once it is written), or
+/// dropped with the queue when the consumer goes away.
+type Queued = (u64, Charge, Charge, Share<Stored>);
+
+/// What one delivery's place in a queue is charged to the relay's budget
+/// for all queues, beside its event: the queue entry and its share of
+/// the channel's blocks.
+pub(crate) const SLOT: usize = 64;
+
+const _: () = assert!(std::mem::size_of::<Queued>() <= SLOT);
 
 /// The receiving end a consumer connection reads deliveries from.
 pub(crate) struct Inbox {
@@ -83,8 +91,8 @@ impl Taken {
         self._writing
     }
 
-    fn new((sub, charge, share): Queued) -> Taken {
-        drop(charge);
+    fn new((sub, charge, slot, share): Queued) -> Taken {
+        drop((charge, slot));
         Taken {
             sub,
             stored: share.item().clone(),
@@ -110,7 +118,11 @@ pub(crate) struct Outbox {
 /// no bound in bytes (see [`bounded`]).
 #[cfg(test)]
 pub(crate) fn queue(soft: usize, hard: usize, batch: usize) -> (Outbox, Inbox) {
-    bounded(soft, hard, batch, usize::MAX, &Arc::default())
+    // One budget for every such queue: all shares of an event are taken
+    // in the same budget.
+    static UNBOUNDED: std::sync::OnceLock<Arc<Budget>> = std::sync::OnceLock::new();
+    let shared = UNBOUNDED.get_or_init(Arc::default);
+    bounded(soft, hard, batch, usize::MAX, shared)
 }
 
 /// [`queue`], and at most `max_bytes` held at once, within the relay's
@@ -192,7 +204,11 @@ impl Outbox {
             self.over_shared();
             return self.cut_off();
         };
-        match self.tx.try_send((sub, charge, share)) {
+        let Some(slot) = self.shared.charge_up_to(SLOT, limit) else {
+            self.over_shared();
+            return self.cut_off();
+        };
+        match self.tx.try_send((sub, charge, slot, share)) {
             Ok(()) => Offer::Queued,
             Err(mpsc::error::TrySendError::Full(_)) => self.cut_off(),
             Err(mpsc::error::TrySendError::Closed(_)) => Offer::Closed,
@@ -549,7 +565,7 @@ mod tests {
         let shared = Budget::new(100 * size);
         let (outbox, mut inbox) = bounded(100, 200, 0, 100 * size, &shared);
         assert_eq!(offer_one(&outbox, "notice"), Offer::Queued);
-        assert_eq!((inbox.bytes.held(), shared.held()), (size, size));
+        assert_eq!((inbox.bytes.held(), shared.held()), (size, size + SLOT));
         let writing = inbox.try_recv().expect("queued");
         // The queue is empty again (a consumer that keeps up is judged
         // so), the relay still holds the bytes.
@@ -561,12 +577,14 @@ mod tests {
     #[test]
     fn past_the_shared_budget_the_consumer_enqueued_to_is_cut_and_bytes_come_back() {
         let size = stored("notice").size();
-        let shared = Budget::new(2 * size);
+        // A delivery of an event no other queue holds.
+        let unit = size + SLOT;
+        let shared = Budget::new(2 * unit);
         let (a, mut a_in) = bounded(100, 200, 0, 100 * size, &shared);
         let (b, b_in) = bounded(100, 200, 0, 100 * size, &shared);
         assert_eq!(offer_one(&a, "notice"), Offer::Queued);
         assert_eq!(offer_one(&a, "notice"), Offer::Queued);
-        assert_eq!(shared.held(), 2 * size);
+        assert_eq!(shared.held(), 2 * unit);
         assert_eq!(offer_one(&a, "notice"), Offer::Closed);
         // `a` is cut off past the shared budget; an empty queue still
         // takes one delivery, then is cut off in turn.
@@ -574,13 +592,13 @@ mod tests {
         assert_eq!(offer_one(&b, "notice"), Offer::Closed);
         assert!(a_in.overflowed.load(Ordering::Acquire));
         assert!(b_in.overflowed.load(Ordering::Acquire));
-        assert_eq!(shared.held(), 3 * size, "a refusal charges nothing");
+        assert_eq!(shared.held(), 3 * unit, "a refusal charges nothing");
         // A read gives back to both budgets; a consumer gone gives back
         // what its queue held.
         assert!(a_in.try_recv().is_some());
-        assert_eq!((a_in.bytes.held(), shared.held()), (size, 2 * size));
+        assert_eq!((a_in.bytes.held(), shared.held()), (size, 2 * unit));
         drop(b_in);
-        assert_eq!(shared.held(), size);
+        assert_eq!(shared.held(), unit);
         drop(a_in);
         assert_eq!(shared.held(), 0, "all given back");
     }
@@ -589,7 +607,7 @@ mod tests {
     fn an_event_in_many_queues_is_counted_once_in_the_shared_budget() {
         let event = stored("notice");
         let size = event.size();
-        let shared = Budget::new(2 * size);
+        let shared = Budget::new(2 * size + 50 * SLOT);
         let queues: Vec<_> = (0..50)
             .map(|_| bounded(100, 200, 0, 100 * size, &shared))
             .collect();
@@ -598,7 +616,8 @@ mod tests {
             // budget, which holds this event once.
             assert_eq!(outbox.offer((1, event.clone()), 1), Offer::Queued);
         }
-        assert_eq!(shared.held(), size);
+        // The event once, and each queue's place.
+        assert_eq!(shared.held(), size + 50 * SLOT);
         let mut inboxes: Vec<_> = queues.into_iter().map(|(_, inbox)| inbox).collect();
         for inbox in &inboxes {
             assert_eq!(inbox.bytes.held(), size, "each queue counts its delivery");
@@ -608,9 +627,9 @@ mod tests {
             .iter_mut()
             .map(|i| i.try_recv().unwrap())
             .collect();
-        assert_eq!(shared.held(), size);
+        assert_eq!(shared.held(), size + SLOT);
         drop(writing);
-        assert_eq!(shared.held(), size, "one queue still holds it");
+        assert_eq!(shared.held(), size + SLOT, "one queue still holds it");
         inboxes.truncate(0);
         assert_eq!(shared.held(), 0);
     }
@@ -620,24 +639,24 @@ mod tests {
         // Each consumer watches its own session and never reads: every
         // event is one queue's alone, and each queue was empty when its
         // batch began.
-        let size = stored("notice").size();
-        let shared = Budget::new(2 * size);
+        let unit = stored("notice").size() + SLOT;
+        let shared = Budget::new(2 * unit);
         let mut kept = Vec::new();
         let mut offers = Vec::new();
         for _ in 0..10 {
-            let (outbox, inbox) = bounded(100, 200, 0, 100 * size, &shared);
+            let (outbox, inbox) = bounded(100, 200, 0, 100 * unit, &shared);
             offers.push(outbox.offer((1, stored("notice")), 0));
             kept.push((outbox, inbox));
         }
         let queued = offers.iter().filter(|o| **o == Offer::Queued).count();
         assert_eq!(queued, 4, "{offers:?}");
         assert_eq!(offers[4..], [const { Offer::Closed }; 6]);
-        assert_eq!(shared.held(), 4 * size);
+        assert_eq!(shared.held(), 4 * unit);
         // What is written stays counted: taking a delivery makes no room.
         let writing = kept[0].1.try_recv().unwrap();
         assert_eq!(kept[0].0.offer((1, stored("notice")), 0), Offer::Closed);
         drop(writing);
-        assert_eq!(shared.held(), 3 * size);
+        assert_eq!(shared.held(), 3 * unit);
         drop(kept);
         assert_eq!(shared.held(), 0);
     }

@@ -517,6 +517,40 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_that_says_exhausted_holds_no_event_while_it_is_said() {
+        // A large event right after the evicted head: the writer awaits
+        // the `replay-exhausted` it was handed (a stalled consumer may
+        // keep it waiting), and meanwhile the buffer lets the event go.
+        let hub = Arc::new(Hub::new(Config::default().buffer(4)));
+        let pad = "x".repeat(1 << 20);
+        let line = |seq: u64, pad: &str| {
+            format!(
+                r#"{{"aep":"0.1","id":"s-{seq}","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":{seq},"severity":"notice","data":{{"pad":"{pad}"}}}}"#
+            )
+        };
+        let mut first: Vec<String> = (0..4).map(|s| line(s, "")).collect();
+        first.push(line(4, &pad));
+        first.extend((5..8).map(|s| line(s, "")));
+        let weak = {
+            let batch = admitted(&first);
+            hub.ingest(&batch, None);
+            Arc::downgrade(&batch[4].stored)
+        };
+        let mut replay = hub.subscribe(request(
+            Some(From::Positions(vec![("s".into(), 0, 1)])),
+            None,
+        ));
+        assert!(matches!(replay.next(), Some(ReplayItem::Exhausted { .. })));
+        assert_eq!(replay.held(), 0, "said alone");
+        hub.ingest(&admitted(&lines("s", 8, 8)), None);
+        assert_eq!(
+            weak.strong_count(),
+            0,
+            "nothing keeps the large event alive"
+        );
+    }
+
+    #[test]
     fn a_subscription_waiting_mid_batch_gets_in_and_misses_nothing() {
         let total = 40 * INGEST_CHUNK;
         let hub = Arc::new(Hub::new(Config::default().buffer(total)));

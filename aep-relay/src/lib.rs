@@ -39,7 +39,7 @@ mod ui;
 mod ws;
 mod wsio;
 
-pub use config::{Config, TlsFiles, Token, CONNECTION_BYTES};
+pub use config::{Config, TlsFiles, Token, CONNECTION_BYTES, TLS_CONNECTION_BYTES};
 pub use server::{Drained, Relay, ShutdownHandle};
 
 #[cfg(doctest)]

@@ -16,7 +16,7 @@ use futures_util::stream::{self, Stream};
 use serde_json::Value;
 use tokio::time::{interval_at, Instant, Interval, MissedTickBehavior};
 
-use crate::budget::{Budget, Share};
+use crate::budget::Share;
 use crate::fanout::{bounded, Inbox, Outbox, Taken};
 use crate::http::{error, App, Params};
 use crate::hub::{From, Hub, Replay, ReplayItem, Request};
@@ -123,7 +123,7 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
         history,
         live: live.then(|| (id, outbox.clone())),
     });
-    let chunks = Chunks::new(replay, hub.metrics.queued.clone(), !live);
+    let chunks = Chunks::new(replay, hub.clone(), !live);
     let body = if live {
         hub.metrics.sse.inc();
         let state = Live {
@@ -187,8 +187,9 @@ impl Large {
 /// twice that budget the replay ends as a consumer cut off does.
 struct Chunks {
     replay: Replay,
-    /// The budget a large event is counted in while it is written.
-    queued: Arc<Budget>,
+    /// Its budget for all queues counts a large event while it is
+    /// written.
+    hub: Arc<Hub>,
     /// End with `: replay-complete` (a `live=0` read).
     complete: bool,
     /// The replay has no more items.
@@ -198,18 +199,21 @@ struct Chunks {
     /// Cut off at the budget.
     cut: bool,
     large: Option<Large>,
+    /// An item taken that did not fit into the last chunk.
+    next: Option<ReplayItem>,
 }
 
 impl Chunks {
-    fn new(replay: Replay, queued: Arc<Budget>, complete: bool) -> Chunks {
+    fn new(replay: Replay, hub: Arc<Hub>, complete: bool) -> Chunks {
         Chunks {
             replay,
-            queued,
+            hub,
             complete,
             drained: false,
             done: false,
             cut: false,
             large: None,
+            next: None,
         }
     }
 
@@ -235,22 +239,30 @@ impl Iterator for Chunks {
         }
         let mut chunk = BytesMut::new();
         while chunk.len() < CHUNK {
-            let Some(item) = self.replay.next() else {
+            let Some(item) = self.next.take().or_else(|| self.replay.next()) else {
                 self.drained = true;
                 break;
             };
             let stored = match item {
                 ReplayItem::Event(stored) if stored.sse().len() > CHUNK => stored,
+                ReplayItem::Event(stored)
+                    if !chunk.is_empty() && chunk.len() + stored.sse().len() > CHUNK =>
+                {
+                    // Into the next chunk: this one stays within CHUNK.
+                    self.next = Some(ReplayItem::Event(stored));
+                    break;
+                }
                 item => {
                     render(&mut chunk, item);
                     continue;
                 }
             };
             // Counted from the moment it is taken from the replay.
-            let limit = self.queued.max().saturating_mul(2);
-            let Some(share) = Share::take(&stored, &self.queued, limit) else {
+            let queued = &self.hub.metrics.queued;
+            let Some(share) = Share::take(&stored, queued, queued.max().saturating_mul(2)) else {
                 self.cut = true;
                 self.done = true;
+                self.hub.metrics.disconnected_backpressure.inc();
                 chunk.put_slice(CUT_OFF);
                 return Some(chunk.freeze());
             };
