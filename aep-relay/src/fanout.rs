@@ -448,7 +448,7 @@ mod tests {
     fn fan_out_work(total: usize, cut: usize, events: usize) -> (u64, u64, usize) {
         let json = r#"{"aep":"0.1","id":"e","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"severity":"error"}"#;
         let event = EventRef::from_json(json).unwrap();
-        let original = Arc::new(Stored::new(&event.to_owned(), json.as_bytes()));
+        let original = Arc::new(Stored::new(&event, json.as_bytes()));
         let mut inboxes = Vec::new();
         let mut subscribers: Vec<Subscriber> = (0..total)
             .map(|i| {
@@ -672,7 +672,7 @@ mod tests {
     fn forms_down_level_once_per_level_and_keep_the_original_otherwise() {
         let json = r#"{"aep":"0.1","id":"e","type":"progress.status","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"capture":"redacted","data":{"message":"secret words","phase":"test"}}"#;
         let event = EventRef::from_json(json).unwrap();
-        let original = Arc::new(Stored::new(&event.to_owned(), json.as_bytes()));
+        let original = Arc::new(Stored::new(&event, json.as_bytes()));
         let mut forms = Forms::new(&event, &original);
         assert!(Arc::ptr_eq(&forms.at(None), &original));
         assert!(Arc::ptr_eq(&forms.at(Some(Capture::Full)), &original));
@@ -713,7 +713,7 @@ mod tests {
     #[test]
     fn a_ceiling_never_passes_members_above_it_whatever_the_event_declares() {
         let event = EventRef::from_json(LYING).unwrap();
-        let original = Arc::new(Stored::new(&event.to_owned(), LYING.as_bytes()));
+        let original = Arc::new(Stored::new(&event, LYING.as_bytes()));
         let mut forms = Forms::new(&event, &original);
         for ceiling in [Capture::Redacted, Capture::Metadata, Capture::None] {
             let form = forms.at(Some(ceiling));
@@ -733,7 +733,7 @@ mod tests {
     fn an_honest_event_under_a_higher_ceiling_is_delivered_as_received() {
         let json = r#"{"aep":"0.1","id":"e","type":"tool.requested","time":"2026-12-03T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0,"capture":"redacted","data":{"tool":{"name":"Bash","call_id":"c1"},"args_redacted":{"cmd":"ls"}}}"#;
         let event = EventRef::from_json(json).unwrap();
-        let original = Arc::new(Stored::new(&event.to_owned(), json.as_bytes()));
+        let original = Arc::new(Stored::new(&event, json.as_bytes()));
         let mut forms = Forms::new(&event, &original);
         assert!(Arc::ptr_eq(&forms.at(Some(Capture::Redacted)), &original));
     }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use aep::frame::ErrorCode;
-use aep::{Event, EventRef, RegisteredType};
+use aep::{EventRef, RegisteredType};
 use serde::de::IgnoredAny;
 
 use crate::stored::{compact, Stored};
@@ -66,11 +66,8 @@ impl fmt::Display for LineError {
 }
 
 /// Checks one event's bytes (a batch line without its terminator, or a
-/// whole body) and renders it for delivery.
-///
-/// The owned copy the envelope checks need lives only while this line is
-/// checked: a batch never holds thousands of them at once, and the
-/// allocator reuses one copy's memory for the next.
+/// whole body) and renders it for delivery. The envelope is checked and
+/// rendered as borrowed from the text: no owned `Event` is made.
 pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted<'_>, LineError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         LineError::Utf8(format!(
@@ -88,8 +85,7 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted<'_>, LineError> {
             })
         }
     };
-    let event: Event = borrowed.to_owned();
-    if let Err(violations) = event.validate_envelope() {
+    if let Err(violations) = borrowed.validate_envelope() {
         let detail = violations
             .0
             .iter()
@@ -99,9 +95,9 @@ pub(crate) fn admit(bytes: &[u8]) -> Result<Admitted<'_>, LineError> {
         return Err(LineError::Envelope(detail));
     }
     let stored = if memchr::memchr2(b'\r', b'\n', text.as_bytes()).is_some() {
-        Stored::new(&event, &compact(text.as_bytes()))
+        Stored::new(&borrowed, &compact(text.as_bytes()))
     } else {
-        Stored::new(&event, text.as_bytes())
+        Stored::new(&borrowed, text.as_bytes())
     };
     Ok(Admitted {
         event: borrowed,

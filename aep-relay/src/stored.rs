@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use aep::{Capture, Event, Severity};
+use aep::{Capture, Event, EventRef, Severity};
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::budget::{Holders, Shareable};
@@ -36,6 +36,79 @@ impl Key {
 /// dedupe set's entry and the key's `Arc` (a round figure above their
 /// sizes, so the byte bounds hold in resident memory too).
 pub(crate) const ENTRY_OVERHEAD: usize = std::mem::size_of::<Stored>() + 128;
+
+/// What a [`Stored`] reads of an event besides its text: ingest gives the
+/// borrowed envelope it checked, down-levelling the owned copy it made.
+pub(crate) trait Envelope {
+    fn event_type(&self) -> &str;
+    fn session_id(&self) -> Option<&str>;
+    fn position(&self) -> Option<u64>;
+    fn epoch_number(&self) -> u64;
+    fn severity_level(&self) -> Severity;
+    fn capture_level(&self) -> Capture;
+    /// `(source, id)`.
+    fn identity(&self) -> (&str, &str);
+}
+
+impl Envelope for Event {
+    fn event_type(&self) -> &str {
+        &self.type_
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    fn position(&self) -> Option<u64> {
+        self.seq
+    }
+
+    fn epoch_number(&self) -> u64 {
+        self.epoch_or_default()
+    }
+
+    fn severity_level(&self) -> Severity {
+        self.severity_or_default()
+    }
+
+    fn capture_level(&self) -> Capture {
+        self.capture_or_default()
+    }
+
+    fn identity(&self) -> (&str, &str) {
+        (&self.source, &self.id)
+    }
+}
+
+impl Envelope for EventRef<'_> {
+    fn event_type(&self) -> &str {
+        self.type_()
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session()
+    }
+
+    fn position(&self) -> Option<u64> {
+        self.seq()
+    }
+
+    fn epoch_number(&self) -> u64 {
+        self.epoch_or_default()
+    }
+
+    fn severity_level(&self) -> Severity {
+        self.severity_or_default()
+    }
+
+    fn capture_level(&self) -> Capture {
+        self.capture_or_default()
+    }
+
+    fn identity(&self) -> (&str, &str) {
+        self.dedupe_key()
+    }
+}
 
 /// One event, serialised once and shared by every delivery of it.
 #[derive(Debug)]
@@ -70,21 +143,22 @@ impl Shareable for Stored {
 
 impl Stored {
     /// Renders `event`, whose JSON text is `json` (one line: no CR or LF).
-    pub fn new(event: &Event, json: &[u8]) -> Stored {
+    pub fn new(event: &impl Envelope, json: &[u8]) -> Stored {
         debug_assert!(!json.iter().any(|b| matches!(b, b'\r' | b'\n')));
-        let session: Option<Arc<str>> = event.session.as_deref().map(Arc::from);
-        let epoch = event.epoch_or_default();
+        let session: Option<Arc<str>> = event.session_id().map(Arc::from);
+        let epoch = event.epoch_number();
         let (frame, json) = render(event, json, session.as_deref());
+        let (source, id) = event.identity();
         Stored {
             frame: frame.freeze(),
             json,
             session,
             epoch,
-            seq: event.seq,
-            severity: event.severity_or_default(),
-            capture: event.capture_or_default(),
-            dedupe: dedupe_key(&event.source, &event.id),
-            agent_scoped: event.type_.starts_with("agent."),
+            seq: event.position(),
+            severity: event.severity_level(),
+            capture: event.capture_level(),
+            dedupe: dedupe_key(source, id),
+            agent_scoped: event.event_type().starts_with("agent."),
             holders: Holders::default(),
         }
     }
@@ -125,19 +199,20 @@ impl Stored {
 /// The buffer is sized exactly: a frame that outgrew its buffer would be
 /// copied on the way, and keep up to twice its size for as long as it is
 /// buffered.
-fn render(event: &Event, json: &[u8], session: Option<&str>) -> (BytesMut, Range<usize>) {
-    let epoch = event.epoch_or_default();
-    let id = match (session, event.seq) {
+fn render(event: &impl Envelope, json: &[u8], session: Option<&str>) -> (BytesMut, Range<usize>) {
+    let epoch = event.epoch_number();
+    let event_type = event.event_type();
+    let id = match (session, event.position()) {
         (Some(s), Some(seq)) if sse_safe(s) => Some((s, seq)),
         _ => None,
     };
     let id_len = id.map_or(0, |(s, seq)| {
         "id: ::\n".len() + s.len() + decimal_len(epoch) + decimal_len(seq)
     });
-    let len = "event: \ndata: \n\n".len() + event.type_.len() + json.len() + id_len;
+    let len = "event: \ndata: \n\n".len() + event_type.len() + json.len() + id_len;
     let mut frame = BytesMut::with_capacity(len);
     frame.put_slice(b"event: ");
-    frame.put_slice(event.type_.as_bytes());
+    frame.put_slice(event_type.as_bytes());
     frame.put_slice(b"\ndata: ");
     let start = frame.len();
     frame.put_slice(json);

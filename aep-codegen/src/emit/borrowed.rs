@@ -6,6 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::context::{default_accessor, Context};
+use super::rules;
 use super::tokens::{ident, ty};
 use crate::ir::{Field, Primitive, Ty};
 
@@ -152,6 +153,9 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
             }
         }
     });
+    // The envelope's own checks, emitted from the same rules as
+    // `Event::validate_into`.
+    let validate_into = rules::validate_borrowed_into(cx, &env.event);
     let value = value_ref(&env.extension_value.members);
     let expecting = format!("a `{}` object", env.event.name);
     quote! {
@@ -229,6 +233,19 @@ pub fn module(cx: &Context<'_>) -> TokenStream {
                 let payload = event.payload()?;
                 Ok((event, payload))
             }
+
+            /// Checks what [`Event::validate_envelope`](super::envelope::Event::validate_envelope)
+            /// checks, on the borrowed attributes: the same violations, with
+            /// the same messages and pointers, in the same order, without
+            /// making an `Event`. (Extension attributes were checked when
+            /// decoded, as they are for `Event`.)
+            pub fn validate_envelope(&self) -> Result<(), crate::runtime::Violations> {
+                let mut v = crate::runtime::Validator::new();
+                self.validate_into(&mut v);
+                v.finish().into_result()
+            }
+
+            #validate_into
 
             /// The owned event: equal to what
             /// [`Event::from_json`](super::envelope::Event::from_json) decodes from the same text.

@@ -10,14 +10,36 @@ use super::docs::describe_predicate;
 use super::tokens::ident;
 use crate::ir::{Assertion, Conditional, Field, Struct, Test, Ty};
 
+/// How the struct a `validate_into` belongs to holds its string fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strings {
+    /// As `String` (the generated structs).
+    Owned,
+    /// As `Cow<str>` borrowed from the decoded text (`EventRef`), read as
+    /// `&str` through the field's accessor of the same name.
+    Borrowed,
+}
+
 /// `validate_into` for a struct: its checks, with pointers from wherever
 /// the validator stands.
 pub fn validate_into(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    checks_into(cx, s, Strings::Owned)
+}
+
+/// `validate_into` for a borrowed view of `s` whose fields have `s`'s
+/// names, its strings held as `Cow<str>` and every other field as `s`
+/// holds it (`EventRef` of the envelope): the same checks in the same
+/// order, so the two report the same violations.
+pub fn validate_borrowed_into(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    checks_into(cx, s, Strings::Borrowed)
+}
+
+fn checks_into(cx: &Context<'_>, s: &Struct, strings: Strings) -> TokenStream {
     let checks: Vec<TokenStream> = s
         .fields
         .iter()
         .filter_map(|f| field_check(cx, f))
-        .chain(s.rules.iter().map(|r| rule(s, r)))
+        .chain(s.rules.iter().map(|r| rule(s, r, strings)))
         .collect();
     let v = if checks.is_empty() {
         quote!(_v)
@@ -153,7 +175,7 @@ fn literal_prefix(pattern: &str) -> Option<String> {
 }
 
 /// An `if`/`then`/`else` rule as an `if` statement.
-fn rule(s: &Struct, rule: &Conditional) -> TokenStream {
+fn rule(s: &Struct, rule: &Conditional, strings: Strings) -> TokenStream {
     let when = describe_predicate(rule);
     let mut conditions = Vec::new();
     for (member, test) in &rule.when.tests {
@@ -172,7 +194,8 @@ fn rule(s: &Struct, rule: &Conditional) -> TokenStream {
         };
         // JSON Schema: a test on an absent member holds.
         conditions.push(match (&f.ty, f.required) {
-            (Ty::String(_), true) | (_, true) => check(quote!(self.#name.as_str())),
+            (Ty::String(_), true) if strings == Strings::Borrowed => check(quote!(self.#name())),
+            (_, true) => check(quote!(self.#name.as_str())),
             (Ty::String(_), false) => {
                 let test = check(quote!(x));
                 quote!(self.#name.as_deref().is_none_or(|x| #test))
@@ -195,11 +218,17 @@ fn rule(s: &Struct, rule: &Conditional) -> TokenStream {
     } else {
         quote!(#(#conditions)&&*)
     };
-    let then = assertion(s, &rule.then, quote!(holds), &format!("when {when}"));
+    let then = assertion(
+        s,
+        &rule.then,
+        quote!(holds),
+        &format!("when {when}"),
+        strings,
+    );
     let otherwise = rule
         .otherwise
         .as_ref()
-        .map(|a| assertion(s, a, quote!(!holds), &format!("unless {when}")));
+        .map(|a| assertion(s, a, quote!(!holds), &format!("unless {when}"), strings));
     // Each check is its own `if` on `holds`, so no `if` nests in another.
     quote! {
         {
@@ -211,7 +240,13 @@ fn rule(s: &Struct, rule: &Conditional) -> TokenStream {
 }
 
 /// The checks of a `then` or `else`, each guarded by `guard`.
-fn assertion(s: &Struct, a: &Assertion, guard: TokenStream, when: &str) -> TokenStream {
+fn assertion(
+    s: &Struct,
+    a: &Assertion,
+    guard: TokenStream,
+    when: &str,
+    strings: Strings,
+) -> TokenStream {
     let mut out = TokenStream::new();
     for member in &a.required {
         let f = member_field(s, member);
@@ -235,7 +270,7 @@ fn assertion(s: &Struct, a: &Assertion, guard: TokenStream, when: &str) -> Token
         out.extend(quote!(if #guard #present { v.report(Some(#member), #message.to_owned()); }));
     }
     if let Some(nested) = &a.nested {
-        let nested = rule(s, nested);
+        let nested = rule(s, nested, strings);
         out.extend(quote!(if #guard #nested));
     }
     out

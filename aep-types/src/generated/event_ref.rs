@@ -179,6 +179,186 @@ impl<'a> EventRef<'a> {
         Ok((event, payload))
     }
 
+    /// Checks what [`Event::validate_envelope`](super::envelope::Event::validate_envelope)
+    /// checks, on the borrowed attributes: the same violations, with
+    /// the same messages and pointers, in the same order, without
+    /// making an `Event`. (Extension attributes were checked when
+    /// decoded, as they are for `Event`.)
+    pub fn validate_envelope(&self) -> Result<(), crate::runtime::Violations> {
+        let mut v = crate::runtime::Validator::new();
+        self.validate_into(&mut v);
+        v.finish().into_result()
+    }
+
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
+        {
+            let value = &self.id;
+            v.key("id");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        {
+            let value = &self.type_;
+            v.key("type");
+            static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
+            {
+                crate::runtime::Regex::new(
+                        "^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$",
+                    )
+                    .expect("the generator checked the pattern")
+            });
+
+            v.string(
+                value,
+                None,
+                Some((
+                    &*PATTERN,
+                    "^((agent|session|run|progress|tool|delegation|attention|resource|error|state|assessment|message|control)(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$",
+                    Some(
+                        "Event type. Either a core type {category}.{rest} whose category is one of the registered categories, or a vendor type x.{vendor}.{category}.{rest}.",
+                    ),
+                )),
+                None,
+            );
+            v.up();
+        }
+        if let Some(value) = &self.subject {
+            v.key("subject");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        {
+            let value = &self.time;
+            v.key("time");
+            v.string(value, None, None, Some("date-time"));
+            v.up();
+        }
+        {
+            let value = &self.source;
+            v.key("source");
+            v.string(value, Some(1usize), None, Some("uri"));
+            v.up();
+        }
+        {
+            let value = &self.agent;
+            v.key("agent");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.session {
+            v.key("session");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.run {
+            v.key("run");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.step {
+            v.key("step");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.cause {
+            v.key("cause");
+            v.string(value, Some(1usize), None, None);
+            v.up();
+        }
+        if let Some(value) = &self.traceparent {
+            v.key("traceparent");
+            static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
+            {
+                crate::runtime::Regex::new(
+                        "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+                    )
+                    .expect("the generator checked the pattern")
+            });
+
+            v.string(
+                value,
+                None,
+                Some((
+                    &*PATTERN,
+                    "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+                    Some(
+                        "W3C Trace Context traceparent value (version-traceid-parentid-flags, lowercase hex) tying the event to a distributed trace.",
+                    ),
+                )),
+                None,
+            );
+            v.up();
+        }
+        {
+            let holds = self.type_().starts_with("agent.");
+            if holds && self.session.is_some() {
+                v.report(
+                    Some("session"),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
+                );
+            }
+            if holds && self.run.is_some() {
+                v.report(
+                    Some("run"),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
+                );
+            }
+            if holds && self.step.is_some() {
+                v.report(
+                    Some("step"),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
+                );
+            }
+            if holds && self.seq.is_some() {
+                v.report(
+                    Some("seq"),
+                    "must be absent when `type` starts with `agent.`".to_owned(),
+                );
+            }
+            if !holds {
+                let holds = {
+                    static PATTERN: std::sync::LazyLock<crate::runtime::Regex> = std::sync::LazyLock::new(||
+                    {
+                        crate::runtime::Regex::new(
+                                "^(control\\.attention\\.respond|control\\.cancel|control\\.pause|control\\.resume|x\\.[a-z0-9_-]+\\.control\\..+|attention\\.routed)$",
+                            )
+                            .expect("the generator checked the pattern")
+                    });
+
+                    PATTERN.is_match(self.type_())
+                };
+                if holds && self.session.is_none() {
+                    v.report(
+                        None,
+                        "missing member `session`, required when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
+                            .to_owned(),
+                    );
+                }
+                if holds && self.seq.is_some() {
+                    v.report(
+                        Some("seq"),
+                        "must be absent when `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
+                            .to_owned(),
+                    );
+                }
+                if !holds && self.session.is_none() {
+                    v.report(
+                        None,
+                        "missing member `session`, required unless `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
+                            .to_owned(),
+                    );
+                }
+                if !holds && self.seq.is_none() {
+                    v.report(
+                        None,
+                        "missing member `seq`, required unless `type` is one of control.attention.respond, control.cancel, control.pause, control.resume, x.*.control.* or attention.routed"
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
+
     /// The owned event: equal to what
     /// [`Event::from_json`](super::envelope::Event::from_json) decodes from the same text.
     pub fn to_owned(&self) -> super::envelope::Event {

@@ -108,6 +108,25 @@ impl<'a> EventRef<'a> {
         Ok((event, payload))
     }
 
+    /// Checks what [`Event::validate_envelope`](super::envelope::Event::validate_envelope)
+    /// checks, on the borrowed attributes: the same violations, with
+    /// the same messages and pointers, in the same order, without
+    /// making an `Event`. (Extension attributes were checked when
+    /// decoded, as they are for `Event`.)
+    pub fn validate_envelope(&self) -> Result<(), crate::runtime::Violations> {
+        let mut v = crate::runtime::Validator::new();
+        self.validate_into(&mut v);
+        v.finish().into_result()
+    }
+
+    pub(crate) fn validate_into(&self, v: &mut crate::runtime::Validator) {
+        if let Some(value) = &self.trace {
+            v.key("trace");
+            value.validate_into(v);
+            v.up();
+        }
+    }
+
     /// The owned event: equal to what
     /// [`Event::from_json`](super::envelope::Event::from_json) decodes from the same text.
     pub fn to_owned(&self) -> super::envelope::Event {
