@@ -84,6 +84,8 @@ enum Command {
     Cancel(cmd::cancel::Args),
     Replay(cmd::replay::Args),
     Doctor(cmd::doctor::Args),
+    #[cfg(feature = "mcp")]
+    Mcp(cmd::mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -109,6 +111,8 @@ fn main() -> ExitCode {
         Command::Cancel(args) => cmd::cancel::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => cmd::mcp::run(args),
     };
     ExitCode::from(status.code())
 }
