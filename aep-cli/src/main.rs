@@ -29,8 +29,8 @@ per line, as adapters capture them and relays forward them.
 The file commands read the FILEs they are given (`-` is standard input) line
 by line, with a bound on the length of one line (--max-line-bytes). The live
 commands (relay, demo, post, tail, sink, timeline, sessions, pending,
-respond, cancel, replay, doctor) talk to a relay: --relay URL (AEP_RELAY, default
-http://127.0.0.1:8787) and --token (AEP_TOKEN).";
+respond, cancel, replay, doctor, mcp) talk to a relay: --relay URL
+(AEP_RELAY, default http://127.0.0.1:8787) and --token (AEP_TOKEN).";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 when the input is clean, 1 when it has errors, 2 for usage

@@ -275,6 +275,20 @@ async fn a_person_answers_a_choice_and_a_form_and_a_question_times_out() {
     .await;
     assert_eq!(late["type"], "control.rejected");
 
+    // A call the client gives up on: its request is dismissed.
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Still there?", "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    pending.abort();
+    let dismissed = next(&mut ws, |v| {
+        v["type"] == "attention.resolved" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(dismissed["data"]["resolution"], "dismissed");
+
     // The MCP connection closes: the session ends.
     timeout(WAIT, client.cancel()).await.unwrap().unwrap();
     let ended = next(&mut ws, |v| v["type"] == "session.ended").await;

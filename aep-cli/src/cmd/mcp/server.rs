@@ -142,18 +142,24 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
-        let result = match request.name.as_ref() {
-            "ask_human" => self.ask_human(&arguments).await,
-            "notify" => self.notify(&arguments).await,
-            other => {
-                return Err(McpError::invalid_params(
+        let call = async {
+            match request.name.as_ref() {
+                "ask_human" => Ok(self.ask_human(&arguments).await),
+                "notify" => Ok(self.notify(&arguments).await),
+                other => Err(McpError::invalid_params(
                     format!("no tool {other:?}: the tools are ask_human and notify"),
                     None,
-                ))
+                )),
             }
+        };
+        // A call the client cancels stops here: a question it asked is
+        // dismissed.
+        let result = tokio::select! {
+            result = call => result?,
+            _ = context.ct.cancelled() => failure("cancelled by the MCP client".to_owned()),
         };
         Ok(result.into())
     }
