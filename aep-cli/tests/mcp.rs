@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use aep::control::{Identity, Sender};
+use aep::stream::{validate_reader, Options};
 use aep::{Answer, Event, Object};
 use aep_relay::{Config, Relay, ShutdownHandle, Token};
 use futures_util::{SinkExt, StreamExt};
@@ -293,6 +294,31 @@ async fn a_person_answers_a_choice_and_a_form_and_a_question_times_out() {
     timeout(WAIT, client.cancel()).await.unwrap().unwrap();
     let ended = next(&mut ws, |v| v["type"] == "session.ended").await;
     assert_eq!(ended["data"]["reason"], "normal");
+
+    // Everything the relay holds for the session passes the stream rules
+    // but the refused form answer.
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(history.events.len() > 10);
+    let text = history.events.join("\n") + "\n";
+    let mut findings = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| findings.push(f),
+        |_| {},
+    )
+    .unwrap();
+    let rules: Vec<_> = findings.iter().map(|f| f.rule.name()).collect();
+    assert!(
+        rules.iter().all(|r| *r == "form-values"),
+        "{rules:?}\n{findings:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
