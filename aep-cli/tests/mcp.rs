@@ -191,6 +191,14 @@ async fn a_person_answers_a_choice_and_a_form_and_a_question_times_out() {
     assert_eq!(names, ["ask_human", "notify"]);
     let ask = &tools[0];
     assert_eq!(ask.input_schema["required"], json!(["prompt"]));
+    let output = ask
+        .output_schema
+        .clone()
+        .expect("ask_human declares its result");
+    assert_eq!(
+        output["required"],
+        json!(["request", "session", "answered_by"])
+    );
 
     // (1) A choice: an option that is not one is rejected, the wait goes
     // on; a right one is the tool's result.

@@ -237,6 +237,23 @@ fn tools() -> Vec<Tool> {
         "required": ["message"],
         "additionalProperties": false
     });
+    let answered = json!({
+        "type": "object",
+        "properties": {
+            "option": {"type": "string", "description": "The option the person chose."},
+            "text": {"type": "string", "description": "The person's free-text answer."},
+            "values": {"type": "object", "description": "The form's answers, by field id."},
+            "request": {"type": "string", "description": "The request's AEP event id."},
+            "session": {"type": "string", "description": "The AEP session's id."},
+            "answered_by": {"type": "string", "description": "Who answered (their agent name)."}
+        },
+        "required": ["request", "session", "answered_by"]
+    });
+    let sent = json!({
+        "type": "object",
+        "properties": {"event": {"type": "string", "description": "The notice's AEP event id."}},
+        "required": ["event"]
+    });
     vec![
         Tool::new(
             "ask_human",
@@ -245,13 +262,15 @@ fn tools() -> Vec<Tool> {
              choice, `fields` for a form, or neither for free text. Returns the answer as \
              structured content: `option`, `text` or `values`.",
             object(ask),
-        ),
+        )
+        .with_raw_output_schema(Arc::new(object(answered))),
         Tool::new(
             "notify",
             "Tell the person something (progress, a result) through the AEP relay, without \
              waiting for an answer.",
             object(notify),
-        ),
+        )
+        .with_raw_output_schema(Arc::new(object(sent))),
     ]
 }
 
