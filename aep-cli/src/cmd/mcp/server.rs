@@ -366,3 +366,59 @@ fn answer_result(session: &str, answered: &Answered) -> CallToolResult {
 fn failure(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(arguments: Value) -> Result<Question, String> {
+        question(&object(arguments))
+    }
+
+    #[test]
+    fn a_question_takes_a_prompt_and_options_or_fields() {
+        let free = ask(json!({"prompt": "Why?"})).unwrap();
+        assert!(free.options.is_empty() && free.fields.is_none());
+        assert_eq!(free.timeout, Duration::from_secs(300));
+        let choice =
+            ask(json!({"prompt": "Go?", "options": ["yes", "no"], "timeout_s": 5})).unwrap();
+        assert_eq!(choice.options, ["yes", "no"]);
+        assert_eq!(choice.timeout, Duration::from_secs(5));
+        let form = ask(
+            json!({"prompt": "Form", "fields": [{"id": "a", "type": "boolean", "label": "A"}]}),
+        )
+        .unwrap();
+        assert_eq!(form.fields.unwrap().len(), 1);
+        let long = ask(json!({"prompt": "Later", "timeout_s": 1e9})).unwrap();
+        assert_eq!(long.timeout, Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn a_bad_question_says_what_is_wrong() {
+        let wrong = |arguments: Value, says: &str| {
+            let message = ask(arguments).err().expect("refused");
+            assert!(message.contains(says), "{message}");
+        };
+        wrong(json!({}), "prompt");
+        wrong(json!({"prompt": " "}), "prompt");
+        wrong(json!({"prompt": "p", "options": "yes"}), "options");
+        wrong(json!({"prompt": "p", "options": ["a", "a"]}), "twice");
+        wrong(json!({"prompt": "p", "options": [""]}), "non-empty");
+        wrong(json!({"prompt": "p", "fields": []}), "at least one");
+        wrong(json!({"prompt": "p", "fields": [{"id": "a"}]}), "AEP-0006");
+        wrong(
+            json!({"prompt": "p", "options": ["a"], "fields": [{"id": "a", "type": "boolean", "label": "A"}]}),
+            "not both",
+        );
+        wrong(json!({"prompt": "p", "timeout_s": 0}), "timeout_s");
+        wrong(json!({"prompt": "p", "timeout_s": "10"}), "timeout_s");
+    }
+
+    #[test]
+    fn the_tools_schemas_are_objects() {
+        for tool in tools() {
+            assert_eq!(tool.input_schema["type"], "object");
+            assert!(tool.description.is_some());
+        }
+    }
+}
