@@ -29,8 +29,8 @@ per line, as adapters capture them and relays forward them.
 The file commands read the FILEs they are given (`-` is standard input) line
 by line, with a bound on the length of one line (--max-line-bytes). The live
 commands (relay, demo, post, tail, sink, timeline, sessions, pending,
-respond, cancel, replay, doctor) talk to a relay: --relay URL (AEP_RELAY, default
-http://127.0.0.1:8787) and --token (AEP_TOKEN).";
+respond, cancel, replay, doctor, mcp) talk to a relay: --relay URL
+(AEP_RELAY, default http://127.0.0.1:8787) and --token (AEP_TOKEN).";
 
 const AFTER_HELP: &str = "\
 Exit status: 0 when the input is clean, 1 when it has errors, 2 for usage
@@ -84,6 +84,8 @@ enum Command {
     Cancel(cmd::cancel::Args),
     Replay(cmd::replay::Args),
     Doctor(cmd::doctor::Args),
+    #[cfg(feature = "mcp")]
+    Mcp(cmd::mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -109,6 +111,8 @@ fn main() -> ExitCode {
         Command::Cancel(args) => cmd::cancel::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => cmd::mcp::run(args),
     };
     ExitCode::from(status.code())
 }

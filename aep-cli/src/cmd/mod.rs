@@ -10,6 +10,8 @@ pub mod doctor;
 pub mod emit;
 pub mod filter;
 pub mod hook;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod pending;
 pub mod post;
 pub mod project;

@@ -1,0 +1,389 @@
+//! The AEP side of one MCP connection: a session on the relay, emitted
+//! over an [`Agent`] that is also the control target its requests are
+//! answered through.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aep::attention_requested::{Kind, RespondVia};
+use aep::attention_resolved::Resolution;
+use aep::control::{Command, Identity, Target};
+use aep::emit::Emitter;
+use aep::{
+    Answer, AttentionRequested, AttentionResolved, AttentionTimeout, Capture, Choice, FieldSpec,
+    NackReason, Payload, ProgressStatus, SessionEnded, SessionStarted, Severity,
+};
+use aep_client::session::{source_uri, Attrs, SessionEmitter};
+use aep_client::target::{Agent, AgentConfig, Commands, Link as State};
+use tokio::sync::{oneshot, Mutex};
+
+use crate::diag;
+
+/// The only command this target takes.
+const ACCEPTS: [&str; 1] = ["control.attention.respond"];
+/// The level it emits at: content goes through the redaction pipeline.
+const CEILING: Capture = Capture::Redacted;
+/// The categories it emits (its `hello`'s routing hint).
+const EMITS: [&str; 4] = ["session", "progress", "attention", "control"];
+
+/// Where and as what to connect.
+pub struct Settings {
+    pub relay: String,
+    pub token: Option<String>,
+    pub session: String,
+    /// The agent name, when given; else the MCP client's.
+    pub agent: Option<String>,
+}
+
+/// A question for a person.
+pub struct Question {
+    pub prompt: String,
+    pub options: Vec<String>,
+    pub fields: Option<Vec<FieldSpec>>,
+    pub timeout: Duration,
+}
+
+/// A question's answer.
+pub struct Answered {
+    /// The request's event id.
+    pub request: String,
+    pub answer: Answer,
+    /// The agent (person, tool) that answered.
+    pub by: String,
+}
+
+/// A request waiting for its answer.
+struct Waiting {
+    kind: Kind,
+    options: Vec<String>,
+    settle: oneshot::Sender<(Answer, String)>,
+}
+
+type Pending = Arc<Mutex<HashMap<String, Waiting>>>;
+
+/// One session on the relay.
+pub struct Link {
+    relay: String,
+    session: String,
+    agent: Agent,
+    pending: Pending,
+}
+
+impl Link {
+    /// Connects (in the background) and emits `session.started`.
+    pub async fn start(settings: &Settings, agent: &str) -> Link {
+        let host = crate::live::hostname();
+        let source = source_uri(&host, agent, Some(&settings.session));
+        let session = SessionEmitter::new(source.clone(), agent, settings.session.clone(), 0)
+            .with_ceiling(CEILING, Emitter::default());
+        let target = Target::new(Identity::new(source, agent), ACCEPTS)
+            .expect("control.attention.respond is a command")
+            .with_ceiling(CEILING);
+        let mut config = AgentConfig::new(
+            settings.relay.clone(),
+            settings.token.clone(),
+            format!("{host}/{}", std::process::id()),
+        );
+        config.emits = EMITS.iter().map(|e| (*e).to_owned()).collect();
+        let (agent_link, commands) = Agent::connect(config, session, target);
+        let pending: Pending = Arc::default();
+        tokio::spawn(decide(commands, agent_link.clone(), pending.clone()));
+        let link = Link {
+            relay: settings.relay.clone(),
+            session: settings.session.clone(),
+            agent: agent_link,
+            pending,
+        };
+        let client = aep::session_started::Client::new(agent);
+        let mut started = SessionStarted::new();
+        started.client = Some(client);
+        started.label = Some("aep mcp".to_owned());
+        if let Err(e) = link
+            .agent
+            .emit_full(&Payload::SessionStarted(started), Attrs::default())
+            .await
+        {
+            diag!("aep mcp: error: {e}");
+        }
+        diag!(
+            "aep mcp: session {} as {agent} to {}",
+            link.session,
+            link.relay
+        );
+        link
+    }
+
+    /// The session's id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Waits until the relay has taken the connection, at most `wait`;
+    /// else what went wrong, said for the agent.
+    async fn reach(&self, wait: Duration) -> Result<(), String> {
+        match self.agent.connected(wait).await {
+            Ok(_) => Ok(()),
+            Err(aep_client::Error::Timeout) => {
+                let why = match self.agent.link() {
+                    State::Disconnected(why) => format!(": {why}"),
+                    _ => String::new(),
+                };
+                Err(format!(
+                    "cannot reach the AEP relay at {} (AEP_RELAY) within {:.0?}{why}",
+                    self.relay, wait
+                ))
+            }
+            Err(aep_client::Error::Refused { detail, .. }) => Err(format!(
+                "the AEP relay at {} refused the connection (check AEP_TOKEN): {detail}",
+                self.relay
+            )),
+            Err(e) => Err(format!("the AEP relay at {}: {e}", self.relay)),
+        }
+    }
+
+    /// Asks a person `question` and waits for a valid answer, at most its
+    /// timeout (reaching the relay included).
+    pub async fn ask(&self, question: Question) -> Result<Answered, String> {
+        let deadline = tokio::time::Instant::now() + question.timeout;
+        self.reach(question.timeout).await?;
+        let kind = if question.fields.is_some() {
+            Kind::Form
+        } else {
+            Kind::Input
+        };
+        let mut request = AttentionRequested::new(kind, question.prompt);
+        if !question.options.is_empty() {
+            let choices = question
+                .options
+                .iter()
+                .map(|o| Choice::new(o.clone(), o.clone()))
+                .collect();
+            request.options = Some(choices);
+        }
+        request.fields = question.fields;
+        request.respond_via = Some(vec![RespondVia::Control]);
+        let attrs = Attrs {
+            severity: Some(Severity::Notice),
+            ..Attrs::default()
+        };
+        let (settle, settled) = oneshot::channel();
+        let id = {
+            // Held while the request goes out: its answer cannot be
+            // decided before it waits.
+            let mut pending = self.pending.lock().await;
+            let event = self
+                .agent
+                .emit_full(&Payload::AttentionRequested(request), attrs)
+                .await
+                .map_err(|e| format!("cannot ask: {e}"))?;
+            pending.insert(
+                event.id.clone(),
+                Waiting {
+                    kind,
+                    options: question.options,
+                    settle,
+                },
+            );
+            event.id
+        };
+        diag!("aep mcp: asked (request {id})");
+        let mut guard = Unsettled {
+            link: self,
+            id: Some(id.clone()),
+        };
+        let mut settled = std::pin::pin!(settled);
+        let outcome = tokio::time::timeout_at(deadline, &mut settled).await;
+        let (answer, by) = match outcome {
+            Ok(Ok(answered)) => answered,
+            Ok(Err(_)) => {
+                guard.id = None;
+                return Err(match self.reach(Duration::ZERO).await {
+                    Err(why) => why,
+                    Ok(()) => "the AEP relay connection closed".to_owned(),
+                });
+            }
+            Err(_) => {
+                guard.id = None;
+                let taken = self.pending.lock().await.remove(&id).is_some();
+                if !taken {
+                    // Answered as the time ran out: the answer is on its way.
+                    if let Ok(Ok(answered)) =
+                        tokio::time::timeout(Duration::from_secs(5), settled).await
+                    {
+                        return Ok(Answered {
+                            request: id,
+                            answer: answered.0,
+                            by: answered.1,
+                        });
+                    }
+                }
+                let mut timeout = AttentionTimeout::new();
+                timeout.after_ms = Some(question.timeout.as_millis() as u64);
+                let attrs = Attrs {
+                    subject: Some(id.clone()),
+                    cause: Some(id.clone()),
+                    severity: Some(Severity::Notice),
+                    ..Attrs::default()
+                };
+                if let Err(e) = self
+                    .agent
+                    .emit_full(&Payload::AttentionTimeout(timeout), attrs)
+                    .await
+                {
+                    diag!("aep mcp: error: {e}");
+                }
+                return Err(format!(
+                    "no answer from a person within {}s (request {id}, timed out)",
+                    question.timeout.as_secs()
+                ));
+            }
+        };
+        guard.id = None;
+        Ok(Answered {
+            request: id,
+            answer,
+            by,
+        })
+    }
+
+    /// Tells the person `message` (a `progress.status`), without waiting
+    /// for anything but the relay's connection (at most `wait`).
+    pub async fn notify(&self, message: String, wait: Duration) -> Result<String, String> {
+        self.reach(wait).await?;
+        let mut status = ProgressStatus::new();
+        status.message = Some(message);
+        let attrs = Attrs {
+            severity: Some(Severity::Notice),
+            ..Attrs::default()
+        };
+        let event = self
+            .agent
+            .emit_full(&Payload::ProgressStatus(status), attrs)
+            .await
+            .map_err(|e| format!("cannot notify: {e}"))?;
+        Ok(event.id)
+    }
+
+    /// Ends the session: what is pending dismissed, `session.ended`, the
+    /// outbox flushed (at most a few seconds).
+    pub async fn end(&self) {
+        let ids: Vec<String> = self
+            .pending
+            .lock()
+            .await
+            .drain()
+            .map(|(id, _)| id)
+            .collect();
+        for id in ids {
+            dismiss(&self.agent, id).await;
+        }
+        let mut ended = SessionEnded::new();
+        ended.reason = Some(aep::session_ended::Reason::Normal);
+        if let Err(e) = self
+            .agent
+            .emit_full(&Payload::SessionEnded(ended), Attrs::default())
+            .await
+        {
+            diag!("aep mcp: error: {e}");
+        }
+        self.agent.close(Duration::from_secs(3)).await;
+        diag!("aep mcp: session {} ended", self.session);
+    }
+}
+
+/// A request whose tool call went away unanswered (the MCP client
+/// cancelled it): dismissed.
+struct Unsettled<'a> {
+    link: &'a Link,
+    id: Option<String>,
+}
+
+impl Drop for Unsettled<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let pending = self.link.pending.clone();
+            let agent = self.link.agent.clone();
+            tokio::spawn(async move {
+                if pending.lock().await.remove(&id).is_some() {
+                    dismiss(&agent, id).await;
+                }
+            });
+        }
+    }
+}
+
+/// Settles request `id` as dismissed.
+async fn dismiss(agent: &Agent, id: String) {
+    let attrs = Attrs {
+        subject: Some(id.clone()),
+        cause: Some(id),
+        ..Attrs::default()
+    };
+    let resolved = Payload::AttentionResolved(AttentionResolved::new(Resolution::Dismissed));
+    if let Err(e) = agent.emit_full(&resolved, attrs).await {
+        diag!("aep mcp: error: {e}");
+    }
+}
+
+/// Decides the commands routed to the session (forms were checked by the
+/// target already): a respond to a waiting request that names one of its
+/// options or gives text settles it; anything else is rejected.
+async fn decide(mut commands: Commands, agent: Agent, pending: Pending) {
+    while let Some(command) = commands.recv().await {
+        if let Err(e) = respond(&command, &agent, &pending).await {
+            diag!("aep mcp: error while answering {}: {e}", command.key());
+        }
+    }
+    // Refused for good or closed: the waiting calls learn it.
+    pending.lock().await.clear();
+}
+
+async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<(), String> {
+    let Payload::ControlAttentionRespond(respond) = command.payload() else {
+        agent
+            .reject(
+                command,
+                NackReason::Unsupported,
+                Some("not a command aep mcp handles"),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok(());
+    };
+    let answer = &respond.answer;
+    let subject = command.event().subject.clone().unwrap_or_default();
+    let mut waiting = pending.lock().await;
+    let problem = match waiting.get(&subject) {
+        None => Some(format!("no pending request {subject:?} in this session")),
+        Some(request) if request.kind != Kind::Form => match (&answer.option, &answer.text) {
+            (Some(option), _) if !request.options.contains(option) => Some(format!(
+                "option {option:?} is not one of {:?}",
+                request.options
+            )),
+            (None, None) => Some("the answer names no option and has no text".to_owned()),
+            _ => None,
+        },
+        Some(_) => None,
+    };
+    if let Some(detail) = problem {
+        drop(waiting);
+        agent
+            .reject(command, NackReason::Invalid, Some(&detail))
+            .await
+            .map_err(|e| e.to_string())?;
+        diag!("aep mcp: rejected an answer to {subject}: {detail}");
+        return Ok(());
+    }
+    let request = waiting.remove(&subject).expect("checked above");
+    drop(waiting);
+    agent.accept(command).await.map_err(|e| e.to_string())?;
+    agent
+        .answered(command, answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    let by = command.event().agent.clone();
+    diag!("aep mcp: request {subject} answered by {by}");
+    let _ = request.settle.send((answer.clone(), by));
+    Ok(())
+}

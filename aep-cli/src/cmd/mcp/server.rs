@@ -1,0 +1,424 @@
+//! The MCP side: the server's tools, served on standard input and output
+//! with the official Rust SDK (`rmcp`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aep::FieldSpec;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use tokio::sync::OnceCell;
+
+use super::link::{Answered, Link, Question, Settings};
+use crate::cmd::Status;
+use crate::diag;
+
+/// `ask_human`'s wait when `timeout_s` is not given, and its bound.
+const DEFAULT_TIMEOUT_S: f64 = 300.0;
+const MAX_TIMEOUT_S: f64 = 3600.0;
+/// How long `notify` waits for the relay's connection.
+const NOTIFY_WAIT: Duration = Duration::from_secs(10);
+/// A bound on the options of one choice.
+const MAX_OPTIONS: usize = 64;
+
+/// The server of one MCP connection.
+#[derive(Clone)]
+struct Server {
+    settings: Arc<Settings>,
+    link: Arc<OnceCell<Link>>,
+}
+
+/// Serves MCP on standard input and output until it closes (or a stop
+/// signal), then ends the session.
+pub async fn serve(settings: Settings) -> Status {
+    let server = Server {
+        settings: Arc::new(settings),
+        link: Arc::default(),
+    };
+    let link = server.link.clone();
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => Some(running),
+        Err(e) => {
+            diag!("aep mcp: the MCP connection did not start: {e}");
+            None
+        }
+    };
+    if let Some(running) = running {
+        tokio::select! {
+            _ = running.waiting() => {}
+            _ = crate::live::stop_signal() => {}
+        }
+    }
+    if let Some(link) = link.get() {
+        link.end().await;
+    }
+    Status::Clean
+}
+
+impl Server {
+    /// The session, started at the first need (`initialize` names the
+    /// client).
+    async fn link(&self, client: Option<&str>) -> &Link {
+        self.link
+            .get_or_init(|| async {
+                let agent = self
+                    .settings
+                    .agent
+                    .clone()
+                    .or_else(|| {
+                        client
+                            .map(str::trim)
+                            .filter(|c| !c.is_empty())
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_else(|| "mcp".to_owned());
+                Link::start(&self.settings, &agent).await
+            })
+            .await
+    }
+
+    async fn ask_human(&self, arguments: &JsonObject) -> CallToolResult {
+        let question = match question(arguments) {
+            Ok(question) => question,
+            Err(message) => return failure(format!("invalid arguments: {message}")),
+        };
+        let link = self.link(None).await;
+        match link.ask(question).await {
+            Ok(answered) => answer_result(link.session(), &answered),
+            Err(message) => failure(message),
+        }
+    }
+
+    async fn notify(&self, arguments: &JsonObject) -> CallToolResult {
+        let Some(message) = arguments.get("message").and_then(Value::as_str) else {
+            return failure("invalid arguments: `message` (a string) is required".to_owned());
+        };
+        let link = self.link(None).await;
+        match link.notify(message.to_owned(), NOTIFY_WAIT).await {
+            Ok(id) => {
+                let mut result = CallToolResult::structured(json!({"event": id}));
+                result.content = vec![ContentBlock::text("Sent.")];
+                result
+            }
+            Err(message) => failure(message),
+        }
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("aep", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Ask a person through an AEP relay: ask_human waits for their answer \
+                 (free text, a choice or a form); notify tells them something without waiting.",
+            )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        self.link(Some(&request.client_info.name)).await;
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.unwrap_or_default();
+        let call = async {
+            match request.name.as_ref() {
+                "ask_human" => Ok(self.ask_human(&arguments).await),
+                "notify" => Ok(self.notify(&arguments).await),
+                other => Err(McpError::invalid_params(
+                    format!("no tool {other:?}: the tools are ask_human and notify"),
+                    None,
+                )),
+            }
+        };
+        // A call the client cancels stops here: a question it asked is
+        // dismissed.
+        let result = tokio::select! {
+            result = call => result?,
+            _ = context.ct.cancelled() => failure("cancelled by the MCP client".to_owned()),
+        };
+        Ok(result.into())
+    }
+}
+
+/// The tools and their input schemas.
+fn tools() -> Vec<Tool> {
+    let ask = json!({
+        "type": "object",
+        "properties": {
+            "prompt": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The question, as the person will read it."
+            },
+            "options": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": MAX_OPTIONS,
+                "uniqueItems": true,
+                "description": "A choice: the person picks one of these (the result's `option`). \
+                                Leave out for a free-text answer (the result's `text`)."
+            },
+            "fields": {
+                "type": "array",
+                "minItems": 1,
+                "description": "A form (AEP-0006) instead of options: the person fills these \
+                                fields and the result's `values` maps each field id to its value.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "The key of the field's value."},
+                        "type": {"type": "string", "enum": ["string", "number", "boolean", "select"]},
+                        "label": {"type": "string", "description": "What the person reads."},
+                        "required": {"type": "boolean"},
+                        "choices": {
+                            "type": "array",
+                            "description": "For `select`: the choices, each an id and a label.",
+                            "items": {
+                                "type": "object",
+                                "properties": {"id": {"type": "string"}, "label": {"type": "string"}},
+                                "required": ["id", "label"]
+                            }
+                        },
+                        "multi": {"type": "boolean", "description": "For `select`: several choices (an array of ids)."},
+                        "other": {"type": "boolean", "description": "For `select`: free text allowed besides the choices."},
+                        "min": {"type": "number", "description": "For `number`: the least value."},
+                        "max": {"type": "number", "description": "For `number`: the greatest value."}
+                    },
+                    "required": ["id", "type", "label"]
+                }
+            },
+            "timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT_S,
+                "default": DEFAULT_TIMEOUT_S,
+                "description": "How long to wait for the answer, in seconds (at most 3600); \
+                                then the tool fails saying so."
+            }
+        },
+        "required": ["prompt"],
+        "additionalProperties": false
+    });
+    let notify = json!({
+        "type": "object",
+        "properties": {
+            "message": {
+                "type": "string",
+                "minLength": 1,
+                "description": "What to tell the person."
+            }
+        },
+        "required": ["message"],
+        "additionalProperties": false
+    });
+    let answered = json!({
+        "type": "object",
+        "properties": {
+            "option": {"type": "string", "description": "The option the person chose."},
+            "text": {"type": "string", "description": "The person's free-text answer."},
+            "values": {"type": "object", "description": "The form's answers, by field id."},
+            "request": {"type": "string", "description": "The request's AEP event id."},
+            "session": {"type": "string", "description": "The AEP session's id."},
+            "answered_by": {"type": "string", "description": "Who answered (their agent name)."}
+        },
+        "required": ["request", "session", "answered_by"]
+    });
+    let sent = json!({
+        "type": "object",
+        "properties": {"event": {"type": "string", "description": "The notice's AEP event id."}},
+        "required": ["event"]
+    });
+    vec![
+        Tool::new(
+            "ask_human",
+            "Ask a person a question and wait for their answer, through an AEP relay \
+             (they answer in the relay's page or with `aep respond`). Give `options` for a \
+             choice, `fields` for a form, or neither for free text. Returns the answer as \
+             structured content: `option`, `text` or `values`.",
+            object(ask),
+        )
+        .with_raw_output_schema(Arc::new(object(answered))),
+        Tool::new(
+            "notify",
+            "Tell the person something (progress, a result) through the AEP relay, without \
+             waiting for an answer.",
+            object(notify),
+        )
+        .with_raw_output_schema(Arc::new(object(sent))),
+    ]
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+/// `ask_human`'s arguments, checked.
+fn question(arguments: &JsonObject) -> Result<Question, String> {
+    let prompt = match arguments.get("prompt") {
+        Some(Value::String(prompt)) if !prompt.trim().is_empty() => prompt.clone(),
+        _ => return Err("`prompt` (a non-empty string) is required".to_owned()),
+    };
+    let options: Vec<String> = match arguments.get("options") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                _ => Err("`options` holds only non-empty strings".to_owned()),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("`options` is an array of strings".to_owned()),
+    };
+    if options.len() > MAX_OPTIONS {
+        return Err(format!("`options` holds at most {MAX_OPTIONS} choices"));
+    }
+    if (1..options.len()).any(|i| options[..i].contains(&options[i])) {
+        return Err("`options` names a choice twice".to_owned());
+    }
+    let fields = match arguments.get("fields") {
+        None | Some(Value::Null) => None,
+        Some(fields) => {
+            let fields: Vec<FieldSpec> = serde_json::from_value(fields.clone())
+                .map_err(|e| format!("`fields` is not an AEP-0006 form: {e}"))?;
+            if fields.is_empty() {
+                return Err("`fields` holds at least one field".to_owned());
+            }
+            Some(fields)
+        }
+    };
+    if fields.is_some() && !options.is_empty() {
+        return Err("give `options` or `fields`, not both".to_owned());
+    }
+    let timeout_s = match arguments.get("timeout_s") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT_S,
+        Some(value) => match value.as_f64() {
+            Some(t) if t > 0.0 => t.min(MAX_TIMEOUT_S),
+            _ => return Err("`timeout_s` is a positive number of seconds".to_owned()),
+        },
+    };
+    Ok(Question {
+        prompt,
+        options,
+        fields,
+        timeout: Duration::from_secs_f64(timeout_s),
+    })
+}
+
+/// The answer as the tool's result: structured, and said in words.
+fn answer_result(session: &str, answered: &Answered) -> CallToolResult {
+    let answer = &answered.answer;
+    let mut structured = json!({
+        "request": answered.request,
+        "session": session,
+        "answered_by": answered.by,
+    });
+    let mut said = Vec::new();
+    if let Some(option) = &answer.option {
+        structured["option"] = json!(option);
+        said.push(format!("The person chose {option:?}."));
+    }
+    if let Some(text) = &answer.text {
+        structured["text"] = json!(text);
+        said.push(format!("The person answered: {text}"));
+    }
+    if let Some(values) = &answer.values {
+        structured["values"] = json!(values);
+        said.push(format!(
+            "The person filled in the form: {}",
+            Value::Object(values.clone())
+        ));
+    }
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(said.join("\n"))];
+    result
+}
+
+/// A tool error the agent reads.
+fn failure(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(arguments: Value) -> Result<Question, String> {
+        question(&object(arguments))
+    }
+
+    #[test]
+    fn a_question_takes_a_prompt_and_options_or_fields() {
+        let free = ask(json!({"prompt": "Why?"})).unwrap();
+        assert!(free.options.is_empty() && free.fields.is_none());
+        assert_eq!(free.timeout, Duration::from_secs(300));
+        let choice =
+            ask(json!({"prompt": "Go?", "options": ["yes", "no"], "timeout_s": 5})).unwrap();
+        assert_eq!(choice.options, ["yes", "no"]);
+        assert_eq!(choice.timeout, Duration::from_secs(5));
+        let form = ask(
+            json!({"prompt": "Form", "fields": [{"id": "a", "type": "boolean", "label": "A"}]}),
+        )
+        .unwrap();
+        assert_eq!(form.fields.unwrap().len(), 1);
+        let long = ask(json!({"prompt": "Later", "timeout_s": 1e9})).unwrap();
+        assert_eq!(long.timeout, Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn a_bad_question_says_what_is_wrong() {
+        let wrong = |arguments: Value, says: &str| {
+            let message = ask(arguments).err().expect("refused");
+            assert!(message.contains(says), "{message}");
+        };
+        wrong(json!({}), "prompt");
+        wrong(json!({"prompt": " "}), "prompt");
+        wrong(json!({"prompt": "p", "options": "yes"}), "options");
+        wrong(json!({"prompt": "p", "options": ["a", "a"]}), "twice");
+        wrong(json!({"prompt": "p", "options": [""]}), "non-empty");
+        wrong(json!({"prompt": "p", "fields": []}), "at least one");
+        wrong(json!({"prompt": "p", "fields": [{"id": "a"}]}), "AEP-0006");
+        wrong(
+            json!({"prompt": "p", "options": ["a"], "fields": [{"id": "a", "type": "boolean", "label": "A"}]}),
+            "not both",
+        );
+        wrong(json!({"prompt": "p", "timeout_s": 0}), "timeout_s");
+        wrong(json!({"prompt": "p", "timeout_s": "10"}), "timeout_s");
+    }
+
+    #[test]
+    fn the_tools_schemas_are_objects() {
+        for tool in tools() {
+            assert_eq!(tool.input_schema["type"], "object");
+            assert!(tool.description.is_some());
+        }
+    }
+}

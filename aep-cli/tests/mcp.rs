@@ -1,0 +1,365 @@
+//! `aep mcp` driven as an MCP client drives it (rmcp's client over the
+//! child's standard input and output) against an in-process relay, with
+//! a person played by a control connection that answers its requests.
+#![cfg(feature = "mcp")]
+
+use std::time::Duration;
+
+use aep::control::{Identity, Sender};
+use aep::stream::{validate_reader, Options};
+use aep::{Answer, Event, Object};
+use aep_relay::{Config, Relay, ShutdownHandle, Token};
+use futures_util::{SinkExt, StreamExt};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+const TOKEN: &str = "mcp-test-token";
+/// The bound on every wait in these tests (the machine may be loaded).
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Running {
+    base: String,
+    _shutdown: ShutdownHandle,
+}
+
+async fn relay() -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let relay = Relay::new(Config::default().token(Token::new(TOKEN))).unwrap();
+    let shutdown = relay.shutdown_handle();
+    tokio::spawn(relay.serve(listener));
+    Running {
+        base,
+        _shutdown: shutdown,
+    }
+}
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// `aep mcp` as a child, initialized as MCP client `mcp-test`.
+async fn mcp(base: &str, token: Option<&str>, session: &str) -> Client {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"));
+    command
+        .args(["mcp", "--session", session])
+        .env("AEP_RELAY", base)
+        .env_remove("AEP_TOKEN");
+    if let Some(token) = token {
+        command.env("AEP_TOKEN", token);
+    }
+    let transport = TokioChildProcess::new(command).expect("the aep binary runs");
+    let config = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("mcp-test", "0.0.1"),
+    );
+    timeout(WAIT, config.serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize")
+}
+
+/// Calls `tool` in the background, so the person can answer meanwhile.
+fn call(
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let peer = client.peer().clone();
+    let Value::Object(arguments) = arguments else {
+        unreachable!()
+    };
+    tokio::spawn(async move {
+        let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+        timeout(WAIT * 2, peer.call_tool(params))
+            .await
+            .expect("the tool returned in time")
+            .expect("the tool call went through")
+    })
+}
+
+async fn result(call: tokio::task::JoinHandle<CallToolResult>) -> CallToolResult {
+    timeout(WAIT * 3, call).await.expect("in time").unwrap()
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A consumer connection subscribed to `session`, from its start.
+async fn watch(base: &str, session: &str) -> Ws {
+    let url = format!(
+        "{}/socket?access_token={TOKEN}",
+        base.replace("http://", "ws://")
+    );
+    let (mut ws, _) = timeout(WAIT, tokio_tungstenite::connect_async(url))
+        .await
+        .unwrap()
+        .unwrap();
+    let hello = json!({"type": "hello", "versions": ["0.1"], "role": "consumer", "identity": {"agent": "mcp-test-person"}});
+    ws.send(Message::text(hello.to_string())).await.unwrap();
+    let subscribe = json!({"type": "subscribe", "id": "s", "filter": {"session": session}, "from": [{"session": session, "epoch": 0, "seq": -1}]});
+    ws.send(Message::text(subscribe.to_string())).await.unwrap();
+    ws
+}
+
+/// The next frame or event matching `pick`, within the bound.
+async fn next(ws: &mut Ws, mut pick: impl FnMut(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let message = timeout(deadline - Instant::now(), ws.next())
+            .await
+            .expect("the awaited frame arrived in time")
+            .expect("the connection is open")
+            .unwrap();
+        if let Message::Text(text) = message {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            if pick(&value) {
+                return value;
+            }
+        }
+    }
+}
+
+/// Sends `answer` to `request` and returns the target's decision.
+async fn answer(ws: &mut Ws, sender: &mut Sender, request: &Event, answer: Answer) -> Value {
+    let command = sender
+        .respond(request, answer, aep_client::session::now_ms())
+        .unwrap();
+    ws.send(Message::text(command.line().to_owned()))
+        .await
+        .unwrap();
+    let id = command.event().id.clone();
+    next(ws, |v| {
+        v["cause"] == id.as_str()
+            && v["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("control."))
+    })
+    .await
+}
+
+fn option(option: &str) -> Answer {
+    let mut answer = Answer::new();
+    answer.option = Some(option.to_owned());
+    answer
+}
+
+fn values(values: Value) -> Answer {
+    let Value::Object(values) = values else {
+        unreachable!()
+    };
+    let mut answer = Answer::new();
+    answer.values = Some(Object::from_iter(values));
+    answer
+}
+
+async fn requested(ws: &mut Ws) -> Event {
+    let request = next(ws, |v| v["type"] == "attention.requested").await;
+    Event::from_json(&request.to_string()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_a_choice_and_a_form_and_a_question_times_out() {
+    let relay = relay().await;
+    let session = "mcp-answers";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let started = next(&mut ws, |v| v["type"] == "session.started").await;
+    assert_eq!(started["agent"], "mcp-test");
+    let tools = timeout(WAIT, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["ask_human", "notify"]);
+    let ask = &tools[0];
+    assert_eq!(ask.input_schema["required"], json!(["prompt"]));
+    let output = ask
+        .output_schema
+        .clone()
+        .expect("ask_human declares its result");
+    assert_eq!(
+        output["required"],
+        json!(["request", "session", "answered_by"])
+    );
+
+    // (1) A choice: an option that is not one is rejected, the wait goes
+    // on; a right one is the tool's result.
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy now?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    assert_eq!(request.subject, None);
+    let nack = answer(&mut ws, &mut sender, &request, option("maybe")).await;
+    assert_eq!(nack["type"], "control.rejected");
+    assert_eq!(nack["data"]["reason"], "invalid");
+    let ack = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.clone().unwrap();
+    assert_eq!(structured["option"], "yes");
+    assert_eq!(structured["request"], request.id.as_str());
+    assert_eq!(structured["answered_by"], "mcp-test-person");
+    assert!(text(&chose).contains("yes"));
+
+    // (2) A form answered wrongly (a required field missing, a choice
+    // that is none), then rightly.
+    let fields = json!([
+        {"id": "branch", "type": "string", "label": "Branch", "required": true},
+        {"id": "target", "type": "select", "label": "Target", "required": true,
+         "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+        {"id": "jobs", "type": "number", "label": "Jobs", "min": 1, "max": 16}
+    ]);
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "How should the release go?", "fields": fields}),
+    );
+    let request = requested(&mut ws).await;
+    let nack = answer(
+        &mut ws,
+        &mut sender,
+        &request,
+        values(json!({"target": "moon"})),
+    )
+    .await;
+    assert_eq!(nack["type"], "control.rejected");
+    assert_eq!(nack["data"]["reason"], "invalid");
+    let entered = json!({"branch": "fix/build", "target": "staging", "jobs": 4});
+    let ack = answer(&mut ws, &mut sender, &request, values(entered.clone())).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let filled = result(pending).await;
+    assert_eq!(filled.is_error, Some(false), "{}", text(&filled));
+    assert_eq!(filled.structured_content.unwrap()["values"], entered);
+
+    // A notice, without waiting.
+    let sent = result(call(
+        &client,
+        "notify",
+        json!({"message": "Release started"}),
+    ))
+    .await;
+    assert_eq!(sent.is_error, Some(false), "{}", text(&sent));
+    let status = next(&mut ws, |v| v["type"] == "progress.status").await;
+    assert_eq!(status["data"]["message"], "Release started");
+
+    // (3) No answer in time: a tool error that says so, attention.timeout.
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Anything else?", "timeout_s": 2}),
+    );
+    let request = requested(&mut ws).await;
+    let timed_out = next(&mut ws, |v| v["type"] == "attention.timeout").await;
+    assert_eq!(timed_out["subject"], request.id.as_str());
+    let failed = result(pending).await;
+    assert_eq!(failed.is_error, Some(true));
+    assert!(text(&failed).contains("no answer"), "{}", text(&failed));
+    // An answer now is too late: rejected.
+    let late = answer(&mut ws, &mut sender, &request, {
+        let mut a = Answer::new();
+        a.text = Some("late".into());
+        a
+    })
+    .await;
+    assert_eq!(late["type"], "control.rejected");
+
+    // A call the client gives up on: its request is dismissed.
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Still there?", "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    pending.abort();
+    let dismissed = next(&mut ws, |v| {
+        v["type"] == "attention.resolved" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(dismissed["data"]["resolution"], "dismissed");
+
+    // The MCP connection closes: the session ends.
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    let ended = next(&mut ws, |v| v["type"] == "session.ended").await;
+    assert_eq!(ended["data"]["reason"], "normal");
+
+    // Everything the relay holds for the session passes the stream rules
+    // but the refused form answer.
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(history.events.len() > 10);
+    let text = history.events.join("\n") + "\n";
+    let mut findings = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| findings.push(f),
+        |_| {},
+    )
+    .unwrap();
+    let rules: Vec<_> = findings.iter().map(|f| f.rule.name()).collect();
+    assert!(
+        rules.iter().all(|r| *r == "form-values"),
+        "{rules:?}\n{findings:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_token_is_a_tool_error() {
+    let relay = relay().await;
+    let client = mcp(&relay.base, Some("not-the-token"), "mcp-refused").await;
+    let failed = result(call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy?", "timeout_s": 3600}),
+    ))
+    .await;
+    assert_eq!(failed.is_error, Some(true));
+    assert!(text(&failed).contains("refused"), "{}", text(&failed));
+    let _ = timeout(WAIT, client.cancel()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_relay_is_a_tool_error_within_the_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let client = mcp(&base, Some(TOKEN), "mcp-unreached").await;
+    let failed = result(call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy?", "timeout_s": 2}),
+    ))
+    .await;
+    assert_eq!(failed.is_error, Some(true));
+    assert!(text(&failed).contains("cannot reach"), "{}", text(&failed));
+    let bad = result(call(&client, "ask_human", json!({"options": ["a"]}))).await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("prompt"), "{}", text(&bad));
+    let _ = timeout(WAIT, client.cancel()).await;
+}
