@@ -85,8 +85,8 @@ pub(crate) struct Taken {
 }
 
 impl Taken {
-    /// Its event's place in the relay's budget, for a delivery written
-    /// in pieces.
+    /// Its event's place in the relay's budget, for a delivery handed on
+    /// to be written later.
     pub fn into_share(self) -> Share<Stored> {
         self._writing
     }

@@ -26,7 +26,7 @@ use crate::subscribe;
 
 /// Bytes gathered into one chunk of the response body, at most: smaller
 /// deliveries are gathered into chunks up to this size, a larger one is
-/// handed on in pieces of it.
+/// handed on alone (see [`counted`]).
 pub(crate) const CHUNK: usize = 16 * 1024;
 
 pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: Params) -> Response {
@@ -136,7 +136,6 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
                 outbox,
             },
             done: false,
-            large: None,
             next: None,
         };
         Body::from_stream(live_stream(state))
@@ -160,29 +159,31 @@ pub(crate) async fn stream(State(app): State<App>, headers: HeaderMap, params: P
 /// (AEP-0003 §8.4): the consumer resumes from its position.
 const CUT_OFF: &[u8] = b": disconnected: backpressure, resume from your last id\n\n";
 
-/// A delivery larger than [`CHUNK`], handed on in copied pieces of that
-/// size: it stays counted in the relay's budget for all queues until its
-/// last piece is, so what the HTTP layer holds of it is never more than
-/// its write buffer's worth of copies.
-struct Large {
-    share: Share<Stored>,
-    at: usize,
-}
-
-impl Large {
-    /// The next piece, and whether it is the last.
-    fn piece(&mut self) -> (Bytes, bool) {
-        let frame = self.share.item().sse();
-        let end = (self.at + CHUNK).min(frame.len());
-        let piece = Bytes::copy_from_slice(&frame[self.at..end]);
-        self.at = end;
-        (piece, end == frame.len())
+/// An event's SSE message handed to the HTTP layer whole, without a
+/// copy, and counted in the relay's budget for all queues for as long as
+/// the layer holds any of it: the bytes own the event's [`Share`], so the
+/// layer never keeps a large event alive uncounted, however long its
+/// peer takes to read it.
+fn counted(share: Share<Stored>) -> Bytes {
+    struct Counted {
+        frame: Bytes,
+        _share: Share<Stored>,
     }
+    impl AsRef<[u8]> for Counted {
+        fn as_ref(&self) -> &[u8] {
+            &self.frame
+        }
+    }
+    let frame = share.item().sse();
+    Bytes::from_owner(Counted {
+        frame,
+        _share: share,
+    })
 }
 
 /// The replay as body chunks of at most about [`CHUNK`] bytes, rendered
 /// one at a time as the response is written; an event larger than that
-/// goes in pieces (see [`Large`]), counted in the relay's budget for all
+/// goes alone (see [`counted`]), counted in the relay's budget for all
 /// queues while it is written: the buffer may let it go meanwhile. Past
 /// twice that budget the replay ends as a consumer cut off does.
 struct Chunks {
@@ -198,9 +199,10 @@ struct Chunks {
     done: bool,
     /// Cut off at the budget.
     cut: bool,
-    large: Option<Large>,
     /// An item taken that did not fit into the last chunk.
     next: Option<ReplayItem>,
+    /// A large event taken (counted) after the last chunk was made.
+    large: Option<Share<Stored>>,
 }
 
 impl Chunks {
@@ -212,18 +214,9 @@ impl Chunks {
             drained: false,
             done: false,
             cut: false,
-            large: None,
             next: None,
+            large: None,
         }
-    }
-
-    fn piece(&mut self) -> Option<Bytes> {
-        let large = self.large.as_mut()?;
-        let (piece, last) = large.piece();
-        if last {
-            self.large = None;
-        }
-        Some(piece)
     }
 }
 
@@ -234,8 +227,8 @@ impl Iterator for Chunks {
         if self.done {
             return None;
         }
-        if let Some(piece) = self.piece() {
-            return Some(piece);
+        if let Some(share) = self.large.take() {
+            return Some(counted(share));
         }
         let mut chunk = BytesMut::new();
         while chunk.len() < CHUNK {
@@ -266,10 +259,10 @@ impl Iterator for Chunks {
                 chunk.put_slice(CUT_OFF);
                 return Some(chunk.freeze());
             };
-            self.large = Some(Large { share, at: 0 });
             if chunk.is_empty() {
-                return self.piece();
+                return Some(counted(share));
             }
+            self.large = Some(share);
             break;
         }
         if self.drained {
@@ -334,17 +327,14 @@ struct Live {
     shutdown: tokio_util::sync::CancellationToken,
     _guard: Guard,
     done: bool,
-    /// A delivery larger than [`CHUNK`] being handed on in pieces.
-    large: Option<Large>,
     /// A delivery taken that did not fit into the last chunk.
     next: Option<Taken>,
 }
 
 /// The live body. What the HTTP layer holds of it is at most its write
 /// buffer's worth of chunks, each a copy of at most [`CHUNK`] bytes or a
-/// lone delivery no larger: a larger delivery goes in pieces (see
-/// [`Large`]), so the layer never keeps a large event alive after the
-/// relay has stopped counting it.
+/// lone delivery no larger, and deliveries larger than that, each
+/// counted while the layer holds it (see [`counted`]).
 fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>> {
     stream::unfold(state, |mut s| async move {
         if s.done {
@@ -353,18 +343,6 @@ fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>>
         if let Some(chunk) = s.replay.next() {
             s.done = s.replay.cut;
             return Some((Ok(chunk), s));
-        }
-        if let Some(large) = s.large.as_mut() {
-            if s.shutdown.is_cancelled() {
-                // Mid-message: end without the rest, which a reader
-                // drops as an event never dispatched.
-                return None;
-            }
-            let (piece, last) = large.piece();
-            if last {
-                s.large = None;
-            }
-            return Some((Ok(piece), s));
         }
         let delivery = match s.next.take() {
             Some(taken) => Some(taken),
@@ -395,20 +373,12 @@ fn live_stream(state: Live) -> impl Stream<Item = Result<Bytes, std::io::Error>>
 
 impl Live {
     /// The chunk that begins with `first`: it and the deliveries waiting
-    /// behind it that fit within [`CHUNK`], or the first piece of a
-    /// delivery larger than that.
+    /// behind it that fit within [`CHUNK`], or a delivery larger than
+    /// that alone.
     fn chunk(&mut self, first: Taken) -> Bytes {
         let frame = first.stored.sse();
         if frame.len() > CHUNK {
-            let mut large = Large {
-                share: first.into_share(),
-                at: 0,
-            };
-            let (piece, last) = large.piece();
-            if !last {
-                self.large = Some(large);
-            }
-            return piece;
+            return counted(first.into_share());
         }
         let mut size = frame.len();
         let mut more = Vec::new();
@@ -434,5 +404,31 @@ impl Live {
             chunk.put_slice(&taken.stored.sse());
         }
         chunk.freeze()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Budget;
+
+    #[test]
+    fn a_counted_message_stays_counted_while_any_of_its_bytes_live() {
+        let json = r#"{"aep":"0.1","id":"e","type":"progress.status","time":"2026-12-06T09:00:00Z","source":"urn:a","agent":"a","session":"s","seq":0}"#;
+        let stored = Arc::new(Stored::new(
+            &aep::Event::from_json(json).unwrap(),
+            json.as_bytes(),
+        ));
+        let budget = Budget::new(1 << 20);
+        let share = Share::take(&stored, &budget, 1 << 20).unwrap();
+        let bytes = counted(share);
+        assert_eq!(bytes, stored.sse(), "the message, not a copy of part of it");
+        assert_eq!(budget.held(), stored.size());
+        // What a writer keeps of it after writing some: still counted.
+        let rest = bytes.slice(10..);
+        drop(bytes);
+        assert_eq!(budget.held(), stored.size());
+        drop(rest);
+        assert_eq!(budget.held(), 0);
     }
 }
