@@ -363,3 +363,67 @@ async fn no_relay_is_a_tool_error_within_the_timeout() {
     assert!(text(&bad).contains("prompt"), "{}", text(&bad));
     let _ = timeout(WAIT, client.cancel()).await;
 }
+
+fn free_text(text: &str) -> Answer {
+    let mut answer = Answer::new();
+    answer.text = Some(text.to_owned());
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_questions_at_once_answered_out_of_order() {
+    let relay = relay().await;
+    let session = "mcp-concurrent";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let first = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Which region?", "options": ["eu", "us"], "timeout_s": 600}),
+    );
+    let second = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Why now?", "timeout_s": 600}),
+    );
+    // Both wait at once: the person sees both before answering either.
+    let mut seen: Vec<Value> = Vec::new();
+    while seen.len() < 2 {
+        seen.push(next(&mut ws, |v| v["type"] == "attention.requested").await);
+    }
+    let by_prompt = |prompt: &str| {
+        let request = seen
+            .iter()
+            .find(|v| v["data"]["prompt"] == prompt)
+            .expect("asked");
+        Event::from_json(&request.to_string()).unwrap()
+    };
+    let (region, why) = (by_prompt("Which region?"), by_prompt("Why now?"));
+    assert_ne!(region.id, why.id);
+
+    // The first's option is no answer to the second: each request keeps
+    // its own options.
+    let nack = answer(&mut ws, &mut sender, &why, option("eu")).await;
+    assert_eq!(nack["type"], "control.rejected");
+    let ack = answer(&mut ws, &mut sender, &why, free_text("the window closes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let answered = result(second).await;
+    assert_eq!(answered.is_error, Some(false), "{}", text(&answered));
+    let structured = answered.structured_content.clone().unwrap();
+    assert_eq!(structured["request"], why.id.as_str());
+    assert_eq!(structured["text"], "the window closes");
+    assert!(!first.is_finished(), "the first call still waits");
+
+    let ack = answer(&mut ws, &mut sender, &region, option("us")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(first).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.clone().unwrap();
+    assert_eq!(structured["request"], region.id.as_str());
+    assert_eq!(structured["option"], "us");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
