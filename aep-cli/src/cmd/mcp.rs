@@ -26,6 +26,10 @@ MCP client's name as the agent), and offers two tools:
   notify     tells the person something (a progress.status) without
              waiting.
 
+The session takes control.cancel (scope session): the waiting requests
+are dismissed, their calls and every later one return an error saying the
+person cancelled, and the session ends (session.ended, killed).
+
 A relay that cannot be reached, or refuses the token, makes the tools
 return an error that says so. The session ends (session.ended) when
 standard input closes, or on SIGTERM or SIGINT. Diagnostics go to standard
