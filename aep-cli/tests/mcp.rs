@@ -554,3 +554,84 @@ async fn a_cancel_fails_the_waiting_calls_and_ends_the_session() {
     .unwrap();
     assert!(findings.is_empty(), "{findings:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_relay_connection_fails_the_waiting_call() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let base = format!("http://{address}");
+    let first = Relay::new(Config::default().token(Token::new(TOKEN))).unwrap();
+    let shutdown = first.shutdown_handle();
+    let serving = tokio::spawn(first.serve(listener));
+    let session = "mcp-lost";
+    let mut ws = watch(&base, session).await;
+    let client = mcp(&base, Some(TOKEN), session).await;
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    drop(ws);
+
+    // The relay goes away mid-wait and another takes its place.
+    shutdown.shutdown();
+    timeout(WAIT, serving)
+        .await
+        .expect("the relay drained in time")
+        .unwrap()
+        .unwrap();
+    let failed = result(pending).await;
+    assert_eq!(failed.is_error, Some(true));
+    let said = text(&failed);
+    assert!(said.contains("was lost"), "{said}");
+    assert!(said.contains(request.id.as_str()), "{said}");
+
+    let listener = timeout(WAIT, async {
+        loop {
+            match TcpListener::bind(address).await {
+                Ok(listener) => return listener,
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    })
+    .await
+    .expect("the address is free again");
+    let second = Relay::new(Config::default().token(Token::new(TOKEN))).unwrap();
+    let _shutdown = second.shutdown_handle();
+    tokio::spawn(second.serve(listener));
+    let mut ws = watch(&base, session).await;
+
+    // Once reconnected, the request's dismissal reaches the relay, and a
+    // new question is answered through it.
+    let dismissed = next(&mut ws, |v| {
+        v["type"] == "attention.resolved" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(dismissed["data"]["resolution"], "dismissed");
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it now?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let again = requested_for(&mut ws, "Ship it now?").await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+    let ack = answer(&mut ws, &mut sender, &again, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    assert_eq!(chose.structured_content.unwrap()["option"], "yes");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// The next `attention.requested` whose prompt is `prompt`.
+async fn requested_for(ws: &mut Ws, prompt: &str) -> Event {
+    let request = next(ws, |v| {
+        v["type"] == "attention.requested" && v["data"]["prompt"] == prompt
+    })
+    .await;
+    Event::from_json(&request.to_string()).unwrap()
+}

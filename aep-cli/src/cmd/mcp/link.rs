@@ -213,7 +213,14 @@ impl Link {
             id: Some(id.clone()),
         };
         let mut settled = std::pin::pin!(settled);
-        let outcome = tokio::time::timeout_at(deadline, &mut settled).await;
+        // A drop since the relay was reached counts too: lost() starts from
+        // the state now.
+        let mut links = self.agent.links();
+        let outcome = tokio::select! {
+            settled = &mut settled => Ok(settled),
+            _ = tokio::time::sleep_until(deadline) => Err(None),
+            why = lost(&mut links) => Err(Some(why)),
+        };
         let (answer, by) = match outcome {
             Ok(Ok(Ok(answered))) => answered,
             Ok(Ok(Err(why))) => {
@@ -227,11 +234,11 @@ impl Link {
                     Ok(()) => "the AEP relay connection closed".to_owned(),
                 });
             }
-            Err(_) => {
+            Err(lost) => {
                 guard.id = None;
                 let taken = self.pending.lock().await.waiting.remove(&id).is_some();
                 if !taken {
-                    // Settled as the time ran out: the outcome is on its way.
+                    // Settled meanwhile: the outcome is on its way.
                     match tokio::time::timeout(Duration::from_secs(5), settled).await {
                         Ok(Ok(Ok((answer, by)))) => {
                             return Ok(Answered {
@@ -243,6 +250,15 @@ impl Link {
                         Ok(Ok(Err(why))) => return Err(why),
                         _ => {}
                     }
+                }
+                if let Some(why) = lost {
+                    // Sent once the connection is back.
+                    dismiss(&self.agent, id.clone(), None).await;
+                    return Err(format!(
+                        "the connection to the AEP relay at {} was lost while waiting \
+                         for an answer ({why}); the request {id} is dismissed: ask again",
+                        self.relay
+                    ));
                 }
                 let mut timeout = AttentionTimeout::new();
                 timeout.after_ms = Some(question.timeout.as_millis() as u64);
@@ -344,6 +360,20 @@ impl Drop for Unsettled<'_> {
                     dismiss(&agent, id, None).await;
                 }
             });
+        }
+    }
+}
+
+/// Waits until the connection drops (or is refused for good), and says
+/// why; never when the link's state can no longer change.
+async fn lost(links: &mut tokio::sync::watch::Receiver<State>) -> String {
+    loop {
+        match &*links.borrow_and_update() {
+            State::Disconnected(why) | State::Failed(why) => return why.clone(),
+            State::Connecting | State::Connected(_) => {}
+        }
+        if links.changed().await.is_err() {
+            return std::future::pending().await;
         }
     }
 }
