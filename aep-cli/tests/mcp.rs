@@ -140,6 +140,11 @@ async fn answer(ws: &mut Ws, sender: &mut Sender, request: &Event, answer: Answe
     let command = sender
         .respond(request, answer, aep_client::session::now_ms())
         .unwrap();
+    decided(ws, command).await
+}
+
+/// Sends `command` and returns the target's decision.
+async fn decided(ws: &mut Ws, command: aep::control::Outgoing) -> Value {
     ws.send(Message::text(command.line().to_owned()))
         .await
         .unwrap();
@@ -362,4 +367,271 @@ async fn no_relay_is_a_tool_error_within_the_timeout() {
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("prompt"), "{}", text(&bad));
     let _ = timeout(WAIT, client.cancel()).await;
+}
+
+fn free_text(text: &str) -> Answer {
+    let mut answer = Answer::new();
+    answer.text = Some(text.to_owned());
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_questions_at_once_answered_out_of_order() {
+    let relay = relay().await;
+    let session = "mcp-concurrent";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let first = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Which region?", "options": ["eu", "us"], "timeout_s": 600}),
+    );
+    let second = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Why now?", "timeout_s": 600}),
+    );
+    // Both wait at once: the person sees both before answering either.
+    let mut seen: Vec<Value> = Vec::new();
+    while seen.len() < 2 {
+        seen.push(next(&mut ws, |v| v["type"] == "attention.requested").await);
+    }
+    let by_prompt = |prompt: &str| {
+        let request = seen
+            .iter()
+            .find(|v| v["data"]["prompt"] == prompt)
+            .expect("asked");
+        Event::from_json(&request.to_string()).unwrap()
+    };
+    let (region, why) = (by_prompt("Which region?"), by_prompt("Why now?"));
+    assert_ne!(region.id, why.id);
+
+    // The first's option is no answer to the second: each request keeps
+    // its own options.
+    let nack = answer(&mut ws, &mut sender, &why, option("eu")).await;
+    assert_eq!(nack["type"], "control.rejected");
+    let ack = answer(&mut ws, &mut sender, &why, free_text("the window closes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let answered = result(second).await;
+    assert_eq!(answered.is_error, Some(false), "{}", text(&answered));
+    let structured = answered.structured_content.clone().unwrap();
+    assert_eq!(structured["request"], why.id.as_str());
+    assert_eq!(structured["text"], "the window closes");
+    assert!(!first.is_finished(), "the first call still waits");
+
+    let ack = answer(&mut ws, &mut sender, &region, option("us")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(first).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.clone().unwrap();
+    assert_eq!(structured["request"], region.id.as_str());
+    assert_eq!(structured["option"], "us");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// A `control.cancel` of `session` (scope `session`), or of run `run`.
+async fn cancel(ws: &mut Ws, sender: &mut Sender, session: &str, run: Option<&str>) -> Value {
+    use aep::control::Address;
+    use aep::control_cancel::Scope;
+    let mut to = Address::session(session);
+    let scope = match run {
+        Some(run) => {
+            to = to.run(run);
+            Scope::Run
+        }
+        None => Scope::Session,
+    };
+    let mut payload = aep::ControlCancel::new(scope);
+    payload.reason = Some("wrong branch".to_owned());
+    let command = sender
+        .command(
+            &to,
+            &aep::Payload::ControlCancel(payload),
+            aep_client::session::now_ms(),
+        )
+        .unwrap();
+    decided(ws, command).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_fails_the_waiting_calls_and_ends_the_session() {
+    let relay = relay().await;
+    let session = "mcp-cancel";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let first = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Merge?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let second = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Which tests?", "timeout_s": 600}),
+    );
+    let mut asked = Vec::new();
+    while asked.len() < 2 {
+        let request = next(&mut ws, |v| v["type"] == "attention.requested").await;
+        asked.push(request["id"].as_str().unwrap().to_owned());
+    }
+
+    // The session has no runs: a run's cancel is refused, the calls wait on.
+    let nack = cancel(&mut ws, &mut sender, session, Some("r1")).await;
+    assert_eq!(nack["type"], "control.rejected");
+    assert_eq!(nack["data"]["reason"], "invalid");
+    assert!(!first.is_finished() && !second.is_finished());
+
+    let ack = cancel(&mut ws, &mut sender, session, None).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let command = ack["cause"].as_str().unwrap().to_owned();
+    for call in [first, second] {
+        let failed = result(call).await;
+        assert_eq!(failed.is_error, Some(true));
+        let said = text(&failed);
+        assert!(said.contains("cancelled the session"), "{said}");
+        assert!(said.contains("wrong branch"), "{said}");
+    }
+    let mut dismissed = Vec::new();
+    while dismissed.len() < 2 {
+        let resolved = next(&mut ws, |v| v["type"] == "attention.resolved").await;
+        assert_eq!(resolved["data"]["resolution"], "dismissed");
+        assert_eq!(resolved["cause"], command.as_str());
+        dismissed.push(resolved["subject"].as_str().unwrap().to_owned());
+    }
+    dismissed.sort();
+    asked.sort();
+    assert_eq!(dismissed, asked);
+    let ended = next(&mut ws, |v| v["type"] == "session.ended").await;
+    assert_eq!(ended["data"]["reason"], "killed");
+    assert_eq!(ended["cause"], command.as_str());
+
+    // After it, the tools say the session was cancelled, and so does a
+    // second cancel.
+    for (tool, arguments) in [
+        ("ask_human", json!({"prompt": "Again?", "timeout_s": 600})),
+        ("notify", json!({"message": "Still here"})),
+    ] {
+        let failed = result(call(&client, tool, arguments)).await;
+        assert_eq!(failed.is_error, Some(true), "{tool}");
+        assert!(text(&failed).contains("cancelled"), "{}", text(&failed));
+    }
+    let nack = cancel(&mut ws, &mut sender, session, None).await;
+    assert_eq!(nack["type"], "control.rejected");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let types: Vec<String> = history
+        .events
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(
+        types.iter().filter(|t| *t == "\"session.ended\"").count(),
+        1,
+        "{types:?}"
+    );
+    assert!(!types.iter().any(|t| t == "\"progress.status\""));
+    let text = history.events.join("\n") + "\n";
+    let mut findings = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| findings.push(f),
+        |_| {},
+    )
+    .unwrap();
+    assert!(findings.is_empty(), "{findings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_relay_connection_fails_the_waiting_call() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let base = format!("http://{address}");
+    let first = Relay::new(Config::default().token(Token::new(TOKEN))).unwrap();
+    let shutdown = first.shutdown_handle();
+    let serving = tokio::spawn(first.serve(listener));
+    let session = "mcp-lost";
+    let mut ws = watch(&base, session).await;
+    let client = mcp(&base, Some(TOKEN), session).await;
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    drop(ws);
+
+    // The relay goes away mid-wait and another takes its place.
+    shutdown.shutdown();
+    timeout(WAIT, serving)
+        .await
+        .expect("the relay drained in time")
+        .unwrap()
+        .unwrap();
+    let failed = result(pending).await;
+    assert_eq!(failed.is_error, Some(true));
+    let said = text(&failed);
+    assert!(said.contains("was lost"), "{said}");
+    assert!(said.contains(request.id.as_str()), "{said}");
+
+    let listener = timeout(WAIT, async {
+        loop {
+            match TcpListener::bind(address).await {
+                Ok(listener) => return listener,
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    })
+    .await
+    .expect("the address is free again");
+    let second = Relay::new(Config::default().token(Token::new(TOKEN))).unwrap();
+    let _shutdown = second.shutdown_handle();
+    tokio::spawn(second.serve(listener));
+    let mut ws = watch(&base, session).await;
+
+    // Once reconnected, the request's dismissal reaches the relay, and a
+    // new question is answered through it.
+    let dismissed = next(&mut ws, |v| {
+        v["type"] == "attention.resolved" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(dismissed["data"]["resolution"], "dismissed");
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it now?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let again = requested_for(&mut ws, "Ship it now?").await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+    let ack = answer(&mut ws, &mut sender, &again, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    assert_eq!(chose.structured_content.unwrap()["option"], "yes");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// The next `attention.requested` whose prompt is `prompt`.
+async fn requested_for(ws: &mut Ws, prompt: &str) -> Event {
+    let request = next(ws, |v| {
+        v["type"] == "attention.requested" && v["data"]["prompt"] == prompt
+    })
+    .await;
+    Event::from_json(&request.to_string()).unwrap()
 }

@@ -26,8 +26,14 @@ MCP client's name as the agent), and offers two tools:
   notify     tells the person something (a progress.status) without
              waiting.
 
+The session takes control.cancel (scope session): the waiting requests
+are dismissed, their calls and every later one return an error saying the
+person cancelled, and the session ends (session.ended, killed).
+
 A relay that cannot be reached, or refuses the token, makes the tools
-return an error that says so. The session ends (session.ended) when
+return an error that says so; a connection lost while ask_human waits
+dismisses its request and makes it return an error (ask again once the
+connection is back: it reconnects by itself). The session ends (session.ended) when
 standard input closes, or on SIGTERM or SIGINT. Diagnostics go to standard
 error; standard output carries only MCP messages.";
 

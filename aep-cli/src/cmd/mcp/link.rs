@@ -20,8 +20,8 @@ use tokio::sync::{oneshot, Mutex};
 
 use crate::diag;
 
-/// The only command this target takes.
-const ACCEPTS: [&str; 1] = ["control.attention.respond"];
+/// The commands this target takes.
+const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
 /// The level it emits at: content goes through the redaction pipeline.
 const CEILING: Capture = Capture::Redacted;
 /// The categories it emits (its `hello`'s routing hint).
@@ -57,10 +57,29 @@ pub struct Answered {
 struct Waiting {
     kind: Kind,
     options: Vec<String>,
-    settle: oneshot::Sender<(Answer, String)>,
+    /// The answer and who gave it, or why there is none.
+    settle: oneshot::Sender<Result<(Answer, String), String>>,
 }
 
-type Pending = Arc<Mutex<HashMap<String, Waiting>>>;
+/// The requests waiting, and whether the person cancelled the session.
+#[derive(Default)]
+struct Book {
+    waiting: HashMap<String, Waiting>,
+    /// Why the session is over (a `control.cancel`), said for the agent.
+    cancelled: Option<String>,
+}
+
+impl Book {
+    /// The session's cancellation, as an error for a new call.
+    fn open(&self) -> Result<(), String> {
+        match &self.cancelled {
+            Some(why) => Err(format!("{why}; this session takes no more calls")),
+            None => Ok(()),
+        }
+    }
+}
+
+type Pending = Arc<Mutex<Book>>;
 
 /// One session on the relay.
 pub struct Link {
@@ -172,12 +191,13 @@ impl Link {
             // Held while the request goes out: its answer cannot be
             // decided before it waits.
             let mut pending = self.pending.lock().await;
+            pending.open()?;
             let event = self
                 .agent
                 .emit_full(&Payload::AttentionRequested(request), attrs)
                 .await
                 .map_err(|e| format!("cannot ask: {e}"))?;
-            pending.insert(
+            pending.waiting.insert(
                 event.id.clone(),
                 Waiting {
                     kind,
@@ -193,9 +213,20 @@ impl Link {
             id: Some(id.clone()),
         };
         let mut settled = std::pin::pin!(settled);
-        let outcome = tokio::time::timeout_at(deadline, &mut settled).await;
+        // A drop since the relay was reached counts too: lost() starts from
+        // the state now.
+        let mut links = self.agent.links();
+        let outcome = tokio::select! {
+            settled = &mut settled => Ok(settled),
+            _ = tokio::time::sleep_until(deadline) => Err(None),
+            why = lost(&mut links) => Err(Some(why)),
+        };
         let (answer, by) = match outcome {
-            Ok(Ok(answered)) => answered,
+            Ok(Ok(Ok(answered))) => answered,
+            Ok(Ok(Err(why))) => {
+                guard.id = None;
+                return Err(why);
+            }
             Ok(Err(_)) => {
                 guard.id = None;
                 return Err(match self.reach(Duration::ZERO).await {
@@ -203,20 +234,31 @@ impl Link {
                     Ok(()) => "the AEP relay connection closed".to_owned(),
                 });
             }
-            Err(_) => {
+            Err(lost) => {
                 guard.id = None;
-                let taken = self.pending.lock().await.remove(&id).is_some();
+                let taken = self.pending.lock().await.waiting.remove(&id).is_some();
                 if !taken {
-                    // Answered as the time ran out: the answer is on its way.
-                    if let Ok(Ok(answered)) =
-                        tokio::time::timeout(Duration::from_secs(5), settled).await
-                    {
-                        return Ok(Answered {
-                            request: id,
-                            answer: answered.0,
-                            by: answered.1,
-                        });
+                    // Settled meanwhile: the outcome is on its way.
+                    match tokio::time::timeout(Duration::from_secs(5), settled).await {
+                        Ok(Ok(Ok((answer, by)))) => {
+                            return Ok(Answered {
+                                request: id,
+                                answer,
+                                by,
+                            })
+                        }
+                        Ok(Ok(Err(why))) => return Err(why),
+                        _ => {}
                     }
+                }
+                if let Some(why) = lost {
+                    // Sent once the connection is back.
+                    dismiss(&self.agent, id.clone(), None).await;
+                    return Err(format!(
+                        "the connection to the AEP relay at {} was lost while waiting \
+                         for an answer ({why}); the request {id} is dismissed: ask again",
+                        self.relay
+                    ));
                 }
                 let mut timeout = AttentionTimeout::new();
                 timeout.after_ms = Some(question.timeout.as_millis() as u64);
@@ -251,6 +293,10 @@ impl Link {
     /// for anything but the relay's connection (at most `wait`).
     pub async fn notify(&self, message: String, wait: Duration) -> Result<String, String> {
         self.reach(wait).await?;
+        // Held while the notice goes out: it cannot follow a cancel's
+        // session.ended.
+        let pending = self.pending.lock().await;
+        pending.open()?;
         let mut status = ProgressStatus::new();
         status.message = Some(message);
         let attrs = Attrs {
@@ -262,22 +308,27 @@ impl Link {
             .emit_full(&Payload::ProgressStatus(status), attrs)
             .await
             .map_err(|e| format!("cannot notify: {e}"))?;
+        drop(pending);
         Ok(event.id)
     }
 
     /// Ends the session: what is pending dismissed, `session.ended`, the
     /// outbox flushed (at most a few seconds).
     pub async fn end(&self) {
-        let ids: Vec<String> = self
-            .pending
-            .lock()
-            .await
-            .drain()
-            .map(|(id, _)| id)
-            .collect();
+        let mut pending = self.pending.lock().await;
+        let ids: Vec<String> = pending.waiting.drain().map(|(id, _)| id).collect();
         for id in ids {
-            dismiss(&self.agent, id).await;
+            dismiss(&self.agent, id, None).await;
         }
+        if pending.cancelled.is_some() {
+            // Ended already, by the cancel.
+            drop(pending);
+            self.agent.close(Duration::from_secs(3)).await;
+            diag!("aep mcp: session {} ended", self.session);
+            return;
+        }
+        pending.cancelled = Some("the MCP connection is closing".to_owned());
+        drop(pending);
         let mut ended = SessionEnded::new();
         ended.reason = Some(aep::session_ended::Reason::Normal);
         if let Err(e) = self
@@ -305,19 +356,34 @@ impl Drop for Unsettled<'_> {
             let pending = self.link.pending.clone();
             let agent = self.link.agent.clone();
             tokio::spawn(async move {
-                if pending.lock().await.remove(&id).is_some() {
-                    dismiss(&agent, id).await;
+                if pending.lock().await.waiting.remove(&id).is_some() {
+                    dismiss(&agent, id, None).await;
                 }
             });
         }
     }
 }
 
-/// Settles request `id` as dismissed.
-async fn dismiss(agent: &Agent, id: String) {
+/// Waits until the connection drops (or is refused for good), and says
+/// why; never when the link's state can no longer change.
+async fn lost(links: &mut tokio::sync::watch::Receiver<State>) -> String {
+    loop {
+        match &*links.borrow_and_update() {
+            State::Disconnected(why) | State::Failed(why) => return why.clone(),
+            State::Connecting | State::Connected(_) => {}
+        }
+        if links.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+    }
+}
+
+/// Settles request `id` as dismissed, caused by `cause` (a command) or
+/// by the request itself.
+async fn dismiss(agent: &Agent, id: String, cause: Option<&str>) {
     let attrs = Attrs {
-        subject: Some(id.clone()),
-        cause: Some(id),
+        cause: Some(cause.map_or_else(|| id.clone(), str::to_owned)),
+        subject: Some(id),
         ..Attrs::default()
     };
     let resolved = Payload::AttentionResolved(AttentionResolved::new(Resolution::Dismissed));
@@ -336,24 +402,31 @@ async fn decide(mut commands: Commands, agent: Agent, pending: Pending) {
         }
     }
     // Refused for good or closed: the waiting calls learn it.
-    pending.lock().await.clear();
+    pending.lock().await.waiting.clear();
 }
 
 async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<(), String> {
-    let Payload::ControlAttentionRespond(respond) = command.payload() else {
-        agent
-            .reject(
-                command,
-                NackReason::Unsupported,
-                Some("not a command aep mcp handles"),
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        return Ok(());
+    let respond = match command.payload() {
+        Payload::ControlAttentionRespond(respond) => respond,
+        Payload::ControlCancel(cancel) => {
+            return self::cancel(command, cancel, agent, pending).await
+        }
+        _ => {
+            agent
+                .reject(
+                    command,
+                    NackReason::Unsupported,
+                    Some("not a command aep mcp handles"),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            return Ok(());
+        }
     };
     let answer = &respond.answer;
     let subject = command.event().subject.clone().unwrap_or_default();
-    let mut waiting = pending.lock().await;
+    let mut book = pending.lock().await;
+    let waiting = &mut book.waiting;
     let problem = match waiting.get(&subject) {
         None => Some(format!("no pending request {subject:?} in this session")),
         Some(request) if request.kind != Kind::Form => match (&answer.option, &answer.text) {
@@ -367,7 +440,7 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
         Some(_) => None,
     };
     if let Some(detail) = problem {
-        drop(waiting);
+        drop(book);
         agent
             .reject(command, NackReason::Invalid, Some(&detail))
             .await
@@ -376,7 +449,7 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
         return Ok(());
     }
     let request = waiting.remove(&subject).expect("checked above");
-    drop(waiting);
+    drop(book);
     agent.accept(command).await.map_err(|e| e.to_string())?;
     agent
         .answered(command, answer)
@@ -384,6 +457,67 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
         .map_err(|e| e.to_string())?;
     let by = command.event().agent.clone();
     diag!("aep mcp: request {subject} answered by {by}");
-    let _ = request.settle.send((answer.clone(), by));
+    let _ = request.settle.send(Ok((answer.clone(), by)));
+    Ok(())
+}
+
+/// A `control.cancel`: the session has no runs, so only the whole session
+/// can be cancelled. Accepted, its waiting requests are dismissed (their
+/// calls fail saying the person cancelled) and the session ends
+/// (`session.ended`, `killed`); the calls after it fail the same way.
+async fn cancel(
+    command: &Command,
+    cancel: &aep::ControlCancel,
+    agent: &Agent,
+    pending: &Pending,
+) -> Result<(), String> {
+    let mut book = pending.lock().await;
+    let refusal = if cancel.scope != aep::control_cancel::Scope::Session {
+        let run = command.event().run.clone().unwrap_or_default();
+        Some(format!(
+            "run {run:?} is not running: aep mcp runs no runs (cancel the session)"
+        ))
+    } else if book.cancelled.is_some() {
+        Some("the session has ended".to_owned())
+    } else {
+        None
+    };
+    if let Some(detail) = refusal {
+        drop(book);
+        agent
+            .reject(command, NackReason::Invalid, Some(&detail))
+            .await
+            .map_err(|e| e.to_string())?;
+        diag!("aep mcp: rejected a cancel: {detail}");
+        return Ok(());
+    }
+    let by = command.event().agent.clone();
+    let mut why = format!("the person ({by}) cancelled the session");
+    if let Some(reason) = cancel.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+        why.push_str(&format!(": {reason}"));
+    }
+    book.cancelled = Some(why.clone());
+    let waiting: Vec<(String, Waiting)> = book.waiting.drain().collect();
+    // Held until the session has ended: no call emits after it.
+    agent.accept(command).await.map_err(|e| e.to_string())?;
+    let cause = command.event().id.clone();
+    for (id, request) in waiting {
+        dismiss(agent, id.clone(), Some(&cause)).await;
+        let _ = request
+            .settle
+            .send(Err(format!("{why} (request {id}, dismissed)")));
+    }
+    let mut ended = SessionEnded::new();
+    ended.reason = Some(aep::session_ended::Reason::Killed);
+    let attrs = Attrs {
+        cause: Some(cause),
+        ..Attrs::default()
+    };
+    agent
+        .emit_full(&Payload::SessionEnded(ended), attrs)
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(book);
+    diag!("aep mcp: session cancelled by {by}");
     Ok(())
 }
