@@ -2,9 +2,13 @@
 //! with the error that caused it kept underneath.
 //!
 //! An [`Error`] is a message and an optional source. Its `Display` is the
-//! message followed by each cause in the chain, joined with `": "`, the way
-//! the commands print an error after their name
-//! (`aep sink: error: out/a.jsonl: Permission denied (os error 13)`).
+//! message followed by each cause, joined with `": "`, the way the
+//! commands print an error after their name
+//! (`aep sink: error: --out dir: Permission denied (os error 13)`): every
+//! message added with [`Context`], then the error that started it. That
+//! error's own sources are left out (the errors of `aep-client` already
+//! sum theirs up in their words); `{:#}` prints them too, and
+//! [`Error::causes`] walks them all.
 //! [`Context`] adds a message over a failure:
 //!
 //! ```ignore
@@ -68,20 +72,26 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut written = self.message.clone();
-        for cause in self.causes() {
-            // A nested `Error` says its own message here; its causes
-            // follow in the chain.
-            let text = match cause.downcast_ref::<Error>() {
-                Some(inner) => inner.message.clone(),
-                None => cause.to_string(),
-            };
-            if text.is_empty() || written.ends_with(&text) {
-                continue;
+        let mut say = |text: &str| {
+            if text.is_empty() || written.ends_with(text) {
+                return;
             }
             if !written.is_empty() {
                 written.push_str(": ");
             }
-            written.push_str(&text);
+            written.push_str(text);
+        };
+        for cause in self.causes() {
+            // A nested `Error` says its own message here; its causes
+            // follow in the chain.
+            if let Some(inner) = cause.downcast_ref::<Error>() {
+                say(&inner.message);
+                continue;
+            }
+            say(&cause.to_string());
+            if !f.alternate() {
+                break;
+            }
         }
         f.write_str(&written)
     }
@@ -209,6 +219,34 @@ mod tests {
         assert_eq!(wrapped.to_string(), "outer: inner");
     }
 
+    /// Keeps its source apart from its own message.
+    #[derive(Debug)]
+    struct Summing(io::Error);
+
+    impl fmt::Display for Summing {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("cannot reach the relay")
+        }
+    }
+
+    impl StdError for Summing {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_sources_of_a_foreign_error_show_with_the_alternate_form() {
+        let error = Err::<(), _>(Summing(not_found()))
+            .context("post")
+            .unwrap_err();
+        assert_eq!(error.to_string(), "post: cannot reach the relay");
+        assert_eq!(
+            format!("{error:#}"),
+            "post: cannot reach the relay: No such file or directory"
+        );
+    }
+
     #[test]
     fn a_bare_cause_prints_as_itself() {
         assert_eq!(
@@ -242,5 +280,10 @@ mod tests {
             error.to_string(),
             "a.jsonl: cannot open: No such file or directory"
         );
+        assert_eq!(
+            format!("{error:#}"),
+            "a.jsonl: cannot open: No such file or directory"
+        );
+        assert_eq!(error.causes().count(), 2);
     }
 }
