@@ -19,6 +19,7 @@
 //! - [`sender`]: the default identity of the events `respond` and `cancel`
 //!   send, and the capture level of the free text in them.
 
+pub mod error;
 pub mod input;
 pub mod names;
 pub mod order;

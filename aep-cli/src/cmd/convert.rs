@@ -8,6 +8,7 @@ use aep::bridge::{ocsf, otlp};
 use aep::{Capture, Event};
 
 use super::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::common::input::{self, OneInputArgs};
 use crate::common::output::{Stdout, WriteError};
 use crate::diag;
@@ -94,7 +95,7 @@ pub enum Origin {
     Cloudevents,
 }
 
-fn parse_capture(text: &str) -> Result<Capture, String> {
+fn parse_capture(text: &str) -> std::result::Result<Capture, String> {
     text.parse()
         .map_err(|_| format!("`{text}` is not a capture level (none, metadata, redacted, full)"))
 }
@@ -108,7 +109,7 @@ enum Converted {
 }
 
 /// Converts one line, or says why not. Warnings go to `warn`.
-type Converter = Box<dyn FnMut(&[u8], &mut dyn FnMut(String)) -> Result<Converted, String>>;
+type Converter = Box<dyn FnMut(&[u8], &mut dyn FnMut(String)) -> Result<Converted>>;
 
 /// Runs `aep convert`.
 pub fn run(args: &Args) -> Status {
@@ -139,7 +140,10 @@ pub fn run(args: &Args) -> Status {
             Ok(None) => break,
             Ok(Some((number, Line::TooLong { bytes }))) => (
                 number,
-                Err(too_long_message(bytes, args.input.limit.max_line_bytes)),
+                Err(Error::msg(too_long_message(
+                    bytes,
+                    args.input.limit.max_line_bytes,
+                ))),
             ),
             Ok(Some((number, Line::Text(text)))) => {
                 let name = &input.name;
@@ -204,7 +208,7 @@ fn converter(args: &Args) -> Converter {
             let Some(event) = read_event(line, ceiling)? else {
                 return Ok(Converted::Nothing);
             };
-            let ce = cloudevents::forward(&event).map_err(|e| e.to_string())?;
+            let ce = cloudevents::forward(&event).map_err(Error::from_source)?;
             Ok(Converted::Line(encode(&ce)?))
         }),
         (Some(Target::Otlp), _) => {
@@ -216,7 +220,7 @@ fn converter(args: &Args) -> Converter {
                 let Some(event) = read_event(line, None)? else {
                     return Ok(Converted::Nothing);
                 };
-                let record = otlp::to_log_record(&event, &options).map_err(|e| e.to_string())?;
+                let record = otlp::to_log_record(&event, &options).map_err(Error::from_source)?;
                 Ok(Converted::Line(encode(&record)?))
             })
         }
@@ -228,7 +232,7 @@ fn converter(args: &Args) -> Converter {
                 let Some(event) = read_event(line, None)? else {
                     return Ok(Converted::Nothing);
                 };
-                match ocsf::project(&event, &options).map_err(|e| e.to_string())? {
+                match ocsf::project(&event, &options).map_err(Error::from_source)? {
                     Some(record) => Ok(Converted::Line(encode(&record)?)),
                     None => Ok(Converted::Nothing),
                 }
@@ -240,17 +244,16 @@ fn converter(args: &Args) -> Converter {
 
 /// The event on a line (`None` for a blank line), down-levelled to
 /// `ceiling` when there is one.
-fn read_event(line: &[u8], ceiling: Option<Capture>) -> Result<Option<Event>, String> {
+fn read_event(line: &[u8], ceiling: Option<Capture>) -> Result<Option<Event>> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     if let Some(version) = unsupported_version(line) {
-        return Err(format!(
+        return Err(Error::msg(format_args!(
             "`aep` version `{version}` is not supported (this tool reads 0.x)"
-        ));
+        )));
     }
-    let event: Event =
-        serde_json::from_slice(line).map_err(|e| format!("not an AEP event: {e}"))?;
+    let event: Event = serde_json::from_slice(line).context("not an AEP event")?;
     Ok(Some(match ceiling {
         Some(ceiling) => event.down_level(ceiling),
         None => event,
@@ -261,19 +264,21 @@ fn from_cloudevent(
     line: &[u8],
     ceiling: Option<Capture>,
     warn: &mut dyn FnMut(String),
-) -> Result<Converted, String> {
+) -> Result<Converted> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(Converted::Nothing);
     }
-    let ce: CloudEvent =
-        serde_json::from_slice(line).map_err(|e| format!("not a CloudEvent: {e}"))?;
-    let inbound = cloudevents::inverse(&ce).map_err(|e| e.to_string())?;
+    let ce: CloudEvent = serde_json::from_slice(line).context("not a CloudEvent")?;
+    let inbound = cloudevents::inverse(&ce).map_err(Error::from_source)?;
     for dropped in &inbound.dropped {
         warn(dropped.to_string());
     }
     if let Err(violations) = inbound.event.validate() {
         let list: Vec<String> = violations.0.iter().map(ToString::to_string).collect();
-        return Err(format!("not a valid AEP event: {}", list.join("; ")));
+        return Err(Error::msg(format_args!(
+            "not a valid AEP event: {}",
+            list.join("; ")
+        )));
     }
     let event = match ceiling {
         Some(ceiling) => inbound.event.down_level(ceiling),
@@ -282,6 +287,6 @@ fn from_cloudevent(
     Ok(Converted::Line(encode(&event)?))
 }
 
-fn encode(value: &impl serde::Serialize) -> Result<String, String> {
-    serde_json::to_string(value).map_err(|e| format!("cannot encode: {e}"))
+fn encode(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).context("cannot encode")
 }

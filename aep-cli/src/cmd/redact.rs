@@ -5,6 +5,7 @@ use std::io::{ErrorKind, Read, Write};
 use aep::redact::{Note, Redactor};
 
 use super::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::common::input::parse_bytes;
 use crate::common::output::{Stdout, WriteError};
 use crate::common::redaction::PipelineArgs;
@@ -193,21 +194,21 @@ fn json(args: &Args, redactor: &Redactor) -> Status {
 
 /// Standard input as text, refusing more than `max` bytes and bytes that
 /// are not UTF-8 (naming the offset).
-fn read_stdin(max: usize) -> Result<String, String> {
+fn read_stdin(max: usize) -> Result<String> {
     let mut bytes = Vec::new();
     crate::common::input::say_reading_stdin("text");
     std::io::stdin()
         .lock()
         .take(max as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
+        .context("cannot read")?;
     if bytes.len() > max {
-        return Err(format!("larger than --max-bytes ({max} bytes)"));
+        return Err(Error::msg(format!("larger than --max-bytes ({max} bytes)")));
     }
     String::from_utf8(bytes).map_err(|e| {
-        format!(
+        Error::msg(format!(
             "not UTF-8 at byte {} (a JSON text is UTF-8)",
             e.utf8_error().valid_up_to()
-        )
+        ))
     })
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use aep_relay::{Config, Relay, TlsFiles, Token};
 
 use super::Status;
+use crate::common::error::{Context, Result};
 use crate::diag;
 
 const LONG_ABOUT: &str = "\
@@ -509,19 +510,19 @@ fn check_ranges(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-fn read_token(args: &Args) -> Result<Option<Token>, String> {
+fn read_token(args: &Args) -> Result<Option<Token>> {
     if let Some(path) = &args.token_file {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+            .with_context(|| format!("cannot read the token file {}", path.display()))?;
         let line = text.lines().next().unwrap_or_default().trim();
         return Token::new(line)
             .map(Some)
-            .ok_or_else(|| format!("the token file {} is empty", path.display()));
+            .with_context(|| format!("the token file {} is empty", path.display()));
     }
     match &args.token {
         Some(token) => Token::new(token.trim())
             .map(Some)
-            .ok_or_else(|| "the token is empty".to_owned()),
+            .context("the token is empty"),
         None => Ok(None),
     }
 }

@@ -12,6 +12,7 @@ use aep_client::Backoff;
 use tokio::time::Instant;
 
 use super::Status;
+use crate::common::error::{Error, Result};
 use crate::common::input::{self, LineLimit};
 use crate::common::output::{Stdout, WriteError};
 use crate::diag;
@@ -146,14 +147,14 @@ pub fn run(args: &Args) -> Status {
     }
 }
 
-fn read(args: &Args) -> Result<Vec<Event>, String> {
-    let input = input::open(&args.capture).map_err(|e| e.to_string())?;
+fn read(args: &Args) -> Result<Vec<Event>> {
+    let input = input::open(&args.capture).map_err(Error::from_source)?;
     let reader = EventReader::with_max_line_bytes(input.reader, args.limit.max_line_bytes);
     let mut events = Vec::new();
     for result in reader {
         match result {
             Ok(event) => events.push(event),
-            Err(e) if e.is_io() => return Err(format!("{}: {e}", input.name)),
+            Err(e) if e.is_io() => return Err(Error::from_source(e).context(&input.name)),
             Err(e) => diag!("aep replay: {}: {e}; skipped", input.name),
         }
     }
@@ -193,14 +194,14 @@ fn dry_run(plan: Plan, start: u64) -> Status {
 const GATHER_MS: u64 = 50;
 
 /// Posts the plan at its pace; stops at the first refusal or a signal.
-async fn emit(poster: &BatchPoster, plan: Plan) -> Result<(), String> {
+async fn emit(poster: &BatchPoster, plan: Plan) -> Result<()> {
     let start = Instant::now();
     let mut stop = std::pin::pin!(crate::live::stop_signal());
     let mut events = plan.events.into_iter().peekable();
     while let Some(first) = events.next() {
         let due = start + Duration::from_millis(first.at);
         tokio::select! {
-            _ = &mut stop => return Err("stopped by a signal".into()),
+            _ = &mut stop => return Err(Error::msg("stopped by a signal")),
             _ = tokio::time::sleep_until(due) => {}
         }
         let mut batch = vec![first.event];
@@ -212,7 +213,7 @@ async fn emit(poster: &BatchPoster, plan: Plan) -> Result<(), String> {
         let mut lines = Vec::with_capacity(batch.len());
         for mut event in batch {
             event.time = now.clone();
-            lines.push(serde_json::to_string(&event).map_err(|e| e.to_string())?);
+            lines.push(serde_json::to_string(&event)?);
         }
         post(poster, &lines).await?;
     }
@@ -220,7 +221,7 @@ async fn emit(poster: &BatchPoster, plan: Plan) -> Result<(), String> {
 }
 
 /// One batch, retried while the relay cannot be reached.
-async fn post(poster: &BatchPoster, lines: &[String]) -> Result<(), String> {
+async fn post(poster: &BatchPoster, lines: &[String]) -> Result<()> {
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(3));
     let mut last = String::new();
     for _ in 0..TRIES {
@@ -236,34 +237,34 @@ async fn post(poster: &BatchPoster, lines: &[String]) -> Result<(), String> {
                 detail,
             } => {
                 let line = index.and_then(|i| lines.get(i)).map_or("", String::as_str);
-                return Err(format!(
+                return Err(Error::msg(format!(
                     "the relay refused an event ({code}: {detail}): {}",
                     crate::common::terminal::escape(
                         line,
                         crate::common::terminal::Newlines::Escape
                     )
-                ));
+                )));
             }
             BatchAnswer::TooLarge { code, detail } => {
-                return Err(format!(
+                return Err(Error::msg(format!(
                     "the relay refused a batch as too large ({code}: {detail})"
-                ))
+                )))
             }
             BatchAnswer::Refused {
                 status,
                 code,
                 detail,
             } => {
-                return Err(format!(
+                return Err(Error::msg(format!(
                     "the relay refused the request: HTTP {status} {code} {detail}"
-                ))
+                )))
             }
-            other => return Err(format!("unexpected answer: {other:?}")),
+            other => return Err(Error::msg(format!("unexpected answer: {other:?}"))),
         }
     }
-    Err(format!(
+    Err(Error::msg(format!(
         "the relay cannot be reached ({last}), {TRIES} tries; `aep doctor` checks the address and the token"
-    ))
+    )))
 }
 
 /// How many times one batch is tried while the relay cannot be reached.

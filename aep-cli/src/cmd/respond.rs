@@ -266,7 +266,7 @@ fn respond(args: &Args) -> Result<Status, Stop> {
                         }
                     }
                 })
-                .map_err(Stop::Failure)?;
+                .map_err(|e| Stop::Failure(e.to_string()))?;
             (relay.clone(), events, Some(runtime))
         }
         Mode::File(path) => {

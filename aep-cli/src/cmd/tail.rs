@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::Status;
+use crate::common::error::{Error, Result};
 use crate::common::output::{Stdout, WriteError};
 use crate::diag;
 use crate::live::RelayArgs;
@@ -165,20 +166,20 @@ fn check_type(type_: &str) -> Result<(), String> {
 }
 
 /// The filter of `--filter` and the flags that add to it.
-fn build_filter(args: &Args) -> Result<Option<Value>, String> {
+fn build_filter(args: &Args) -> Result<Option<Value>> {
     let mut members = match &args.filter {
         None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(members)) => members,
-            Ok(_) => return Err("--filter must be a JSON object".into()),
-            Err(e) => return Err(format!("--filter is not JSON: {e}")),
+            Ok(_) => return Err(Error::msg("--filter must be a JSON object")),
+            Err(e) => return Err(Error::from_source(e).context("--filter is not JSON")),
         },
     };
     let mut add = |key: &str, value: Value| {
         if members.contains_key(key) {
-            return Err(format!(
+            return Err(Error::msg(format_args!(
                 "`{key}` is given twice (in --filter and by --{key})"
-            ));
+            )));
         }
         members.insert(key.to_owned(), value);
         Ok(())
@@ -323,10 +324,10 @@ mod tests {
         args: Args,
     }
 
-    fn filter(argv: &[&str]) -> Result<Option<Value>, String> {
+    fn filter(argv: &[&str]) -> std::result::Result<Option<Value>, String> {
         let cli = Cli::try_parse_from(std::iter::once("tail").chain(argv.iter().copied()))
             .map_err(|e| e.to_string())?;
-        build_filter(&cli.args)
+        build_filter(&cli.args).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -8,6 +8,7 @@ use aep::reader::EventReader;
 use aep::Event;
 
 use super::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::common::input::{self, LineLimit};
 use crate::common::output::{Stdout, WriteError};
 use crate::diag;
@@ -130,8 +131,8 @@ pub fn run(args: &Args) -> Status {
 }
 
 /// The session's events in `path`, bad lines reported and skipped.
-fn from_file(args: &Args, path: &std::path::Path) -> Result<Vec<Event>, String> {
-    let input = input::open(path).map_err(|e| e.to_string())?;
+fn from_file(args: &Args, path: &std::path::Path) -> Result<Vec<Event>> {
+    let input = input::open(path).map_err(Error::from_source)?;
     let reader = EventReader::with_max_line_bytes(input.reader, args.limit.max_line_bytes);
     let mut events = Vec::new();
     for result in reader {
@@ -140,7 +141,7 @@ fn from_file(args: &Args, path: &std::path::Path) -> Result<Vec<Event>, String> 
                 events.push(event)
             }
             Ok(_) => {}
-            Err(e) if e.is_io() => return Err(format!("{}: {e}", input.name)),
+            Err(e) if e.is_io() => return Err(Error::from_source(e).context(&input.name)),
             Err(e) => diag!("aep timeline: {}: {e}; skipped", input.name),
         }
     }
@@ -148,9 +149,9 @@ fn from_file(args: &Args, path: &std::path::Path) -> Result<Vec<Event>, String> 
 }
 
 /// What the relay holds of the session.
-fn from_relay(args: &Args) -> Result<Vec<Event>, String> {
+fn from_relay(args: &Args) -> Result<Vec<Event>> {
     let relay = args.relay.url()?;
-    let runtime = crate::live::runtime("timeline").ok_or("no runtime")?;
+    let runtime = crate::live::runtime("timeline").context("no runtime")?;
     let token = args.relay.token();
     let held = runtime
         .block_on(aep_client::history::history(
@@ -159,12 +160,7 @@ fn from_relay(args: &Args) -> Result<Vec<Event>, String> {
             &args.session,
             MAX_HISTORY,
         ))
-        .map_err(|e| {
-            format!(
-                "cannot read the history of {:?} from {relay}: {e}",
-                args.session
-            )
-        })?;
+        .with_context(|| format!("cannot read the history of {:?} from {relay}", args.session))?;
     for marker in &held.exhausted {
         diag!("aep timeline: warning: {marker}: the relay no longer holds the session's earliest events");
     }

@@ -79,6 +79,8 @@ pub struct InputError {
     pub message: String,
 }
 
+impl std::error::Error for InputError {}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.name, self.message)

@@ -12,6 +12,7 @@ use aep::{AttentionRequested, Event, FieldSpec, FieldSpecType, Payload};
 use aep_client::consume::{Item, Notice, Subscribe};
 use serde_json::{json, Value};
 
+use crate::common::error::{Error, Result};
 use crate::common::terminal::{escape, Newlines};
 
 /// The relay the live commands use when neither --relay nor AEP_RELAY
@@ -288,11 +289,7 @@ pub fn read_relay(args: &crate::live::RelayArgs, command: &str) -> Option<(Strin
 
 /// The events a relay holds, of every session (`from=all`, `live=0`):
 /// at most [`MAX_EVENTS`], within [`READ`]. `command` names the reader.
-pub async fn history(
-    relay: &str,
-    token: Option<String>,
-    command: &str,
-) -> Result<Vec<Event>, String> {
+pub async fn history(relay: &str, token: Option<String>, command: &str) -> Result<Vec<Event>> {
     let mut sub = Subscribe::new(relay)
         .token_opt(token)
         .identity(
@@ -317,10 +314,10 @@ pub async fn history(
                     }
                 }
                 Ok(Item::Notice(Notice::ReplayComplete)) => return Ok(()),
-                Ok(Item::Notice(Notice::Disconnected(e))) => return Err(e.to_string()),
-                Ok(Item::Notice(Notice::Degraded(what))) => return Err(what),
+                Ok(Item::Notice(Notice::Disconnected(e))) => return Err(Error::from_source(e)),
+                Ok(Item::Notice(Notice::Degraded(what))) => return Err(Error::msg(what)),
                 Ok(Item::Notice(_)) => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(Error::from_source(e)),
             }
         }
         Ok(())
@@ -328,13 +325,11 @@ pub async fn history(
     .await;
     match read {
         Ok(Ok(())) => Ok(events),
-        Ok(Err(why)) => Err(format!(
-            "cannot read the relay's history from {relay}: {why}"
-        )),
-        Err(_) => Err(format!(
+        Ok(Err(why)) => Err(why.context(format!("cannot read the relay's history from {relay}"))),
+        Err(_) => Err(Error::msg(format!(
             "reading the relay's history from {relay} took over {} s",
             READ.as_secs()
-        )),
+        ))),
     }
 }
 

@@ -19,6 +19,7 @@ use aep_client::target::{Agent, AgentConfig, Commands, Link};
 
 use super::script::{self, Step};
 use crate::cmd::Status;
+use crate::common::error::{Error, Result};
 use crate::diag;
 
 /// The commands the demo takes.
@@ -72,7 +73,7 @@ pub struct Demo {
 }
 
 impl Demo {
-    pub fn new(settings: Settings) -> Result<Demo, String> {
+    pub fn new(settings: Settings) -> Result<Demo> {
         let host = crate::live::hostname();
         let source = source_uri(&host, &settings.agent, Some(&settings.session));
         let session = SessionEmitter::new(
@@ -83,7 +84,7 @@ impl Demo {
         )
         .with_ceiling(CEILING, Emitter::default());
         let target = Target::new(Identity::new(source, settings.agent.clone()), ACCEPTS)
-            .map_err(|e| e.to_string())?
+            .map_err(Error::from_source)?
             .with_ceiling(CEILING);
         let mut config = AgentConfig::new(
             settings.relay.clone(),
@@ -187,7 +188,7 @@ impl Demo {
         }
     }
 
-    async fn start_run(&mut self) -> Result<(), String> {
+    async fn start_run(&mut self) -> Result<()> {
         self.runs += 1;
         let run = if self.runs == 1 {
             self.settings.run.clone()
@@ -199,7 +200,7 @@ impl Demo {
         self.emit_in_run(&script::run_started(self.runs)).await
     }
 
-    async fn emit_in_run(&mut self, payload: &Payload) -> Result<(), String> {
+    async fn emit_in_run(&mut self, payload: &Payload) -> Result<()> {
         let attrs = Attrs {
             run: self.run.clone(),
             ..Attrs::default()
@@ -207,7 +208,7 @@ impl Demo {
         self.emit(payload, attrs).await.map(drop)
     }
 
-    async fn ask(&mut self, payload: &Payload) -> Result<(), String> {
+    async fn ask(&mut self, payload: &Payload) -> Result<()> {
         let attrs = Attrs {
             run: self.run.clone(),
             severity: Some(Severity::Notice),
@@ -247,7 +248,7 @@ impl Demo {
         Ok(())
     }
 
-    async fn heartbeat(&mut self) -> Result<(), String> {
+    async fn heartbeat(&mut self) -> Result<()> {
         self.heartbeats += 1;
         let mut beat = AgentHeartbeat::new();
         beat.tick = Some(self.heartbeats);
@@ -255,18 +256,18 @@ impl Demo {
         self.agent
             .emit_agent(&Payload::AgentHeartbeat(beat), Severity::Debug)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         Ok(())
     }
 
     /// Stamps `payload` as the session's next event from full content,
     /// made honest at the demo's ceiling by the session's emitter, and
     /// sends it.
-    async fn emit(&mut self, payload: &Payload, attrs: Attrs) -> Result<Event, String> {
+    async fn emit(&mut self, payload: &Payload, attrs: Attrs) -> Result<Event> {
         self.agent
             .emit_full(payload, attrs)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(Error::from_source)
     }
 
     async fn decide(&mut self, command: Command) {
@@ -289,16 +290,11 @@ impl Demo {
         }
     }
 
-    async fn reject(
-        &mut self,
-        command: &Command,
-        reason: NackReason,
-        detail: &str,
-    ) -> Result<(), String> {
+    async fn reject(&mut self, command: &Command, reason: NackReason, detail: &str) -> Result<()> {
         self.agent
             .reject(command, reason, Some(detail))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         diag!(
             "aep demo: rejected {} ({}): {detail}",
             command.event().id,
@@ -307,7 +303,7 @@ impl Demo {
         Ok(())
     }
 
-    async fn respond(&mut self, command: &Command, answer: &aep::Answer) -> Result<(), String> {
+    async fn respond(&mut self, command: &Command, answer: &aep::Answer) -> Result<()> {
         let subject = command.event().subject.clone().unwrap_or_default();
         let Some(pending) = self.pending.get(&subject) else {
             let detail = format!("no pending request {subject:?} in this session");
@@ -336,11 +332,11 @@ impl Demo {
         self.agent
             .accept(command)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         self.agent
             .answered(command, answer)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         self.pending.remove(&subject);
         diag!(
             "aep demo: request {subject} answered by {}",
@@ -349,11 +345,7 @@ impl Demo {
         Ok(())
     }
 
-    async fn cancel(
-        &mut self,
-        command: &Command,
-        cancel: &aep::ControlCancel,
-    ) -> Result<(), String> {
+    async fn cancel(&mut self, command: &Command, cancel: &aep::ControlCancel) -> Result<()> {
         let whole_session = cancel.scope == aep::control_cancel::Scope::Session;
         let named = command.event().run.clone();
         let current = self.run.clone();
@@ -364,7 +356,7 @@ impl Demo {
         self.agent
             .accept(command)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         self.dismiss_pending().await;
         if let Some(run) = self.run.take() {
             let mut cancelled = RunCancelled::new();

@@ -4,16 +4,14 @@
 
 use aep::Event;
 
+use crate::common::error::{Context, Result};
+
 /// The events the relay holds of `session` (every session's are read by
 /// [`crate::live::waiting::history`]).
-pub async fn history(
-    relay: &str,
-    token: Option<String>,
-    session: &str,
-) -> Result<Vec<Event>, String> {
+pub async fn history(relay: &str, token: Option<String>, session: &str) -> Result<Vec<Event>> {
     let held = aep_client::history::history(relay, token.as_deref(), session, 256 << 20)
         .await
-        .map_err(|e| format!("cannot read the history of {session:?} from {relay}: {e}"))?;
+        .with_context(|| format!("cannot read the history of {session:?} from {relay}"))?;
     if !held.exhausted.is_empty() {
         crate::diag!(
             "aep respond: warning: the relay no longer holds the start of session {session:?}: \

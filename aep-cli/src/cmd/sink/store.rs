@@ -26,6 +26,7 @@ use aep::Event;
 use serde_json::json;
 
 use super::recover::{self, Pos};
+use crate::common::error::{Context, Error, Result};
 use crate::common::names::{self, Kind};
 use crate::diag;
 use crate::live::{replace_file, sync_dir};
@@ -68,17 +69,17 @@ pub struct Store {
 impl Store {
     /// Opens `dir` (created if missing), repairing and reading back every
     /// live file and the newest rotated file of each name.
-    pub fn open(dir: &Path, relay: &str, rotate: Option<u64>) -> Result<Store, String> {
+    pub fn open(dir: &Path, relay: &str, rotate: Option<u64>) -> Result<Store> {
         if dir.exists() && !dir.is_dir() {
-            return Err(format!(
+            return Err(Error::msg(format_args!(
                 "--out {}: is a file; give a directory (it is created when missing)",
                 dir.display()
-            ));
+            )));
         }
-        std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("--out {}", dir.display()))?;
         let mut live: HashSet<String> = HashSet::new();
         let mut rotated: HashMap<String, Vec<u64>> = HashMap::new();
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entries = std::fs::read_dir(dir).with_context(|| dir.display().to_string())?;
         for entry in entries.flatten() {
             match entry.file_name().to_str().and_then(names::parse) {
                 Some(Kind::Live(name)) => {
@@ -107,18 +108,16 @@ impl Store {
     }
 
     /// Reads back one name's live file (repaired) and newest rotated file.
-    fn read_back(&mut self, name: &str, live: bool, stamps: &[u64]) -> Result<(), String> {
+    fn read_back(&mut self, name: &str, live: bool, stamps: &[u64]) -> Result<()> {
         let mut scans = Vec::new();
         if let Some(ts) = stamps.last() {
             let path = self.dir.join(format!("{name}.{ts}.jsonl"));
-            scans
-                .push(recover::scan(&path, false).map_err(|e| format!("{}: {e}", path.display()))?);
+            scans.push(recover::scan(&path, false).with_context(|| path.display().to_string())?);
         }
         let mut size = 0;
         if live {
             let path = self.live_path(name);
-            let scan =
-                recover::scan(&path, true).map_err(|e| format!("{}: {e}", path.display()))?;
+            let scan = recover::scan(&path, true).with_context(|| path.display().to_string())?;
             size = scan.size;
             scans.push(scan);
         }
@@ -236,7 +235,7 @@ impl Store {
 
     /// Writes and syncs every queued line, then commits the positions to
     /// the state file, then rotates the files past the size.
-    pub fn flush(&mut self) -> Result<(), String> {
+    pub fn flush(&mut self) -> Result<()> {
         let mut wrote = false;
         for stream in self.streams.values_mut() {
             if stream.pending.is_empty() {
@@ -249,13 +248,13 @@ impl Store {
                     .create(true)
                     .append(true)
                     .open(&path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                    .with_context(|| path.display().to_string())?;
                 stream.file = Some(file);
             }
             if let Some(file) = &mut stream.file {
                 file.write_all(&stream.pending)
                     .and_then(|()| file.sync_data())
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                    .with_context(|| path.display().to_string())?;
             }
             stream.size += stream.pending.len() as u64;
             stream.pending.clear();
@@ -266,14 +265,14 @@ impl Store {
             return Ok(());
         }
         if std::mem::take(&mut self.created) {
-            sync_dir(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+            sync_dir(&self.dir).with_context(|| self.dir.display().to_string())?;
         }
         self.commit()?;
         self.rotate_full()
     }
 
     /// Writes the state file (atomically).
-    fn commit(&self) -> Result<(), String> {
+    fn commit(&self) -> Result<()> {
         let sessions: Vec<_> = self
             .positions()
             .into_iter()
@@ -282,15 +281,15 @@ impl Store {
             })
             .collect();
         let state = json!({"version": 1, "relay": self.relay, "sessions": sessions});
-        let mut bytes = serde_json::to_vec_pretty(&state).map_err(|e| e.to_string())?;
+        let mut bytes = serde_json::to_vec_pretty(&state)?;
         bytes.push(b'\n');
         let path = self.dir.join(STATE);
-        replace_file(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+        replace_file(&path, &bytes).with_context(|| path.display().to_string())
     }
 
     /// Renames each live file past the rotation size to
     /// `<name>.<unix-ts>.jsonl` (a later second when that name is taken).
-    fn rotate_full(&mut self) -> Result<(), String> {
+    fn rotate_full(&mut self) -> Result<()> {
         let Some(limit) = self.rotate else {
             return Ok(());
         };
@@ -307,12 +306,12 @@ impl Store {
                 to = self.dir.join(format!("{}.{ts}.jsonl", stream.name));
             }
             stream.file = None;
-            std::fs::rename(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
+            std::fs::rename(&from, &to).with_context(|| from.display().to_string())?;
             stream.size = 0;
             rotated = true;
         }
         if rotated {
-            sync_dir(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+            sync_dir(&self.dir).with_context(|| self.dir.display().to_string())?;
         }
         Ok(())
     }
