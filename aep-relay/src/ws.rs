@@ -138,6 +138,7 @@ pub(crate) async fn upgrade(
             let socket = Socket::new(
                 TokioIo::new(upgraded),
                 app.inflight.clone(),
+                app.hub.config.max_inflight_bytes,
                 max,
                 app.hub.config.message_timeout,
             );

@@ -13,10 +13,10 @@
 //! - charges every byte it hands on to the relay's `--max-inflight-bytes`
 //!   (the budget `POST` bodies are read under) until the connection has
 //!   handled the message it belongs to ([`Socket::release`]), and takes
-//!   room for a frame's whole payload when its header is read, so a
-//!   message under way never waits for room midway (large messages sent
-//!   at once are read one after another, never each holding part of the
-//!   budget while waiting for the rest). When the budget is spent the
+//!   room for a frame's whole payload when its header is read, when that
+//!   room is free and leaves half the budget free (large messages sent
+//!   at once are then read as room comes back, rather than each holding
+//!   part of the budget while waiting for the rest). When the budget is spent the
 //!   peer is not read (TCP holds it back) for up to the message timeout;
 //!   past that the read fails with [`Busy`];
 //! - gives a message that has begun the message timeout
@@ -86,6 +86,8 @@ pub(crate) struct Refragment {
     max_frame: u64,
     /// The frame under way: its opcode and FIN bit.
     frame: (u8, bool),
+    /// The frame under way is at most `max_frame` long.
+    within: bool,
     /// A data message has begun and not ended (control frames may come
     /// between its fragments).
     open: bool,
@@ -123,6 +125,7 @@ impl Refragment {
             state: State::Header,
             max_frame: max_frame as u64,
             frame: (0, true),
+            within: true,
             open: false,
             pending: 0,
             started: 0,
@@ -139,9 +142,8 @@ impl Refragment {
     /// `max_frame`): what a reader may take room for ahead.
     pub fn frame_left(&self) -> u64 {
         match self.state {
-            State::Header => 0,
-            State::Pass { left } | State::Split { left, .. } if left <= self.max_frame => left,
-            State::Pass { .. } | State::Split { .. } => 0,
+            State::Pass { left } | State::Split { left, .. } if self.within => left,
+            _ => 0,
         }
     }
 
@@ -239,6 +241,7 @@ impl Refragment {
         let mask = masked.then(|| [head[at], head[at + 1], head[at + 2], head[at + 3]]);
         self.head_len = 0;
         self.frame = (opcode, fin);
+        self.within = len <= self.max_frame;
         let data = opcode <= 2;
         if data && reserved == 0 && len > FRAGMENT as u64 && len <= self.max_frame {
             self.state = State::Split {
@@ -309,6 +312,9 @@ pub(crate) struct Socket<S> {
     /// ([`Refragment::frame_left`]), taken when its header was read.
     ahead: usize,
     budget: Arc<Semaphore>,
+    /// Room is taken ahead only while this much of the budget stays free.
+    floor: usize,
+    max_frame: usize,
     /// What the bytes handed on since the last release, and the room
     /// taken ahead, hold of the budget.
     held: Option<OwnedSemaphorePermit>,
@@ -321,9 +327,16 @@ pub(crate) struct Socket<S> {
 }
 
 impl<S> Socket<S> {
-    /// `inner` read under `budget` (one permit a byte), a message given
-    /// `wait` to arrive; frames over `max_frame` pass unsplit.
-    pub fn new(inner: S, budget: Arc<Semaphore>, max_frame: usize, wait: Duration) -> Socket<S> {
+    /// `inner` read under `budget` (one permit a byte, `total` in all),
+    /// a message given `wait` to arrive; frames over `max_frame` pass
+    /// unsplit.
+    pub fn new(
+        inner: S,
+        budget: Arc<Semaphore>,
+        total: usize,
+        max_frame: usize,
+        wait: Duration,
+    ) -> Socket<S> {
         Socket {
             inner,
             refragment: Refragment::new(max_frame),
@@ -333,6 +346,8 @@ impl<S> Socket<S> {
             owed: 0,
             ahead: 0,
             budget,
+            floor: total / 2,
+            max_frame,
             held: None,
             waiting: None,
             deadline: None,
@@ -408,7 +423,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Socket<S> {
         let this = &mut *self;
         loop {
             if this.owed > 0 {
-                let permit = ready!(this.charge(cx))?;
+                let permit = match ready!(this.charge(cx)) {
+                    Ok(permit) => permit,
+                    Err(e) => {
+                        // Given up: what was read goes, uncharged.
+                        this.owed = 0;
+                        this.ready.clear();
+                        this.at = 0;
+                        return Poll::Ready(Err(e));
+                    }
+                };
                 this.owed = 0;
                 match &mut this.held {
                     Some(held) => held.merge(permit),
@@ -442,16 +466,34 @@ impl<S: AsyncRead + Unpin> AsyncRead for Socket<S> {
                 return Poll::Ready(Ok(()));
             }
             this.refragment.push(&this.scratch[..n], &mut this.ready);
-            // The bytes read are charged, and a frame whose header they
-            // complete takes room for the rest of its payload now: a
-            // message that has begun never waits for room midway, so
-            // peers sending large messages at once are served one after
-            // another rather than each holding part of the budget and
-            // waiting for the rest. The bytes of the frame under way
-            // were taken ahead already.
+            // The bytes read are charged, those of the frame under way
+            // from the room taken for it ahead. A frame whose header they
+            // complete takes room for the rest of its payload now when
+            // that room is free, so a message under way need not wait
+            // for room midway: large messages sent at once are then read
+            // one after another rather than each holding part of the
+            // budget while waiting for the rest. That room is never
+            // waited for, is taken only while half the budget stays free
+            // after it (peers that announce frames and stall keep at
+            // most that), and never for a message past `max_frame`.
+            let covered = n.min(this.ahead);
+            this.ahead -= covered;
+            this.owed = n - covered;
             let left = this.refragment.frame_left() as usize;
-            this.owed = (n + left).saturating_sub(this.ahead);
-            this.ahead = left;
+            let want = left.saturating_sub(this.ahead);
+            let within = this.refragment.pending() as usize + left <= this.max_frame;
+            if want > 0
+                && within
+                && this.budget.available_permits() >= want.saturating_add(this.floor)
+            {
+                if let Ok(permit) = this.budget.clone().try_acquire_many_owned(want as u32) {
+                    this.ahead += want;
+                    match &mut this.held {
+                        Some(held) => held.merge(permit),
+                        None => this.held = Some(permit),
+                    }
+                }
+            }
             if this.deadline.is_none() {
                 let started = this.refragment.started();
                 this.deadline = Some((Box::pin(sleep(this.wait)), started));
@@ -702,7 +744,8 @@ mod tests {
         tokio::io::DuplexStream,
     ) {
         let (server, client) = tokio::io::duplex(1 << 20);
-        let socket = Socket::new(server, budget.clone(), 8 << 20, wait);
+        let total = budget.available_permits();
+        let socket = Socket::new(server, budget.clone(), total, 8 << 20, wait);
         let server = WebSocketStream::from_raw_socket(socket, Role::Server, None).await;
         (server, client)
     }
@@ -842,42 +885,198 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn messages_larger_than_half_the_budget_sent_at_once_are_read_one_after_another() {
+    async fn large_messages_sent_at_once_are_all_read_though_together_they_pass_the_budget() {
         use tokio::io::AsyncWriteExt;
-        // Room for one such message at a time: charged as their bytes
-        // came, both would take part of it and wait for the rest until
-        // their deadline.
+        // Three messages of 190 000 bytes against 400 000 of budget:
+        // charged only as their bytes came, each would take a third of
+        // it and wait for the rest until its deadline. The first takes
+        // room for its whole frame at its header (half the budget stays
+        // free), and the others are read as it gives room back.
         let budget = Arc::new(Semaphore::new(400_000));
         let wait = Duration::from_secs(20);
-        let (a, a_client) = pair(&budget, wait).await;
-        let (b, b_client) = pair(&budget, wait).await;
-        let message = |byte| client_bytes(&[Message::binary(vec![byte; 300_000])]);
-        let (a_bytes, b_bytes) = (message(1), message(2));
-        // Each peer sends its message in three parts, so both are under
-        // way at once.
-        let send = |mut client: tokio::io::DuplexStream, bytes: Vec<u8>| async move {
-            for part in bytes.chunks(100_005) {
-                if client.write_all(part).await.is_err() {
-                    return;
+        let mut servers = Vec::new();
+        for byte in 1..=3u8 {
+            let (server, mut client) = pair(&budget, wait).await;
+            let bytes = client_bytes(&[Message::binary(vec![byte; 190_000])]);
+            // Each peer sends its message in three parts, so all are
+            // under way at once.
+            tokio::spawn(async move {
+                for part in bytes.chunks(63_340) {
+                    if client.write_all(part).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(150)).await;
                 }
-                tokio::time::sleep(Duration::from_millis(150)).await;
-            }
-            tokio::time::sleep(Duration::from_secs(60)).await;
-        };
-        tokio::spawn(send(a_client, a_bytes));
-        tokio::spawn(send(b_client, b_bytes));
+                tokio::time::sleep(Duration::from_secs(60)).await;
+            });
+            servers.push(server);
+        }
         let read = |mut server: WebSocketStream<Socket<tokio::io::DuplexStream>>| async move {
             let message = server.next().await.unwrap().unwrap();
             // Handled: its bytes go back.
             server.get_mut().release();
             (message.len(), server)
         };
-        let (a, b) = tokio::time::timeout(Duration::from_secs(10), async {
-            tokio::join!(read(a), read(b))
+        let mut servers = servers.into_iter();
+        let (a, b, c) = (
+            servers.next().unwrap(),
+            servers.next().unwrap(),
+            servers.next().unwrap(),
+        );
+        let (a, b, c) = tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::join!(read(a), read(b), read(c))
         })
         .await
-        .expect("both read well before their deadline");
-        assert_eq!((a.0, b.0), (300_000, 300_000));
+        .expect("all read well before their deadline");
+        assert_eq!((a.0, b.0, c.0), (190_000, 190_000, 190_000));
         assert_eq!(budget.available_permits(), 400_000);
+    }
+
+    #[tokio::test]
+    async fn room_is_taken_ahead_only_while_half_the_budget_stays_free() {
+        use tokio::io::AsyncWriteExt;
+        let budget = Arc::new(Semaphore::new(400_000));
+        let (mut server, mut client) = pair(&budget, Duration::from_secs(20)).await;
+        // A header announcing 300 000 bytes, and 10 of them: more than
+        // half the budget, so only what was read is charged.
+        let bytes = client_bytes(&[Message::binary(vec![1; 300_000])]);
+        client.write_all(&bytes[..24]).await.unwrap();
+        let pending = tokio::time::timeout(Duration::from_millis(300), server.next()).await;
+        assert!(pending.is_err(), "the message is not whole");
+        assert_eq!(budget.available_permits(), 400_000 - 24);
+        drop((server, client));
+        assert_eq!(budget.available_permits(), 400_000);
+        // 150 000 bytes, announced: room for all of them is taken.
+        let (mut server, mut client) = pair(&budget, Duration::from_secs(20)).await;
+        let bytes = client_bytes(&[Message::binary(vec![1; 150_000])]);
+        client.write_all(&bytes[..24]).await.unwrap();
+        let pending = tokio::time::timeout(Duration::from_millis(300), server.next()).await;
+        assert!(pending.is_err(), "the message is not whole");
+        assert_eq!(budget.available_permits(), 400_000 - bytes.len());
+        drop((server, client));
+        assert_eq!(budget.available_permits(), 400_000);
+    }
+
+    /// A server reading through a [`Socket`] whose frame and message
+    /// limit is `max` (as the relay sets it), and its client.
+    async fn pair_limited(
+        budget: &Arc<Semaphore>,
+        max: usize,
+        wait: Duration,
+    ) -> (
+        WebSocketStream<Socket<tokio::io::DuplexStream>>,
+        tokio::io::DuplexStream,
+    ) {
+        let (server, client) = tokio::io::duplex(4 << 20);
+        let total = budget.available_permits();
+        let socket = Socket::new(server, budget.clone(), total, max, wait);
+        let config = tungstenite::protocol::WebSocketConfig::default()
+            .read_buffer_size(READ_CHUNK)
+            .max_message_size(Some(max))
+            .max_frame_size(Some(max));
+        let server = WebSocketStream::from_raw_socket(socket, Role::Server, Some(config)).await;
+        (server, client)
+    }
+
+    /// A masked frame header announcing `len` bytes (64-bit form).
+    fn header(fin: bool, opcode: u8, len: u64) -> Vec<u8> {
+        let mut h = vec![if fin { 0x80 } else { 0 } | opcode, 0x80 | 127];
+        h.extend_from_slice(&len.to_be_bytes());
+        h.extend_from_slice(&[1, 2, 3, 4]);
+        h
+    }
+
+    #[tokio::test]
+    async fn a_message_past_the_limit_in_fragments_within_it_is_refused_as_too_big() {
+        use tokio::io::AsyncWriteExt;
+        // The smallest budget the relay's checks allow for this limit.
+        let max = 256 * 1024;
+        let total = max + 64 * 1024;
+        let budget = Arc::new(Semaphore::new(total));
+        let (mut server, mut client) = pair_limited(&budget, max, Duration::from_secs(3)).await;
+        // Two fragments, each within the frame limit, the whole past the
+        // message limit: refused when the second fragment's header is
+        // read, not held waiting for room it can never have.
+        let first = Frame::message(vec![1u8; 200_000], OpCode::Data(Data::Binary), false);
+        let second = Frame::message(vec![2u8; max], OpCode::Data(Data::Continue), true);
+        let bytes = client_bytes(&[Message::Frame(first), Message::Frame(second)]);
+        tokio::spawn(async move {
+            let _ = client.write_all(&bytes).await;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+        let error = server.next().await.unwrap().unwrap_err();
+        assert!(
+            matches!(error, tungstenite::Error::Capacity(_)),
+            "{error:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_announces_a_frame_and_stalls_never_keeps_others_waiting() {
+        use tokio::io::AsyncWriteExt;
+        let max = 256 * 1024;
+        let total = max + 64 * 1024;
+        let budget = Arc::new(Semaphore::new(total));
+        let (server, mut client) = pair_limited(&budget, max, Duration::from_secs(3)).await;
+        // A POST body of 50 000 bytes being read meanwhile.
+        let post = budget.clone().try_acquire_many_owned(50_000).unwrap();
+        let first = Frame::message(vec![1u8; 150_000], OpCode::Data(Data::Binary), false);
+        let mut bytes = client_bytes(&[Message::Frame(first)]);
+        // Only the header of a second fragment.
+        bytes.extend_from_slice(&header(true, 0, 100_000));
+        tokio::spawn(async move {
+            let _ = client.write_all(&bytes).await;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+        let reader = tokio::spawn(async move {
+            let mut server = server;
+            let _ = server.next().await;
+            server
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        drop(post);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Another POST of 1 KiB gets in.
+        let available = budget.available_permits();
+        assert!(
+            budget.clone().try_acquire_many_owned(1024).is_ok(),
+            "a 1 KiB POST refused: {available} of {total} available"
+        );
+        reader.abort();
+    }
+
+    #[tokio::test]
+    async fn headers_alone_take_at_most_half_the_budget() {
+        use tokio::io::AsyncWriteExt;
+        // The defaults: --max-inflight-bytes 64 MiB, --max-frame 4 MiB.
+        let (total, max) = (64 << 20, 4 << 20);
+        let budget = Arc::new(Semaphore::new(total));
+        let mut kept = Vec::new();
+        for _ in 0..16 {
+            let (mut server, mut client) =
+                pair_limited(&budget, max, Duration::from_secs(30)).await;
+            // 14 bytes: a frame header and nothing after it.
+            client
+                .write_all(&header(true, 2, max as u64))
+                .await
+                .unwrap();
+            let _ = tokio::time::timeout(Duration::from_millis(50), server.next()).await;
+            kept.push((server, client));
+        }
+        let held = total - budget.available_permits();
+        assert!(
+            held <= total / 2 + 16 * 14,
+            "224 bytes from peers hold {held} bytes of the budget"
+        );
+    }
+
+    #[test]
+    fn frame_left_is_zero_for_a_frame_past_the_limit_all_along() {
+        let mut refragment = Refragment::new(100_000);
+        let mut out = Vec::new();
+        refragment.push(&header(true, 2, 200_000), &mut out);
+        assert_eq!(refragment.frame_left(), 0);
+        refragment.push(&[0; 150_000], &mut out);
+        assert_eq!(refragment.frame_left(), 0);
     }
 }

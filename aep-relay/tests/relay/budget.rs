@@ -423,3 +423,47 @@ async fn connection_state_is_bounded_across_connections_and_given_back() {
     wait_metric(&relay, STATE, 0).await;
     relay.stop().await;
 }
+
+#[tokio::test]
+async fn a_large_event_an_sse_consumer_has_not_read_stays_counted_after_the_buffer_lets_it_go() {
+    // One 8 MiB event to a consumer that reads nothing: its queue hands
+    // it on to be written, and the buffer then evicts it (other
+    // sessions' events take its room). The relay still holds it, and
+    // `--max-queued-bytes` says so until the consumer goes.
+    let config = Config::default()
+        .max_body(16 << 20)
+        .max_buffered_bytes(9 << 20)
+        .max_buffer_bytes(9 << 20);
+    let relay = start(config).await;
+    let mut slow = RawSse::open(
+        relay.addr,
+        "/stream?filter=%7B%22session%22%3A%22big%22%7D",
+        None,
+    )
+    .await;
+    assert!(slow.head().await.contains("200"));
+    relay
+        .wait_health("the consumer", |h| h["subscriptions"] == 1)
+        .await;
+    let mut large = status("big", 0, "notice");
+    large["data"] = json!({"message": "x".repeat(8 << 20)});
+    relay.post_event(&large).await;
+    // Other sessions' events push it out of the buffer.
+    for n in 0..6 {
+        relay.post_event(&big(&format!("other-{n}"), 0)).await;
+        let mut filler = status(&format!("filler-{n}"), 0, "notice");
+        filler["data"] = json!({"message": "y".repeat(2 << 20)});
+        relay.post_event(&filler).await;
+    }
+    assert!(
+        relay.held("big").await.is_empty(),
+        "evicted from the buffer"
+    );
+    let queued = relay.metric(QUEUED).await;
+    assert!(
+        queued >= 8 << 20,
+        "the event being written is counted: {queued}"
+    );
+    drop(slow);
+    wait_metric(&relay, QUEUED, 0).await;
+}
