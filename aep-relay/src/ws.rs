@@ -646,6 +646,14 @@ impl Connection {
                     .refuse(ErrorCode::BadJson, format!("frame is not JSON: {e}"))
                     .await
             }
+            Err(e) if e.to_string().starts_with("duplicate field") => {
+                return self
+                    .refuse(
+                        ErrorCode::BadFrame,
+                        "a frame names its type and its id once each",
+                    )
+                    .await
+            }
             Err(_) => Head::default(),
         };
         let Some(kind) = head

@@ -199,6 +199,18 @@ async fn frames_that_are_not_json_objects_are_answered_in_band() {
         assert_eq!(error["type"], "error", "{text}");
         assert!(error["code"].is_string());
     }
+    // A frame that names its type twice is refused as such.
+    ws.send_text(r#"{"type": "ping", "type": "subscribe"}"#)
+        .await;
+    let error = ws.json().await;
+    assert_eq!(error["code"], "bad-frame", "{error}");
+    assert!(
+        error["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("once"),
+        "{error}"
+    );
     // An event frame that fails the envelope names its id as the cause.
     let mut bad = status("w", 0, "info");
     bad.as_object_mut().unwrap().remove("time");
