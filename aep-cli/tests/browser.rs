@@ -2085,3 +2085,141 @@ fn a_long_session_keeps_a_bounded_timeline_as_it_grows() {
         },
     );
 }
+
+/// `aep mcp` as an MCP client starts it, asking a person through the page:
+/// the form the agent gave is filled in the browser, and the tool's result
+/// is the typed values the person entered.
+#[cfg(feature = "mcp")]
+#[test]
+fn an_mcp_ask_human_form_is_answered_in_the_page() {
+    use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    run("an_mcp_ask_human_form_is_answered_in_the_page", async {
+        let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+        let session = "mcp-release";
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"));
+        command
+            .args(["mcp", "--session", session])
+            .env("AEP_RELAY", &served.base)
+            .env("AEP_TOKEN", TOKEN)
+            .kill_on_drop(true);
+        let transport = TokioChildProcess::new(command).expect("the aep binary runs");
+        let config = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("ui-mcp-agent", "0.0.1"),
+        );
+        let client = tokio::time::timeout(WAIT, config.serve(transport))
+            .await
+            .expect("initialize in time")
+            .expect("initialize");
+
+        let prompt = "Which build should ship?";
+        let fields = json!([
+            {"id": "branch", "type": "string", "label": "Branch", "required": true},
+            {"id": "target", "type": "select", "label": "Target", "required": true,
+             "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+            {"id": "jobs", "type": "number", "label": "Jobs", "min": 1, "max": 16},
+            {"id": "dry_run", "type": "boolean", "label": "Dry run first"}
+        ]);
+        let peer = client.peer().clone();
+        let call = tokio::spawn(async move {
+            let Value::Object(arguments) = json!({"prompt": prompt, "fields": fields}) else {
+                unreachable!()
+            };
+            let params = CallToolRequestParams::new("ask_human").with_arguments(arguments);
+            tokio::time::timeout(WAIT * 4, peer.call_tool(params))
+                .await
+                .expect("the tool returned in time")
+                .expect("the tool call went through")
+        });
+
+        let b = Browser::start().await;
+        b.client
+            .goto(&format!("{}/#token={TOKEN}", served.base))
+            .await
+            .unwrap();
+        b.wait_for(
+            &format!("tr[data-session='{session}'][data-state='waiting']"),
+            "the MCP session waiting on a person",
+            |t| t.contains("ui-mcp-agent"),
+        )
+        .await;
+        b.client
+            .find(Locator::Css(&format!("tr[data-session='{session}'] a")))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let request_id = b
+            .wait_attr(
+                ".session-view article[data-request]",
+                "data-request",
+                "the form on the session page",
+                |t| t.contains(prompt) && t.contains("Send answer"),
+            )
+            .await;
+        let form = format!("article[data-request='{request_id}'] form.form-answer");
+        for (css, keys) in [
+            ("[data-field='branch'] input", "fix/build"),
+            ("[data-field='jobs'] input", "4"),
+        ] {
+            b.client
+                .find(Locator::Css(&format!("{form} {css}")))
+                .await
+                .unwrap()
+                .send_keys(keys)
+                .await
+                .unwrap();
+        }
+        for css in [
+            "[data-field='target'] input[value='staging']",
+            "[data-field='dry_run'] input",
+        ] {
+            b.client
+                .find(Locator::Css(&format!("{form} {css}")))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+        }
+        b.client
+            .find(Locator::Css(&format!("{form} button[type=submit]")))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.wait_for(
+            &format!("article[data-request='{request_id}'] li.command-accepted"),
+            "the ack from aep mcp",
+            |t| t.contains("accepted by the agent"),
+        )
+        .await;
+
+        // The agent's tool result: the values as typed, not as text.
+        let result = tokio::time::timeout(WAIT * 5, call)
+            .await
+            .expect("the call ended in time")
+            .unwrap();
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        let structured = result.structured_content.expect("structured content");
+        assert_eq!(
+            structured["values"],
+            json!({"branch": "fix/build", "target": "staging", "jobs": 4, "dry_run": true})
+        );
+        assert_eq!(structured["request"], request_id.as_str());
+
+        b.assert_no_errors(&[]).await;
+        b.close().await;
+        let _ = tokio::time::timeout(WAIT, client.cancel()).await;
+        let events = history(&served.base, Some(TOKEN), session).await;
+        one(&events, "attention.resolved", |e| {
+            e["type"] == "attention.resolved" && e["subject"] == request_id.as_str()
+        });
+        served.stop().await;
+    });
+}
