@@ -17,6 +17,8 @@ mod hook;
 mod hook_live;
 mod hostile;
 mod jobs;
+#[cfg(feature = "mcp")]
+mod mcp_python;
 mod pending;
 mod post;
 mod project;

@@ -239,6 +239,11 @@ impl Lines {
         }
     }
 
+    /// The next line, or `None` when none comes within the bound.
+    pub fn next(&self) -> Option<String> {
+        self.0.recv_timeout(WAIT).ok()
+    }
+
     /// Whatever else comes within `wait`.
     pub fn rest(&self, wait: Duration) -> Vec<String> {
         let deadline = Instant::now() + wait;
