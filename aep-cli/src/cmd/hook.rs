@@ -15,6 +15,7 @@ use std::time::Duration;
 use aep_adapters::{Mapper, Posture};
 
 use super::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::diag;
 
 mod agent;
@@ -133,23 +134,23 @@ pub fn run(args: &Args) -> Status {
         return configure(args);
     }
     if let Err(problem) = hook(args) {
-        report(args.agent, &problem);
+        report(args.agent, &problem.to_string());
     }
     Status::Clean
 }
 
 /// One hook call, fail-open: an `Err` is reported, never returned.
-fn hook(args: &Args) -> Result<(), String> {
+fn hook(args: &Args) -> Result<()> {
     let agent = args.agent;
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_PAYLOAD + 1)
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the hook's input: {e}"))?;
+        .context("cannot read the hook's input")?;
     if text.len() as u64 > MAX_PAYLOAD {
-        return Err(format!(
+        return Err(Error::msg(format!(
             "the hook's input is over {MAX_PAYLOAD} bytes; not recorded"
-        ));
+        )));
     }
     let posture = match std::env::var("AEP_CAPTURE") {
         Ok(spec) => Posture::parse_spec(&spec).unwrap_or_else(|e| {
@@ -185,14 +186,14 @@ fn hook(args: &Args) -> Result<(), String> {
                     out.write_all(stdout.as_bytes())
                         .and_then(|()| out.write_all(b"\n"))
                         .and_then(|()| out.flush())
-                        .map_err(|e| format!("cannot write the decision: {e}"))?;
+                        .context("cannot write the decision")?;
                 }
                 return Ok(());
             }
             client::Outcome::NoDecision(why) => {
-                return Err(format!(
+                return Err(Error::msg(format!(
                     "no decision from the daemon ({why}); the agent decides"
-                ))
+                )))
             }
             // Recording here too is safe: the call's id makes whichever
             // write comes second a no-op.
@@ -207,7 +208,7 @@ fn hook(args: &Args) -> Result<(), String> {
             }
         }
     }
-    let mapper = Mapper::new(agent.vocabulary(), None, posture).map_err(|e| e.to_string())?;
+    let mapper = Mapper::new(agent.vocabulary(), None, posture).map_err(Error::msg)?;
     let host = crate::live::hostname();
     let recorded = record::record(
         agent,
@@ -254,14 +255,14 @@ fn relay_url(agent: Agent, given: Option<&str>) -> Option<String> {
 }
 
 /// Posts the recorded lines once, within [`POST_WAIT`].
-fn post(relay: &str, token: Option<String>, recorded: &record::Recorded) -> Result<(), String> {
+fn post(relay: &str, token: Option<String>, recorded: &record::Recorded) -> Result<()> {
     use aep_client::http::{BatchAnswer, BatchPoster};
     let relay = crate::live::check_url(relay)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let poster = BatchPoster::new(&relay, token, POST_WAIT).map_err(|e| e.to_string())?;
+        .context("cannot start the runtime")?;
+    let poster = BatchPoster::new(&relay, token, POST_WAIT).map_err(Error::from_source)?;
     let answer = runtime.block_on(async {
         tokio::time::timeout(POST_WAIT, poster.post(&recorded.lines))
             .await
@@ -269,11 +270,11 @@ fn post(relay: &str, token: Option<String>, recorded: &record::Recorded) -> Resu
     });
     match answer {
         BatchAnswer::Accepted => Ok(()),
-        other => Err(format!(
+        other => Err(Error::msg(format!(
             "the relay did not take {} event(s) ({other:?}); they are in {}",
             recorded.lines.len(),
             recorded.log.display()
-        )),
+        ))),
     }
 }
 

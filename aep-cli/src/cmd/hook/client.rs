@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::record::{private_dir, Home};
 use super::wire::{self, Reply, Request, Serves};
+use crate::common::error::{Context, Error, Result};
 
 /// How long a started daemon may take to listen.
 const START_WAIT: Duration = Duration::from_secs(3);
@@ -49,45 +50,40 @@ pub enum Outcome {
 pub fn call(home: &Home, serves: &Serves, request: &Request, attention: Duration) -> Outcome {
     let stream = match connect_or_start(home, serves) {
         Ok(stream) => stream,
-        Err(why) => return Outcome::Unreachable(why),
+        Err(why) => return Outcome::Unreachable(why.to_string()),
     };
     match exchange(stream, request, attention) {
         Ok(outcome) => outcome,
-        Err(why) => Outcome::Unreachable(why),
+        Err(why) => Outcome::Unreachable(why.to_string()),
     }
 }
 
-fn exchange(
-    mut stream: UnixStream,
-    request: &Request,
-    attention: Duration,
-) -> Result<Outcome, String> {
+fn exchange(mut stream: UnixStream, request: &Request, attention: Duration) -> Result<Outcome> {
     let decision_wait = attention + DECISION_SLACK;
-    let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    let mut line = serde_json::to_vec(request)?;
     line.push(b'\n');
     stream
         .set_write_timeout(Some(RECORD_WAIT))
         .and_then(|()| stream.write_all(&line))
-        .map_err(|e| format!("cannot hand the call to the daemon: {e}"))?;
+        .context("cannot hand the call to the daemon")?;
     let mut reader = BufReader::new(stream);
     match read_reply(&mut reader, RECORD_WAIT) {
         Ok(Reply::Recorded) => {}
         Ok(Reply::Failed { error }) => return Ok(Outcome::Failed(error)),
         Ok(Reply::Done { .. }) => return Err("the daemon answered out of turn".into()),
-        Err(why) => return Err(format!("the daemon did not record the call: {why}")),
+        Err(why) => return Err(why.context("the daemon did not record the call")),
     }
     match read_reply(&mut reader, decision_wait) {
         Ok(Reply::Done { stdout }) => Ok(Outcome::Done(stdout)),
         Ok(other) => Ok(Outcome::NoDecision(format!("unexpected reply {other:?}"))),
-        Err(why) => Ok(Outcome::NoDecision(why)),
+        Err(why) => Ok(Outcome::NoDecision(why.to_string())),
     }
 }
 
-fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Reply, String> {
+fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Reply> {
     reader
         .get_ref()
-        .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
-        .map_err(|e| e.to_string())?;
+        .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
     let mut line = String::new();
     let read = reader
         .by_ref()
@@ -95,14 +91,14 @@ fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Repl
         .read_line(&mut line)
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                format!("no answer within {wait:?}")
+                Error::msg(format!("no answer within {wait:?}"))
             }
-            _ => e.to_string(),
+            _ => Error::from_source(e),
         })?;
     if read == 0 {
         return Err("the daemon closed the connection".into());
     }
-    serde_json::from_str(&line).map_err(|e| format!("a reply that does not read: {e}"))
+    serde_json::from_str(&line).context("a reply that does not read")
 }
 
 /// Connects to the daemon, starting it first when nobody listens, unless
@@ -113,7 +109,7 @@ fn read_reply(reader: &mut BufReader<UnixStream>, wait: Duration) -> Result<Repl
 /// started again, for at most [`RETIRE_WAIT`], and that is never taken
 /// for a failed start. Only a started daemon that itself failed (exited
 /// with an error, or never listened) leaves the failure marker.
-fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> {
+fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream> {
     let socket = wire::socket_path(home);
     if let Ok(stream) = UnixStream::connect(&socket) {
         return Ok(stream);
@@ -125,13 +121,13 @@ fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> 
         .ok()
         .and_then(|text| retry_at(&text, now))
     {
-        return Err(format!(
+        return Err(Error::msg(format!(
             "the adapter daemon failed to start lately (why: {}); the daemon start is skipped \
              and retried after {} (remove {} to retry sooner)",
             log.display(),
             aep::control::rfc3339(until),
             marker.display()
-        ));
+        )));
     }
     let retire_deadline = Instant::now() + RETIRE_WAIT;
     let mut pause = RETIRE_PAUSE;
@@ -151,13 +147,13 @@ fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> 
                     return Ok(stream);
                 }
                 if Instant::now() + pause >= retire_deadline {
-                    return Err(format!(
+                    return Err(Error::msg(format!(
                         "another adapter daemon still held {} and nobody listened on {} \
                          within {RETIRE_WAIT:?} (why: {}); the next hook starts one again",
                         home.0.display(),
                         socket.display(),
                         log.display()
-                    ));
+                    )));
                 }
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(RETIRE_PAUSE_MAX);
@@ -174,7 +170,10 @@ fn connect_or_start(home: &Home, serves: &Serves) -> Result<UnixStream, String> 
             ),
             Err(e) => format!("; cannot write {}: {e}", marker.display()),
         };
-        return Err(format!("{why} (why: {}){remembered}", log.display()));
+        return Err(Error::msg(format!(
+            "{why} (why: {}){remembered}",
+            log.display()
+        )));
     }
 }
 
@@ -240,11 +239,11 @@ fn retry_at(marker: &str, now_ms: u64) -> Option<u64> {
 /// terminal ends it), with no descriptor of the hook's past standard
 /// error (a pipe the vendor reads to its end stays the hook's alone), its
 /// standard error appended to `logs/adapter.log`.
-fn start(home: &Home, serves: &Serves) -> Result<Child, String> {
+fn start(home: &Home, serves: &Serves) -> Result<Child> {
     use std::os::unix::process::CommandExt;
-    let program = std::env::current_exe().map_err(|e| format!("cannot find aep: {e}"))?;
+    let program = std::env::current_exe().context("cannot find aep")?;
     let logs = home.0.join("logs");
-    private_dir(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+    private_dir(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
     let log = open_log(&logs.join("adapter.log"))?;
     let inherited = open_descriptors();
     let mut command = Command::new(program);
@@ -271,9 +270,7 @@ fn start(home: &Home, serves: &Serves) -> Result<Child, String> {
     unsafe {
         command.pre_exec(move || detach(&inherited));
     }
-    command
-        .spawn()
-        .map_err(|e| format!("cannot start the daemon: {e}"))
+    command.spawn().context("cannot start the daemon")
 }
 
 /// The most descriptors tried one by one when they cannot be listed.
@@ -347,9 +344,9 @@ fn detach(listed: &[libc::c_int]) -> std::io::Result<()> {
     Ok(())
 }
 
-fn open_log(path: &Path) -> Result<std::fs::File, String> {
+fn open_log(path: &Path) -> Result<std::fs::File> {
     super::record::open_capped(path, super::record::LOG_CAP)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))
+        .with_context(|| format!("cannot open {}", path.display()))
 }
 
 #[cfg(test)]

@@ -60,6 +60,7 @@ use super::record::{self, private_dir, Committed, Files, Home, OpenError, Reques
 use super::state::LOCK_WAIT;
 use super::wire::{self, Reply, Request};
 use crate::cmd::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::diag;
 
 /// The commands the daemon's connection declares.
@@ -221,19 +222,19 @@ fn listen(socket: &std::path::Path) -> Option<std::os::unix::net::UnixListener> 
 /// Whether the peer of `stream` runs as this daemon's user; anyone else
 /// is refused (the run directory keeps them out, and this holds even if
 /// its mode was changed).
-fn own_user(stream: &UnixStream) -> Result<(), String> {
+fn own_user(stream: &UnixStream) -> Result<()> {
     let peer = stream
         .peer_cred()
-        .map_err(|e| format!("cannot read a connection's credentials: {e}"))?;
+        .context("cannot read a connection's credentials")?;
     // SAFETY: geteuid takes no arguments and cannot fail.
     let own = unsafe { libc::geteuid() };
     if peer.uid() == own {
         Ok(())
     } else {
-        Err(format!(
+        Err(Error::msg(format!(
             "a connection from uid {} refused: only uid {own} may call this daemon",
             peer.uid()
-        ))
+        )))
     }
 }
 
@@ -536,7 +537,7 @@ impl Daemon {
         let session = match record::session_of(text) {
             Ok(session) => session,
             Err(e) => {
-                let _ = call.recorded.send(Err(e));
+                let _ = call.recorded.send(Err(e.to_string()));
                 return Handled::Done;
             }
         };
@@ -584,7 +585,7 @@ impl Daemon {
         let recorded = match recorded {
             Ok(recorded) => recorded,
             Err(e) => {
-                let _ = call.recorded.send(Err(e));
+                let _ = call.recorded.send(Err(e.to_string()));
                 return Handled::Done;
             }
         };
@@ -1042,7 +1043,7 @@ impl Daemon {
         let mut files = Files::open_within(&self.home, agent, &self.host, session, wait)?;
         let state = files.state();
         if !state.pending.iter().any(|p| p.id == id) {
-            files.commit(&[]).map_err(failed)?;
+            files.commit(&[]).map_err(|e| failed(e.to_string()))?;
             return Ok(());
         }
         state.pending.retain(|p| p.id != id);
@@ -1068,7 +1069,7 @@ impl Daemon {
         }
         let line = serde_json::to_string(&event).map_err(|e| failed(e.to_string()))?;
         let lines = [line];
-        let Committed { log, at, .. } = files.commit(&lines).map_err(failed)?;
+        let Committed { log, at, .. } = files.commit(&lines).map_err(|e| failed(e.to_string()))?;
         self.send(session, &log, at, &lines);
         Ok(())
     }
@@ -1220,7 +1221,7 @@ mod tests {
     #[tokio::test]
     async fn a_connection_from_this_user_is_taken() {
         let (ours, _theirs) = UnixStream::pair().unwrap();
-        assert_eq!(own_user(&ours), Ok(()));
+        assert!(own_user(&ours).is_ok());
     }
 
     #[test]

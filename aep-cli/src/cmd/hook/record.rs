@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::agent::Agent;
 use super::state::{Held, SessionState, LOCK_WAIT};
+use crate::common::error::{Context, Error, Result};
 use crate::common::names;
 use aep_adapters::runtime::pending as attention;
 
@@ -24,7 +25,7 @@ pub struct Home(pub PathBuf);
 
 impl Home {
     /// The home the environment names.
-    pub fn from_env() -> Result<Home, String> {
+    pub fn from_env() -> Result<Home> {
         if let Some(home) = std::env::var_os("AEP_HOME").filter(|h| !h.is_empty()) {
             return Ok(Home(PathBuf::from(home)));
         }
@@ -137,9 +138,9 @@ impl std::fmt::Display for OpenError {
     }
 }
 
-impl From<OpenError> for String {
-    fn from(e: OpenError) -> String {
-        e.to_string()
+impl From<OpenError> for Error {
+    fn from(e: OpenError) -> Error {
+        Error::msg(e)
     }
 }
 
@@ -147,7 +148,7 @@ impl Files {
     /// Takes the lock of `agent`'s `session`, waiting at most
     /// [`LOCK_WAIT`] for another process of the session, and reads its
     /// state.
-    pub fn open(home: &Home, agent: Agent, host: &str, session: &str) -> Result<Files, String> {
+    pub fn open(home: &Home, agent: Agent, host: &str, session: &str) -> Result<Files> {
         Ok(Files::open_within(home, agent, host, session, LOCK_WAIT)?)
     }
 
@@ -197,15 +198,15 @@ impl Files {
     /// lets go of the lock. The counter moves before the lines land: a
     /// crash between the two leaves a gap in `seq`, never a position used
     /// twice.
-    pub fn commit(mut self, lines: &[String]) -> Result<Committed, String> {
+    pub fn commit(mut self, lines: &[String]) -> Result<Committed> {
         self.held
             .save()
-            .map_err(|e| format!("cannot save the session's state: {e}"))?;
+            .context("cannot save the session's state")?;
         let at = if lines.is_empty() {
             std::fs::metadata(&self.log).map_or(0, |m| m.len())
         } else {
             append(&self.log, lines)
-                .map_err(|e| format!("cannot append to {}: {e}", self.log.display()))?
+                .with_context(|| format!("cannot append to {}", self.log.display()))?
         };
         Ok(Committed {
             log: self.log,
@@ -227,22 +228,21 @@ pub fn record(
     text: &str,
     call: Option<&str>,
     requests: Requests,
-) -> Result<Recorded, String> {
+) -> Result<Recorded> {
     let session = session_of(text)?;
     let files = Files::open(home, agent, host, &session)?;
     record_in(files, agent, mapper, host, text, call, requests)
 }
 
 /// The session a hook payload names.
-pub fn session_of(text: &str) -> Result<String, String> {
-    let payload: Value =
-        serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
+pub fn session_of(text: &str) -> Result<String> {
+    let payload: Value = serde_json::from_str(text).context("the hook's input is not JSON")?;
     payload
         .get("session_id")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
-        .ok_or_else(|| "the hook's input names no `session_id` (a non-empty string)".to_owned())
+        .context("the hook's input names no `session_id` (a non-empty string)")
 }
 
 /// [`record`] in the session's `files`, taken by the caller (at its own
@@ -255,16 +255,15 @@ pub fn record_in(
     text: &str,
     call: Option<&str>,
     requests: Requests,
-) -> Result<Recorded, String> {
-    let payload: Value =
-        serde_json::from_str(text).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
+) -> Result<Recorded> {
+    let payload: Value = serde_json::from_str(text).context("the hook's input is not JSON")?;
     let session = files.session.clone();
     let session = session.as_str();
     let hook = payload
         .get("hook_event_name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mapped = mapper.map(text).map_err(|e| e.message().to_owned())?;
+    let mapped = mapper.map(text).map_err(|e| Error::msg(e.message()))?;
 
     if let Some(call) = call {
         if !files.state().first_record_of(call) {
