@@ -635,3 +635,293 @@ async fn requested_for(ws: &mut Ws, prompt: &str) -> Event {
     .await;
     Event::from_json(&request.to_string()).unwrap()
 }
+
+// `aep mcp --http`: MCP over streamable HTTP, one AEP session per MCP
+// session.
+
+/// The token MCP clients present to `aep mcp --http` (not the relay's).
+const HTTP_TOKEN: &str = "mcp-http-test-token";
+
+/// `aep mcp --http 127.0.0.1:0` as a child, its standard error read line
+/// by line in the background.
+struct HttpServer {
+    child: tokio::process::Child,
+    url: String,
+    lines: tokio::sync::mpsc::UnboundedReceiver<String>,
+    /// Every line read so far.
+    seen: Vec<String>,
+}
+
+fn http_command(base: &str, token: Option<&str>, args: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"));
+    command
+        .arg("mcp")
+        .args(args)
+        .env("AEP_RELAY", base)
+        .env("AEP_TOKEN", TOKEN)
+        .env_remove("AEP_MCP_TOKEN")
+        .env_remove("AEP_MCP_TOKEN_FILE")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(token) = token {
+        command.env("AEP_MCP_TOKEN", token);
+    }
+    command
+}
+
+async fn mcp_http(base: &str, token: Option<&str>, args: &[&str]) -> HttpServer {
+    let mut command = http_command(base, token, &["--http", "127.0.0.1:0"]);
+    command.args(args);
+    let mut child = command.spawn().expect("the aep binary runs");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        use tokio::io::AsyncBufReadExt;
+        let mut reader = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            eprintln!("[aep mcp] {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut server = HttpServer {
+        child,
+        url: String::new(),
+        lines,
+        seen: Vec::new(),
+    };
+    let listening = server.line_with("listening on").await;
+    server.url = listening
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .expect("the address")
+        .to_owned();
+    assert!(server.url.ends_with("/mcp"), "{listening}");
+    server
+}
+
+impl HttpServer {
+    /// The next line of standard error holding `needle`.
+    async fn line_with(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let line = timeout(deadline - Instant::now(), self.lines.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no line with {needle:?} in time"))
+                .unwrap_or_else(|| panic!("aep mcp exited before a line with {needle:?}"));
+            self.seen.push(line.clone());
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+
+    /// The id of the next session started.
+    async fn session(&mut self) -> String {
+        let line = self.line_with("aep mcp: session ").await;
+        line.split_whitespace().nth(3).expect("an id").to_owned()
+    }
+
+    /// SIGTERM, then the exit; returns every line of standard error.
+    async fn stop(mut self) -> Vec<String> {
+        let pid = self.child.id().expect("running") as libc::pid_t;
+        // SAFETY: a signal to the child this test started and still holds.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let status = timeout(WAIT, self.child.wait())
+            .await
+            .expect("aep mcp exited in time")
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+        while let Ok(Some(line)) = timeout(WAIT, self.lines.recv()).await {
+            self.seen.push(line);
+        }
+        self.seen
+    }
+}
+
+/// An MCP client over streamable HTTP, initialized as `name`.
+async fn http_client(
+    url: &str,
+    token: Option<&str>,
+    name: &str,
+) -> Result<Client, rmcp::service::ClientInitializeError> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new(name, "0.0.1"),
+    );
+    timeout(WAIT, info.serve(transport))
+        .await
+        .expect("initialize in time")
+}
+
+/// A raw `initialize` POST, with `authorization` when given.
+async fn initialize(url: &str, authorization: Option<&str>) -> reqwest::Response {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}
+        }
+    });
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(authorization) = authorization {
+        request = request.header("authorization", authorization);
+    }
+    timeout(WAIT, request.send())
+        .await
+        .expect("answered in time")
+        .expect("answered")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_person_answers_and_a_stop_ends_the_session() {
+    let relay = relay().await;
+    let mut server = mcp_http(&relay.base, Some(HTTP_TOKEN), &["--session", "h"]).await;
+    let client = http_client(&server.url, Some(HTTP_TOKEN), "mcp-http-test")
+        .await
+        .expect("initialize");
+    let session = server.session().await;
+    assert!(session.starts_with("h-"), "{session}");
+    let mut ws = watch(&relay.base, &session).await;
+    let started = next(&mut ws, |v| v["type"] == "session.started").await;
+    assert_eq!(started["agent"], "mcp-http-test");
+
+    let asked = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"]}),
+    );
+    let request = requested(&mut ws).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+    let decision = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(decision["type"], "control.accepted", "{decision}");
+    let answered = result(asked).await;
+    assert_ne!(answered.is_error, Some(true), "{}", text(&answered));
+    let structured = answered.structured_content.expect("structured");
+    assert_eq!(structured["option"], "yes");
+    assert_eq!(structured["session"], session.as_str());
+
+    let lines = server.stop().await;
+    let ended = next(&mut ws, |v| v["type"] == "session.ended").await;
+    assert_eq!(ended["session"], session.as_str());
+    assert!(
+        !lines.iter().any(|line| line.contains(HTTP_TOKEN)),
+        "{lines:?}"
+    );
+    drop(client);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_two_clients_are_two_sessions() {
+    let relay = relay().await;
+    let mut server = mcp_http(&relay.base, None, &[]).await;
+    let first = http_client(&server.url, None, "mcp-first")
+        .await
+        .expect("initialize");
+    let one = server.session().await;
+    let second = http_client(&server.url, None, "mcp-second")
+        .await
+        .expect("initialize");
+    let two = server.session().await;
+    assert_ne!(one, two);
+    assert!(
+        one.starts_with("mcp-") && two.starts_with("mcp-"),
+        "{one} {two}"
+    );
+    let mut ws_one = watch(&relay.base, &one).await;
+    let mut ws_two = watch(&relay.base, &two).await;
+    let started = next(&mut ws_one, |v| v["type"] == "session.started").await;
+    assert_eq!(started["agent"], "mcp-first");
+    let started = next(&mut ws_two, |v| v["type"] == "session.started").await;
+    assert_eq!(started["agent"], "mcp-second");
+
+    for (client, ws, said) in [
+        (&first, &mut ws_one, "from the first"),
+        (&second, &mut ws_two, "from the second"),
+    ] {
+        let sent = result(call(client, "notify", json!({"message": said}))).await;
+        assert_ne!(sent.is_error, Some(true), "{}", text(&sent));
+        let status = next(ws, |v| v["type"] == "progress.status").await;
+        assert_eq!(status["data"]["message"], said, "{status}");
+    }
+
+    // The first client goes away: its session ends, the second's goes on.
+    timeout(WAIT, first.cancel()).await.unwrap().unwrap();
+    next(&mut ws_one, |v| v["type"] == "session.ended").await;
+    let sent = result(call(&second, "notify", json!({"message": "still here"}))).await;
+    assert_ne!(sent.is_error, Some(true), "{}", text(&sent));
+    let status = next(&mut ws_two, |v| v["type"] == "progress.status").await;
+    assert_eq!(status["data"]["message"], "still here");
+
+    server.stop().await;
+    next(&mut ws_two, |v| v["type"] == "session.ended").await;
+    drop(second);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_missing_or_wrong_token_is_refused_and_sessions_are_bounded() {
+    let relay = relay().await;
+    let server = mcp_http(&relay.base, Some(HTTP_TOKEN), &["--max-sessions", "1"]).await;
+    for authorization in [
+        None,
+        Some("Bearer not-the-token".to_owned()),
+        Some(format!("Bearer {HTTP_TOKEN}x")),
+        Some(format!("Basic {HTTP_TOKEN}")),
+    ] {
+        let response = initialize(&server.url, authorization.as_deref()).await;
+        assert_eq!(response.status(), 401, "{authorization:?}");
+        let body = timeout(WAIT, response.text()).await.unwrap().unwrap();
+        assert!(body.contains("Authorization: Bearer"), "{body}");
+    }
+    let refused = http_client(&server.url, Some("not-the-token"), "mcp-refused").await;
+    assert!(refused.is_err());
+
+    let bearer = format!("Bearer {HTTP_TOKEN}");
+    let opened = initialize(&server.url, Some(&bearer)).await;
+    assert_eq!(opened.status(), 200);
+    assert!(opened.headers().contains_key("mcp-session-id"));
+    let full = initialize(&server.url, Some(&bearer)).await;
+    assert_eq!(full.status(), 503);
+    let body = timeout(WAIT, full.text()).await.unwrap().unwrap();
+    assert!(body.contains("--max-sessions"), "{body}");
+    drop(opened);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_non_loopback_address_needs_a_token() {
+    let output = http_command("http://127.0.0.1:9", None, &["--http", "0.0.0.0:0"]).output();
+    let output = timeout(WAIT, output)
+        .await
+        .expect("exited in time")
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("without a token") && stderr.contains("AEP_MCP_TOKEN"),
+        "{stderr}"
+    );
+    // A blank token is none.
+    let output = http_command("http://127.0.0.1:9", Some(" "), &["--http", "0.0.0.0:0"]).output();
+    let output = timeout(WAIT, output)
+        .await
+        .expect("exited in time")
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("without a token"), "{stderr}");
+}

@@ -1,5 +1,5 @@
 //! The MCP side: the server's tools, served on standard input and output
-//! with the official Rust SDK (`rmcp`).
+//! with the official Rust SDK (`rmcp`), or over HTTP (`http`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,18 +29,18 @@ const MAX_OPTIONS: usize = 64;
 
 /// The server of one MCP connection.
 #[derive(Clone)]
-struct Server {
+pub(super) struct Server {
     settings: Arc<Settings>,
     link: Arc<OnceCell<Link>>,
+    /// Kept as long as the server is (over HTTP: what ends its session
+    /// when the transport lets the server go).
+    _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Serves MCP on standard input and output until it closes (or a stop
 /// signal), then ends the session.
 pub async fn serve(settings: Settings) -> Status {
-    let server = Server {
-        settings: Arc::new(settings),
-        link: Arc::default(),
-    };
+    let server = Server::new(settings, Arc::default(), None);
     let link = server.link.clone();
     let running = match server.serve(rmcp::transport::stdio()).await {
         Ok(running) => Some(running),
@@ -62,6 +62,19 @@ pub async fn serve(settings: Settings) -> Status {
 }
 
 impl Server {
+    /// A server whose session, once started, is in `link`.
+    pub(super) fn new(
+        settings: Settings,
+        link: Arc<OnceCell<Link>>,
+        held: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    ) -> Server {
+        Server {
+            settings: Arc::new(settings),
+            link,
+            _held: held,
+        }
+    }
+
     /// The session, started at the first need (`initialize` names the
     /// client).
     async fn link(&self, client: Option<&str>) -> &Link {
