@@ -635,3 +635,30 @@ async fn requested_for(ws: &mut Ws, prompt: &str) -> Event {
     .await;
     Event::from_json(&request.to_string()).unwrap()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_that_is_not_mcp_is_a_failure() {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"))
+        .args(["mcp", "--session", "mcp-not-mcp"])
+        .env("AEP_RELAY", "http://127.0.0.1:9")
+        .env_remove("AEP_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the aep binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"hello\n").await.unwrap();
+    drop(stdin);
+    let output = timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("aep mcp exits in time")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not start"), "{stderr}");
+    assert!(output.stdout.is_empty(), "{:?}", output.stdout);
+}

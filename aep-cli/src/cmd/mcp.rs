@@ -38,7 +38,9 @@ standard input closes, or on SIGTERM or SIGINT. Diagnostics go to standard
 error; standard output carries only MCP messages.";
 
 const AFTER_HELP: &str = "\
-Exit status: 0 when the MCP connection ends, 2 for usage errors.
+Exit status: 0 when the MCP connection ends; 2 when it does not start
+(standard input is not an MCP client: no `initialize` first), when the
+relay's address is not one, and for usage errors.
 
 An MCP client configuration:
   {\"command\": \"aep\", \"args\": [\"mcp\"],

@@ -26,6 +26,8 @@ const MAX_TIMEOUT_S: f64 = 3600.0;
 const NOTIFY_WAIT: Duration = Duration::from_secs(10);
 /// A bound on the options of one choice.
 const MAX_OPTIONS: usize = 64;
+/// A bound on the agent name taken from the MCP client's name.
+const MAX_AGENT_CHARS: usize = 64;
 
 /// The server of one MCP connection.
 #[derive(Clone)]
@@ -42,23 +44,23 @@ pub async fn serve(settings: Settings) -> Status {
         link: Arc::default(),
     };
     let link = server.link.clone();
-    let running = match server.serve(rmcp::transport::stdio()).await {
-        Ok(running) => Some(running),
+    let status = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => {
+            tokio::select! {
+                _ = running.waiting() => {}
+                _ = crate::live::stop_signal() => {}
+            }
+            Status::Clean
+        }
         Err(e) => {
-            diag!("aep mcp: the MCP connection did not start: {e}");
-            None
+            diag!("aep mcp: error: the MCP connection did not start: {e}");
+            Status::Failure
         }
     };
-    if let Some(running) = running {
-        tokio::select! {
-            _ = running.waiting() => {}
-            _ = crate::live::stop_signal() => {}
-        }
-    }
     if let Some(link) = link.get() {
         link.end().await;
     }
-    Status::Clean
+    status
 }
 
 impl Server {
@@ -71,13 +73,7 @@ impl Server {
                     .settings
                     .agent
                     .clone()
-                    .or_else(|| {
-                        client
-                            .map(str::trim)
-                            .filter(|c| !c.is_empty())
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or_else(|| "mcp".to_owned());
+                    .unwrap_or_else(|| agent_name(client));
                 Link::start(&self.settings, &agent).await
             })
             .await
@@ -362,6 +358,34 @@ fn answer_result(session: &str, answered: &Answered) -> CallToolResult {
     result
 }
 
+/// The AEP agent name for an MCP client named `client` (as it says in
+/// `initialize`, so anything): control characters and bidirectional
+/// overrides dropped, whitespace trimmed and collapsed to single spaces,
+/// at most [`MAX_AGENT_CHARS`] characters; "mcp" when nothing is left.
+fn agent_name(client: Option<&str>) -> String {
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let cleaned: String = client
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !bidi(*c) && (c.is_whitespace() || !c.is_control()))
+        .collect();
+    let mut name = String::new();
+    for word in cleaned.split_whitespace() {
+        if name.chars().count() >= MAX_AGENT_CHARS {
+            break;
+        }
+        if !name.is_empty() {
+            name.push(' ');
+        }
+        name.push_str(word);
+    }
+    let name: String = name.chars().take(MAX_AGENT_CHARS).collect();
+    match name.trim_end() {
+        "" => "mcp".to_owned(),
+        name => name.to_owned(),
+    }
+}
+
 /// A tool error the agent reads.
 fn failure(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
@@ -412,6 +436,37 @@ mod tests {
         );
         wrong(json!({"prompt": "p", "timeout_s": 0}), "timeout_s");
         wrong(json!({"prompt": "p", "timeout_s": "10"}), "timeout_s");
+    }
+
+    #[test]
+    fn the_client_name_is_cleaned_into_an_agent_name() {
+        assert_eq!(agent_name(Some("claude-code")), "claude-code");
+        assert_eq!(agent_name(Some("  My  Client\t1.0 ")), "My Client 1.0");
+        assert_eq!(
+            agent_name(Some("evil\nagent: admin\r\n")),
+            "evil agent: admin"
+        );
+        // ANSI escapes lose their ESC: what is left is printable text.
+        let ansi = agent_name(Some("\u{1b}[31mred\u{1b}[0m\u{7}"));
+        assert!(!ansi.chars().any(char::is_control), "{ansi:?}");
+        assert_eq!(ansi, "[31mred[0m");
+        assert_eq!(agent_name(Some("a\u{85}b\u{2028}c")), "a b c");
+        assert_eq!(agent_name(Some("ab\u{202e}cd\u{2066}")), "abcd");
+        // Only control characters or whitespace, or nothing: "mcp".
+        assert_eq!(agent_name(Some("\u{0}\u{1b}\u{7f}\n\t ")), "mcp");
+        assert_eq!(agent_name(Some("")), "mcp");
+        assert_eq!(agent_name(None), "mcp");
+        // Long names are cut on a character boundary, with no space at
+        // the end.
+        let long = agent_name(Some(&"é".repeat(10 * 1024)));
+        assert_eq!(long.chars().count(), MAX_AGENT_CHARS);
+        assert!(long.chars().all(|c| c == 'é'));
+        let words = agent_name(Some(&"ab ".repeat(5000)));
+        assert!(words.chars().count() <= MAX_AGENT_CHARS, "{words:?}");
+        assert!(!words.ends_with(' ') && words.starts_with("ab ab"));
+        let emoji = agent_name(Some(&"👩‍💻\n".repeat(4000)));
+        assert!(emoji.chars().count() <= MAX_AGENT_CHARS);
+        assert!(!emoji.contains('\n'));
     }
 
     #[test]
