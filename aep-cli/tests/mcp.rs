@@ -11,13 +11,15 @@ use aep::{Answer, Event, Object};
 use aep_relay::{Config, Relay, ShutdownHandle, Token};
 use futures_util::{SinkExt, StreamExt};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, ProgressNotificationParam, Request, ServerResult,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio::time::{timeout, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -71,7 +73,16 @@ fn call(
     tool: &'static str,
     arguments: Value,
 ) -> tokio::task::JoinHandle<CallToolResult> {
-    let peer = client.peer().clone();
+    call_on(client.peer(), tool, arguments)
+}
+
+/// Calls `tool` through `peer` in the background.
+fn call_on(
+    peer: &rmcp::Peer<RoleClient>,
+    tool: &'static str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let peer = peer.clone();
     let Value::Object(arguments) = arguments else {
         unreachable!()
     };
@@ -661,4 +672,107 @@ async fn input_that_is_not_mcp_is_a_failure() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("did not start"), "{stderr}");
     assert!(output.stdout.is_empty(), "{:?}", output.stdout);
+}
+
+/// An MCP client that hands over the progress notifications it gets.
+#[derive(Clone)]
+struct Watching {
+    progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+}
+
+impl ClientHandler for Watching {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-watching", "0.0.1"),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(params);
+    }
+}
+
+/// `aep mcp` as a child, served by `handler`.
+async fn mcp_with<H: ClientHandler>(
+    base: &str,
+    session: &str,
+    extra: &[&str],
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"));
+    command
+        .args(["mcp", "--session", session])
+        .args(extra)
+        .env("AEP_RELAY", base)
+        .env("AEP_TOKEN", TOKEN);
+    let transport = TokioChildProcess::new(command).expect("the aep binary runs");
+    timeout(WAIT, handler.serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_call_with_a_progress_token_reports_progress() {
+    let relay = relay().await;
+    let session = "mcp-progress";
+    let mut ws = watch(&relay.base, session).await;
+    let (progress, mut reported) = mpsc::unbounded_channel();
+    let client = mcp_with(&relay.base, session, &[], Watching { progress }).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    // rmcp's client gives every request a progress token: the call's is
+    // the one the progress must name.
+    let params = CallToolRequestParams::new("ask_human").with_arguments(
+        serde_json::from_value(
+            json!({"prompt": "Keep going?", "options": ["yes", "no"], "timeout_s": 600}),
+        )
+        .unwrap(),
+    );
+    let handle = timeout(
+        WAIT,
+        client.peer().send_request_with_option(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            PeerRequestOptions::no_options(),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let token = handle.progress_token.clone();
+    let pending = tokio::spawn(async move {
+        match timeout(WAIT * 2, handle.await_response()).await {
+            Ok(Ok(ServerResult::CallToolResult(result))) => result,
+            other => panic!("not a tool result: {other:?}"),
+        }
+    });
+    let request = requested(&mut ws).await;
+    // The wait is told at once, before anyone answers.
+    let first = timeout(WAIT, reported.recv())
+        .await
+        .expect("progress in time")
+        .expect("a progress notification");
+    assert_eq!(first.progress_token, token);
+    assert!(first.progress > 0.0);
+    assert!(first.message.unwrap_or_default().contains("waiting"));
+    assert!(!pending.is_finished());
+
+    let ack = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    assert_eq!(chose.structured_content.unwrap()["option"], "yes");
+
+    // A call without a token gets none.
+    let pending = call_on(client.peer(), "notify", json!({"message": "done"}));
+    assert_eq!(result(pending).await.is_error, Some(false));
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    while let Some(more) = reported.recv().await {
+        assert_eq!(more.progress_token, token);
+    }
 }

@@ -22,7 +22,8 @@ MCP client's name as the agent), and offers two tools:
              answer (timeout_s, default 300, at most 3600) and returns it;
              an answer that breaks the form or names no option is rejected
              and the wait goes on; no answer in time: attention.timeout and
-             a tool error.
+             a tool error. A call with a progress token gets a progress
+             notification at once, then every 20 seconds while it waits.
   notify     tells the person something (a progress.status) without
              waiting.
 

@@ -8,9 +8,9 @@ use aep::FieldSpec;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
@@ -26,6 +26,11 @@ const MAX_TIMEOUT_S: f64 = 3600.0;
 const NOTIFY_WAIT: Duration = Duration::from_secs(10);
 /// A bound on the options of one choice.
 const MAX_OPTIONS: usize = 64;
+/// How often a waiting `ask_human` whose call carries a progress token
+/// tells the client it still waits (`notifications/progress`), the first
+/// time as it starts: clients whose request timeout restarts on progress
+/// keep waiting for the person.
+const PROGRESS_EVERY: Duration = Duration::from_secs(20);
 /// A bound on the agent name taken from the MCP client's name.
 const MAX_AGENT_CHARS: usize = 64;
 
@@ -143,7 +148,13 @@ impl ServerHandler for Server {
         let arguments = request.arguments.unwrap_or_default();
         let call = async {
             match request.name.as_ref() {
-                "ask_human" => Ok(self.ask_human(&arguments).await),
+                "ask_human" => {
+                    let ask = self.ask_human(&arguments);
+                    Ok(match context.meta.get_progress_token() {
+                        Some(token) => waiting(ask, &context.peer, token).await,
+                        None => ask.await,
+                    })
+                }
                 "notify" => Ok(self.notify(&arguments).await),
                 other => Err(McpError::invalid_params(
                     format!("no tool {other:?}: the tools are ask_human and notify"),
@@ -158,6 +169,36 @@ impl ServerHandler for Server {
             _ = context.ct.cancelled() => failure("cancelled by the MCP client".to_owned()),
         };
         Ok(result.into())
+    }
+}
+
+/// Runs `work` (a call that waits for a person), telling the client that
+/// it waits through progress notifications for `token`: one at once, then
+/// one every [`PROGRESS_EVERY`], until `work` is done.
+async fn waiting<T>(
+    work: impl std::future::Future<Output = T>,
+    peer: &Peer<RoleServer>,
+    token: ProgressToken,
+) -> T {
+    let ticks = async {
+        let mut every = tokio::time::interval(PROGRESS_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The longest wait, reaching the relay included, and some.
+        let bound = (MAX_TIMEOUT_S / PROGRESS_EVERY.as_secs_f64()) as u32 + 4;
+        for tick in 1..=bound {
+            every.tick().await;
+            let progress = ProgressNotificationParam::new(token.clone(), f64::from(tick))
+                .with_message("waiting for a person to answer");
+            if let Err(e) = peer.notify_progress(progress).await {
+                diag!("aep mcp: cannot send progress: {e}");
+                break;
+            }
+        }
+        std::future::pending::<std::convert::Infallible>().await
+    };
+    tokio::select! {
+        done = work => done,
+        never = ticks => match never {},
     }
 }
 
