@@ -14,12 +14,15 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
     Implementation, ProgressNotificationParam, Request, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::model::{
+    CancelledNotificationParam, ElicitRequestParams, ElicitResult, ElicitationAction, RequestId,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{timeout, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -775,4 +778,271 @@ async fn a_waiting_call_with_a_progress_token_reports_progress() {
     while let Some(more) = reported.recv().await {
         assert_eq!(more.progress_token, token);
     }
+}
+
+/// An elicitation request the client got: its id, the message and
+/// schema, and where the test's reply goes.
+struct Elicited {
+    id: RequestId,
+    message: String,
+    schema: Value,
+    reply: oneshot::Sender<ElicitResult>,
+}
+
+/// An MCP client that declares elicitation and hands each request over to
+/// the test, which replies; it tells the cancellations it gets.
+#[derive(Clone)]
+struct Eliciting {
+    asked: mpsc::UnboundedSender<Elicited>,
+    cancelled: mpsc::UnboundedSender<CancelledNotificationParam>,
+}
+
+impl ClientHandler for Eliciting {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        ClientConfig::new(capabilities, Implementation::new("mcp-eliciting", "0.0.1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let request = serde_json::to_value(&request).unwrap();
+        let (reply, replied) = oneshot::channel();
+        let _ = self.asked.send(Elicited {
+            id: context.id.clone(),
+            message: request["message"].as_str().unwrap_or_default().to_owned(),
+            schema: request["requestedSchema"].clone(),
+            reply,
+        });
+        replied
+            .await
+            .map_err(|_| rmcp::ErrorData::internal_error("no reply", None))
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: CancelledNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.cancelled.send(params);
+    }
+}
+
+type Elicitations = (
+    mpsc::UnboundedReceiver<Elicited>,
+    mpsc::UnboundedReceiver<CancelledNotificationParam>,
+);
+
+async fn eliciting(
+    base: &str,
+    session: &str,
+) -> (RunningService<RoleClient, Eliciting>, Elicitations) {
+    let (asked, asks) = mpsc::unbounded_channel();
+    let (cancelled, cancels) = mpsc::unbounded_channel();
+    let client = mcp_with(base, session, &["--elicit"], Eliciting { asked, cancelled }).await;
+    (client, (asks, cancels))
+}
+
+async fn elicited(asks: &mut mpsc::UnboundedReceiver<Elicited>) -> Elicited {
+    timeout(WAIT, asks.recv())
+        .await
+        .expect("an elicitation in time")
+        .expect("an elicitation")
+}
+
+fn accept(content: Value) -> ElicitResult {
+    ElicitResult::new(ElicitationAction::Accept).with_content(content)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_through_elicitation_or_the_relay() {
+    let relay = relay().await;
+    let session = "mcp-elicit";
+    let mut ws = watch(&relay.base, session).await;
+    let (client, (mut asks, _cancels)) = eliciting(&relay.base, session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    // (1) A choice answered through elicitation: the tool's result, said
+    // as answered out of band; the relay's answer after it is rejected.
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "Deploy now?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    assert_eq!(asked.message, "Deploy now?");
+    assert_eq!(
+        asked.schema["properties"]["option"]["enum"],
+        json!(["yes", "no"])
+    );
+    assert_eq!(asked.schema["required"], json!(["option"]));
+    asked.reply.send(accept(json!({"option": "no"}))).unwrap();
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.clone().unwrap();
+    assert_eq!(structured["option"], "no");
+    assert_eq!(structured["request"], request.id.as_str());
+    assert!(
+        structured["answered_by"]
+            .as_str()
+            .unwrap()
+            .contains("elicitation"),
+        "{structured}"
+    );
+    let answered = next(&mut ws, |v| {
+        v["type"] == "attention.answered" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(answered["data"]["via"], "oob");
+    assert_eq!(answered["data"]["answer"]["option"], "no");
+    let resolved = next(&mut ws, |v| {
+        v["type"] == "attention.resolved" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(resolved["data"]["resolution"], "answered");
+    let late = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(late["type"], "control.rejected");
+    assert!(
+        late["data"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("already answered"),
+        "{late}"
+    );
+
+    // (2) A form whose elicitation answer breaks it: the relay's answer
+    // is still awaited, and taken.
+    let fields = json!([
+        {"id": "branch", "type": "string", "label": "Branch", "required": true},
+        {"id": "target", "type": "select", "label": "Target", "required": true,
+         "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+        {"id": "jobs", "type": "number", "label": "Jobs", "min": 1, "max": 16}
+    ]);
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "How should the release go?", "fields": fields, "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    let properties = &asked.schema["properties"];
+    assert_eq!(properties["branch"]["type"], "string");
+    assert_eq!(
+        properties["target"]["enum"],
+        json!(["staging", "production"])
+    );
+    assert_eq!(properties["jobs"]["maximum"], 16.0);
+    assert_eq!(asked.schema["required"], json!(["branch", "target"]));
+    asked
+        .reply
+        .send(accept(json!({"target": "moon", "jobs": 99})))
+        .unwrap();
+    let entered = json!({"branch": "fix/build", "target": "staging", "jobs": 4});
+    let ack = answer(&mut ws, &mut sender, &request, values(entered.clone())).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let filled = result(pending).await;
+    assert_eq!(filled.is_error, Some(false), "{}", text(&filled));
+    let structured = filled.structured_content.unwrap();
+    assert_eq!(structured["values"], entered);
+    assert_eq!(structured["answered_by"], "mcp-test-person");
+
+    // (3) Declined through elicitation: the relay's answer is awaited.
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "Why now?", "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    assert_eq!(asked.schema["properties"]["text"]["type"], "string");
+    asked
+        .reply
+        .send(ElicitResult::new(ElicitationAction::Decline))
+        .unwrap();
+    let ack = answer(
+        &mut ws,
+        &mut sender,
+        &request,
+        free_text("the window closes"),
+    )
+    .await;
+    assert_eq!(ack["type"], "control.accepted");
+    let said = result(pending).await;
+    assert_eq!(said.is_error, Some(false), "{}", text(&said));
+    assert_eq!(
+        said.structured_content.unwrap()["text"],
+        "the window closes"
+    );
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let text = history.events.join("\n") + "\n";
+    let mut findings = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| findings.push(f),
+        |_| {},
+    )
+    .unwrap();
+    assert!(findings.is_empty(), "{findings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_answer_first_cancels_the_elicitation() {
+    let relay = relay().await;
+    let session = "mcp-elicit-relay-first";
+    let mut ws = watch(&relay.base, session).await;
+    let (client, (mut asks, mut cancels)) = eliciting(&relay.base, session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    let ack = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.unwrap();
+    assert_eq!(structured["option"], "yes");
+    assert_eq!(structured["answered_by"], "mcp-test-person");
+    // The elicitation still open is cancelled.
+    let cancelled = timeout(WAIT, cancels.recv())
+        .await
+        .expect("the elicitation is cancelled in time")
+        .expect("a cancellation");
+    assert_eq!(cancelled.request_id, Some(asked.id.clone()));
+    // Answering it now changes nothing: the request stays answered once.
+    let _ = asked.reply.send(accept(json!({"option": "no"})));
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let answers = history
+        .events
+        .iter()
+        .filter(|line| line.contains("\"attention.answered\""))
+        .count();
+    assert_eq!(answers, 1, "{:?}", history.events);
 }

@@ -27,6 +27,10 @@ MCP client's name as the agent), and offers two tools:
   notify     tells the person something (a progress.status) without
              waiting.
 
+With --elicit, and a client that declared elicitation, ask_human also asks
+through MCP elicitation (elicitation/create): the first valid answer, there
+or through the relay, wins; the other is cancelled or rejected.
+
 The session takes control.cancel (scope session): the waiting requests
 are dismissed, their calls and every later one return an error saying the
 person cancelled, and the session ends (session.ended, killed).
@@ -65,6 +69,11 @@ pub struct Args {
     /// The agent name [default: the MCP client's name, else "mcp"].
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+
+    /// Also ask through MCP elicitation, when the MCP client declares it:
+    /// the first valid answer, there or through the relay, wins.
+    #[arg(long)]
+    pub elicit: bool,
 }
 
 /// Runs `aep mcp`.
@@ -92,6 +101,7 @@ pub fn run(args: &Args) -> Status {
         token: args.relay.token(),
         session,
         agent: args.agent.clone(),
+        elicit: args.elicit,
     };
     let status = runtime.block_on(server::serve(settings));
     // A read of standard input cannot be cancelled: do not wait for it.
