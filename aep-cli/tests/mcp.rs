@@ -11,13 +11,18 @@ use aep::{Answer, Event, Object};
 use aep_relay::{Config, Relay, ShutdownHandle, Token};
 use futures_util::{SinkExt, StreamExt};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, ProgressNotificationParam, Request, ServerResult,
 };
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CancelledNotificationParam, ElicitRequestParams, ElicitResult, ElicitationAction, RequestId,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{timeout, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -71,7 +76,16 @@ fn call(
     tool: &'static str,
     arguments: Value,
 ) -> tokio::task::JoinHandle<CallToolResult> {
-    let peer = client.peer().clone();
+    call_on(client.peer(), tool, arguments)
+}
+
+/// Calls `tool` through `peer` in the background.
+fn call_on(
+    peer: &rmcp::Peer<RoleClient>,
+    tool: &'static str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let peer = peer.clone();
     let Value::Object(arguments) = arguments else {
         unreachable!()
     };
@@ -924,4 +938,401 @@ async fn over_http_a_non_loopback_address_needs_a_token() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("without a token"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_that_is_not_mcp_is_a_failure() {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"))
+        .args(["mcp", "--session", "mcp-not-mcp"])
+        .env("AEP_RELAY", "http://127.0.0.1:9")
+        .env_remove("AEP_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the aep binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"hello\n").await.unwrap();
+    drop(stdin);
+    let output = timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("aep mcp exits in time")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not start"), "{stderr}");
+    assert!(output.stdout.is_empty(), "{:?}", output.stdout);
+}
+
+/// An MCP client that hands over the progress notifications it gets.
+#[derive(Clone)]
+struct Watching {
+    progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+}
+
+impl ClientHandler for Watching {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-watching", "0.0.1"),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(params);
+    }
+}
+
+/// `aep mcp` as a child, served by `handler`.
+async fn mcp_with<H: ClientHandler>(
+    base: &str,
+    session: &str,
+    extra: &[&str],
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aep"));
+    command
+        .args(["mcp", "--session", session])
+        .args(extra)
+        .env("AEP_RELAY", base)
+        .env("AEP_TOKEN", TOKEN);
+    let transport = TokioChildProcess::new(command).expect("the aep binary runs");
+    timeout(WAIT, handler.serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_call_with_a_progress_token_reports_progress() {
+    let relay = relay().await;
+    let session = "mcp-progress";
+    let mut ws = watch(&relay.base, session).await;
+    let (progress, mut reported) = mpsc::unbounded_channel();
+    let client = mcp_with(&relay.base, session, &[], Watching { progress }).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    // rmcp's client gives every request a progress token: the call's is
+    // the one the progress must name.
+    let params = CallToolRequestParams::new("ask_human").with_arguments(
+        serde_json::from_value(
+            json!({"prompt": "Keep going?", "options": ["yes", "no"], "timeout_s": 600}),
+        )
+        .unwrap(),
+    );
+    let handle = timeout(
+        WAIT,
+        client.peer().send_request_with_option(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            PeerRequestOptions::no_options(),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let token = handle.progress_token.clone();
+    let pending = tokio::spawn(async move {
+        match timeout(WAIT * 2, handle.await_response()).await {
+            Ok(Ok(ServerResult::CallToolResult(result))) => result,
+            other => panic!("not a tool result: {other:?}"),
+        }
+    });
+    let request = requested(&mut ws).await;
+    // The wait is told at once, before anyone answers.
+    let first = timeout(WAIT, reported.recv())
+        .await
+        .expect("progress in time")
+        .expect("a progress notification");
+    assert_eq!(first.progress_token, token);
+    assert!(first.progress > 0.0);
+    assert!(first.message.unwrap_or_default().contains("waiting"));
+    assert!(!pending.is_finished());
+
+    let ack = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    assert_eq!(chose.structured_content.unwrap()["option"], "yes");
+
+    // A call without a token gets none.
+    let pending = call_on(client.peer(), "notify", json!({"message": "done"}));
+    assert_eq!(result(pending).await.is_error, Some(false));
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    while let Some(more) = reported.recv().await {
+        assert_eq!(more.progress_token, token);
+    }
+}
+
+/// An elicitation request the client got: its id, the message and
+/// schema, and where the test's reply goes.
+struct Elicited {
+    id: RequestId,
+    message: String,
+    schema: Value,
+    reply: oneshot::Sender<ElicitResult>,
+}
+
+/// An MCP client that declares elicitation and hands each request over to
+/// the test, which replies; it tells the cancellations it gets.
+#[derive(Clone)]
+struct Eliciting {
+    asked: mpsc::UnboundedSender<Elicited>,
+    cancelled: mpsc::UnboundedSender<CancelledNotificationParam>,
+}
+
+impl ClientHandler for Eliciting {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        ClientConfig::new(capabilities, Implementation::new("mcp-eliciting", "0.0.1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let request = serde_json::to_value(&request).unwrap();
+        let (reply, replied) = oneshot::channel();
+        let _ = self.asked.send(Elicited {
+            id: context.id.clone(),
+            message: request["message"].as_str().unwrap_or_default().to_owned(),
+            schema: request["requestedSchema"].clone(),
+            reply,
+        });
+        replied
+            .await
+            .map_err(|_| rmcp::ErrorData::internal_error("no reply", None))
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: CancelledNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.cancelled.send(params);
+    }
+}
+
+type Elicitations = (
+    mpsc::UnboundedReceiver<Elicited>,
+    mpsc::UnboundedReceiver<CancelledNotificationParam>,
+);
+
+async fn eliciting(
+    base: &str,
+    session: &str,
+) -> (RunningService<RoleClient, Eliciting>, Elicitations) {
+    let (asked, asks) = mpsc::unbounded_channel();
+    let (cancelled, cancels) = mpsc::unbounded_channel();
+    let client = mcp_with(base, session, &["--elicit"], Eliciting { asked, cancelled }).await;
+    (client, (asks, cancels))
+}
+
+async fn elicited(asks: &mut mpsc::UnboundedReceiver<Elicited>) -> Elicited {
+    timeout(WAIT, asks.recv())
+        .await
+        .expect("an elicitation in time")
+        .expect("an elicitation")
+}
+
+fn accept(content: Value) -> ElicitResult {
+    ElicitResult::new(ElicitationAction::Accept).with_content(content)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_through_elicitation_or_the_relay() {
+    let relay = relay().await;
+    let session = "mcp-elicit";
+    let mut ws = watch(&relay.base, session).await;
+    let (client, (mut asks, _cancels)) = eliciting(&relay.base, session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    // (1) A choice answered through elicitation: the tool's result, said
+    // as answered out of band; the relay's answer after it is rejected.
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "Deploy now?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    assert_eq!(asked.message, "Deploy now?");
+    assert_eq!(
+        asked.schema["properties"]["option"]["enum"],
+        json!(["yes", "no"])
+    );
+    assert_eq!(asked.schema["required"], json!(["option"]));
+    asked.reply.send(accept(json!({"option": "no"}))).unwrap();
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.clone().unwrap();
+    assert_eq!(structured["option"], "no");
+    assert_eq!(structured["request"], request.id.as_str());
+    assert!(
+        structured["answered_by"]
+            .as_str()
+            .unwrap()
+            .contains("elicitation"),
+        "{structured}"
+    );
+    let answered = next(&mut ws, |v| {
+        v["type"] == "attention.answered" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(answered["data"]["via"], "oob");
+    assert_eq!(answered["data"]["answer"]["option"], "no");
+    let resolved = next(&mut ws, |v| {
+        v["type"] == "attention.resolved" && v["subject"] == request.id.as_str()
+    })
+    .await;
+    assert_eq!(resolved["data"]["resolution"], "answered");
+    let late = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(late["type"], "control.rejected");
+    assert!(
+        late["data"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("already answered"),
+        "{late}"
+    );
+
+    // (2) A form whose elicitation answer breaks it: the relay's answer
+    // is still awaited, and taken.
+    let fields = json!([
+        {"id": "branch", "type": "string", "label": "Branch", "required": true},
+        {"id": "target", "type": "select", "label": "Target", "required": true,
+         "choices": [{"id": "staging", "label": "Staging"}, {"id": "production", "label": "Production"}]},
+        {"id": "jobs", "type": "number", "label": "Jobs", "min": 1, "max": 16}
+    ]);
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "How should the release go?", "fields": fields, "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    let properties = &asked.schema["properties"];
+    assert_eq!(properties["branch"]["type"], "string");
+    assert_eq!(
+        properties["target"]["enum"],
+        json!(["staging", "production"])
+    );
+    assert_eq!(properties["jobs"]["maximum"], 16.0);
+    assert_eq!(asked.schema["required"], json!(["branch", "target"]));
+    asked
+        .reply
+        .send(accept(json!({"target": "moon", "jobs": 99})))
+        .unwrap();
+    let entered = json!({"branch": "fix/build", "target": "staging", "jobs": 4});
+    let ack = answer(&mut ws, &mut sender, &request, values(entered.clone())).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let filled = result(pending).await;
+    assert_eq!(filled.is_error, Some(false), "{}", text(&filled));
+    let structured = filled.structured_content.unwrap();
+    assert_eq!(structured["values"], entered);
+    assert_eq!(structured["answered_by"], "mcp-test-person");
+
+    // (3) Declined through elicitation: the relay's answer is awaited.
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "Why now?", "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    assert_eq!(asked.schema["properties"]["text"]["type"], "string");
+    asked
+        .reply
+        .send(ElicitResult::new(ElicitationAction::Decline))
+        .unwrap();
+    let ack = answer(
+        &mut ws,
+        &mut sender,
+        &request,
+        free_text("the window closes"),
+    )
+    .await;
+    assert_eq!(ack["type"], "control.accepted");
+    let said = result(pending).await;
+    assert_eq!(said.is_error, Some(false), "{}", text(&said));
+    assert_eq!(
+        said.structured_content.unwrap()["text"],
+        "the window closes"
+    );
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let text = history.events.join("\n") + "\n";
+    let mut findings = Vec::new();
+    validate_reader(
+        text.as_bytes(),
+        Options::default(),
+        |f| findings.push(f),
+        |_| {},
+    )
+    .unwrap();
+    assert!(findings.is_empty(), "{findings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_answer_first_cancels_the_elicitation() {
+    let relay = relay().await;
+    let session = "mcp-elicit-relay-first";
+    let mut ws = watch(&relay.base, session).await;
+    let (client, (mut asks, mut cancels)) = eliciting(&relay.base, session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let pending = call_on(
+        client.peer(),
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let asked = elicited(&mut asks).await;
+    let ack = answer(&mut ws, &mut sender, &request, option("yes")).await;
+    assert_eq!(ack["type"], "control.accepted");
+    let chose = result(pending).await;
+    assert_eq!(chose.is_error, Some(false), "{}", text(&chose));
+    let structured = chose.structured_content.unwrap();
+    assert_eq!(structured["option"], "yes");
+    assert_eq!(structured["answered_by"], "mcp-test-person");
+    // The elicitation still open is cancelled.
+    let cancelled = timeout(WAIT, cancels.recv())
+        .await
+        .expect("the elicitation is cancelled in time")
+        .expect("a cancellation");
+    assert_eq!(cancelled.request_id, Some(asked.id.clone()));
+    // Answering it now changes nothing: the request stays answered once.
+    let _ = asked.reply.send(accept(json!({"option": "no"})));
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+    let history = timeout(
+        WAIT,
+        aep_client::history::history(&relay.base, Some(TOKEN), session, 1 << 20),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let answers = history
+        .events
+        .iter()
+        .filter(|line| line.contains("\"attention.answered\""))
+        .count();
+    assert_eq!(answers, 1, "{:?}", history.events);
 }

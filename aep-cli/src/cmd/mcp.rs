@@ -29,9 +29,14 @@ MCP client's name as the agent), and offers two tools:
              answer (timeout_s, default 300, at most 3600) and returns it;
              an answer that breaks the form or names no option is rejected
              and the wait goes on; no answer in time: attention.timeout and
-             a tool error.
+             a tool error. A call with a progress token gets a progress
+             notification at once, then every 20 seconds while it waits.
   notify     tells the person something (a progress.status) without
              waiting.
+
+With --elicit, and a client that declared elicitation, ask_human also asks
+through MCP elicitation (elicitation/create): the first valid answer, there
+or through the relay, wins; the other is cancelled or rejected.
 
 The session takes control.cancel (scope session): the waiting requests
 are dismissed, their calls and every later one return an error saying the
@@ -60,8 +65,10 @@ sessions, so a client must start with `initialize` (protocol revisions
 before 2026-07-28).";
 
 const AFTER_HELP: &str = "\
-Exit status: 0 when the MCP connection ends or after SIGTERM or SIGINT, 2
-for usage errors and addresses that cannot be used.
+Exit status: 0 when the MCP connection ends or after SIGTERM or SIGINT; 2
+when it does not start (standard input is not an MCP client: no
+`initialize` first), when the relay's address is not one, for --http
+addresses that cannot be used, and for usage errors.
 
 An MCP client configuration (standard input and output):
   {\"command\": \"aep\", \"args\": [\"mcp\"],
@@ -126,6 +133,11 @@ pub struct Args {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub max_sessions: u32,
+
+    /// Also ask through MCP elicitation, when the MCP client declares it:
+    /// the first valid answer, there or through the relay, wins.
+    #[arg(long)]
+    pub elicit: bool,
 }
 
 /// Runs `aep mcp`.
@@ -152,6 +164,7 @@ pub fn run(args: &Args) -> Status {
         token: args.relay.token(),
         session,
         agent: args.agent.clone(),
+        elicit: args.elicit,
     };
     let status = runtime.block_on(server::serve(settings));
     // A read of standard input cannot be cancelled: do not wait for it.
@@ -196,6 +209,7 @@ fn serve_http(
         relay_token: args.relay.token(),
         prefix: args.session.clone().unwrap_or_else(|| "mcp".to_owned()),
         agent: args.agent.clone(),
+        elicit: args.elicit,
     };
     let status = runtime.block_on(http::serve(options));
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -54,6 +54,8 @@ pub struct Options {
     /// Session ids are `<prefix>-<ULID>`.
     pub prefix: String,
     pub agent: Option<String>,
+    /// Whether `ask_human` also asks through MCP elicitation.
+    pub elicit: bool,
 }
 
 /// The servers alive, each with its session once started.
@@ -134,6 +136,7 @@ pub async fn serve(options: Options) -> Status {
         let relay_token = options.relay_token.clone();
         let prefix = options.prefix.clone();
         let agent = options.agent.clone();
+        let elicit = options.elicit;
         move || {
             let cell: Arc<OnceCell<Link>> = Arc::default();
             let id = {
@@ -148,6 +151,7 @@ pub async fn serve(options: Options) -> Status {
                 token: relay_token.clone(),
                 session: format!("{prefix}-{}", super::session_suffix()),
                 agent: agent.clone(),
+                elicit,
             };
             let held = Held {
                 id,

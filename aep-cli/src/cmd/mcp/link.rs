@@ -2,7 +2,9 @@
 //! over an [`Agent`] that is also the control target its requests are
 //! answered through.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +13,8 @@ use aep::attention_resolved::Resolution;
 use aep::control::{Command, Identity, Target};
 use aep::emit::Emitter;
 use aep::{
-    Answer, AttentionRequested, AttentionResolved, AttentionTimeout, Capture, Choice, FieldSpec,
-    NackReason, Payload, ProgressStatus, SessionEnded, SessionStarted, Severity,
+    Answer, AttentionAnswered, AttentionRequested, AttentionResolved, AttentionTimeout, Capture,
+    Choice, FieldSpec, NackReason, Payload, ProgressStatus, SessionEnded, SessionStarted, Severity,
 };
 use aep_client::session::{source_uri, Attrs, SessionEmitter};
 use aep_client::target::{Agent, AgentConfig, Commands, Link as State};
@@ -34,6 +36,17 @@ pub struct Settings {
     pub session: String,
     /// The agent name, when given; else the MCP client's.
     pub agent: Option<String>,
+    /// Whether `ask_human` also asks through MCP elicitation, when the
+    /// client can take it.
+    pub elicit: bool,
+}
+
+/// A second way to the person (MCP elicitation): done with a valid
+/// answer only; one that cannot come never finishes.
+pub struct Elsewhere {
+    pub answer: Pin<Box<dyn Future<Output = Answer> + Send>>,
+    /// Who answered, said as `attention.answered`'s `by`.
+    pub by: String,
 }
 
 /// A question for a person.
@@ -67,6 +80,8 @@ struct Book {
     waiting: HashMap<String, Waiting>,
     /// Why the session is over (a `control.cancel`), said for the agent.
     cancelled: Option<String>,
+    /// The requests answered the other way (MCP elicitation).
+    answered_elsewhere: HashSet<String>,
 }
 
 impl Book {
@@ -163,7 +178,11 @@ impl Link {
 
     /// Asks a person `question` and waits for a valid answer, at most its
     /// timeout (reaching the relay included).
-    pub async fn ask(&self, question: Question) -> Result<Answered, String> {
+    pub async fn ask(
+        &self,
+        question: Question,
+        elsewhere: Option<Elsewhere>,
+    ) -> Result<Answered, String> {
         let deadline = tokio::time::Instant::now() + question.timeout;
         self.reach(question.timeout).await?;
         let kind = if question.fields.is_some() {
@@ -216,8 +235,19 @@ impl Link {
         // A drop since the relay was reached counts too: lost() starts from
         // the state now.
         let mut links = self.agent.links();
+        let (mut other, other_by) = match elsewhere {
+            Some(Elsewhere { answer, by }) => (answer, by),
+            None => (
+                Box::pin(std::future::pending()) as Pin<Box<dyn Future<Output = Answer> + Send>>,
+                String::new(),
+            ),
+        };
         let outcome = tokio::select! {
             settled = &mut settled => Ok(settled),
+            answer = &mut other => {
+                guard.id = None;
+                return self.answered_elsewhere(id, answer, other_by, settled).await;
+            }
             _ = tokio::time::sleep_until(deadline) => Err(None),
             why = lost(&mut links) => Err(Some(why)),
         };
@@ -282,6 +312,58 @@ impl Link {
             }
         };
         guard.id = None;
+        Ok(Answered {
+            request: id,
+            answer,
+            by,
+        })
+    }
+
+    /// Settles request `id` with `answer`, given the other way (MCP
+    /// elicitation) by `by`: `attention.answered` (`via: "oob"`) and
+    /// `attention.resolved`; an answer through the relay after it is
+    /// rejected. One through the relay that came first wins.
+    async fn answered_elsewhere(
+        &self,
+        id: String,
+        answer: Answer,
+        by: String,
+        settled: Pin<&mut oneshot::Receiver<Result<(Answer, String), String>>>,
+    ) -> Result<Answered, String> {
+        let mut book = self.pending.lock().await;
+        if book.waiting.remove(&id).is_none() {
+            // Settled through the relay meanwhile: that outcome stands.
+            drop(book);
+            return match tokio::time::timeout(Duration::from_secs(5), settled).await {
+                Ok(Ok(Ok((answer, by)))) => Ok(Answered {
+                    request: id,
+                    answer,
+                    by,
+                }),
+                Ok(Ok(Err(why))) => Err(why),
+                _ => Err(format!("the request {id} was settled meanwhile")),
+            };
+        }
+        book.answered_elsewhere.insert(id.clone());
+        let attrs = || Attrs {
+            subject: Some(id.clone()),
+            cause: Some(id.clone()),
+            ..Attrs::default()
+        };
+        let mut answered = AttentionAnswered::new(answer.clone());
+        answered.by = Some(by.clone());
+        answered.via = Some(aep::attention_answered::Via::Oob);
+        let resolved = AttentionResolved::new(Resolution::Answered);
+        for payload in [
+            Payload::AttentionAnswered(answered),
+            Payload::AttentionResolved(resolved),
+        ] {
+            if let Err(e) = self.agent.emit_full(&payload, attrs()).await {
+                diag!("aep mcp: error: {e}");
+            }
+        }
+        drop(book);
+        diag!("aep mcp: request {id} answered through MCP elicitation");
         Ok(Answered {
             request: id,
             answer,
@@ -426,8 +508,10 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
     let answer = &respond.answer;
     let subject = command.event().subject.clone().unwrap_or_default();
     let mut book = pending.lock().await;
-    let waiting = &mut book.waiting;
-    let problem = match waiting.get(&subject) {
+    let problem = match book.waiting.get(&subject) {
+        None if book.answered_elsewhere.contains(&subject) => Some(format!(
+            "the request {subject:?} is already answered (through MCP elicitation)"
+        )),
         None => Some(format!("no pending request {subject:?} in this session")),
         Some(request) if request.kind != Kind::Form => match (&answer.option, &answer.text) {
             (Some(option), _) if !request.options.contains(option) => Some(format!(
@@ -448,7 +532,7 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
         diag!("aep mcp: rejected an answer to {subject}: {detail}");
         return Ok(());
     }
-    let request = waiting.remove(&subject).expect("checked above");
+    let request = book.waiting.remove(&subject).expect("checked above");
     drop(book);
     agent.accept(command).await.map_err(|e| e.to_string())?;
     agent

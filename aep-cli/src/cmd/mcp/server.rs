@@ -4,18 +4,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aep::FieldSpec;
+use aep::{Answer, FieldSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequestParams, ElicitationAction, Request,
+    RequestId, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-use super::link::{Answered, Link, Question, Settings};
+use super::link::{Answered, Elsewhere, Link, Question, Settings};
 use crate::cmd::Status;
 use crate::diag;
 
@@ -26,6 +30,13 @@ const MAX_TIMEOUT_S: f64 = 3600.0;
 const NOTIFY_WAIT: Duration = Duration::from_secs(10);
 /// A bound on the options of one choice.
 const MAX_OPTIONS: usize = 64;
+/// How often a waiting `ask_human` whose call carries a progress token
+/// tells the client it still waits (`notifications/progress`), the first
+/// time as it starts: clients whose request timeout restarts on progress
+/// keep waiting for the person.
+const PROGRESS_EVERY: Duration = Duration::from_secs(20);
+/// A bound on the agent name taken from the MCP client's name.
+const MAX_AGENT_CHARS: usize = 64;
 
 /// The server of one MCP connection.
 #[derive(Clone)]
@@ -35,6 +46,8 @@ pub(super) struct Server {
     /// Kept as long as the server is (over HTTP: what ends its session
     /// when the transport lets the server go).
     _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The agent name the session took.
+    agent: Arc<OnceCell<String>>,
 }
 
 /// Serves MCP on standard input and output until it closes (or a stop
@@ -42,23 +55,23 @@ pub(super) struct Server {
 pub async fn serve(settings: Settings) -> Status {
     let server = Server::new(settings, Arc::default(), None);
     let link = server.link.clone();
-    let running = match server.serve(rmcp::transport::stdio()).await {
-        Ok(running) => Some(running),
+    let status = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => {
+            tokio::select! {
+                _ = running.waiting() => {}
+                _ = crate::live::stop_signal() => {}
+            }
+            Status::Clean
+        }
         Err(e) => {
-            diag!("aep mcp: the MCP connection did not start: {e}");
-            None
+            diag!("aep mcp: error: the MCP connection did not start: {e}");
+            Status::Failure
         }
     };
-    if let Some(running) = running {
-        tokio::select! {
-            _ = running.waiting() => {}
-            _ = crate::live::stop_signal() => {}
-        }
-    }
     if let Some(link) = link.get() {
         link.end().await;
     }
-    Status::Clean
+    status
 }
 
 impl Server {
@@ -72,6 +85,7 @@ impl Server {
             settings: Arc::new(settings),
             link,
             _held: held,
+            agent: Arc::default(),
         }
     }
 
@@ -84,28 +98,88 @@ impl Server {
                     .settings
                     .agent
                     .clone()
-                    .or_else(|| {
-                        client
-                            .map(str::trim)
-                            .filter(|c| !c.is_empty())
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or_else(|| "mcp".to_owned());
+                    .unwrap_or_else(|| agent_name(client));
+                let _ = self.agent.set(agent.clone());
                 Link::start(&self.settings, &agent).await
             })
             .await
     }
 
-    async fn ask_human(&self, arguments: &JsonObject) -> CallToolResult {
+    async fn ask_human(&self, arguments: &JsonObject, peer: &Peer<RoleServer>) -> CallToolResult {
         let question = match question(arguments) {
             Ok(question) => question,
             Err(message) => return failure(format!("invalid arguments: {message}")),
         };
         let link = self.link(None).await;
-        match link.ask(question).await {
+        let elsewhere = self.elicitation(peer, &question);
+        match link.ask(question, elsewhere).await {
             Ok(answered) => answer_result(link.session(), &answered),
             Err(message) => failure(message),
         }
+    }
+
+    /// The question asked through MCP elicitation too, when `--elicit`
+    /// is on, the client declared it can take it, and the question fits
+    /// its schema.
+    fn elicitation(&self, peer: &Peer<RoleServer>, question: &Question) -> Option<Elsewhere> {
+        if !self.settings.elicit {
+            return None;
+        }
+        peer.peer_info()?.capabilities.elicitation.as_ref()?;
+        let (schema, shape) = elicit_schema(question)?;
+        let params: ElicitRequestParams = match serde_json::from_value(json!({
+            "mode": "form",
+            "message": question.prompt,
+            "requestedSchema": schema,
+        })) {
+            Ok(params) => params,
+            Err(e) => {
+                diag!("aep mcp: cannot ask through elicitation: {e}");
+                return None;
+            }
+        };
+        let peer = peer.clone();
+        let answer = async move {
+            let request = ServerRequest::ElicitRequest(Request::new(params));
+            let handle = match peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+            {
+                Ok(handle) => handle,
+                Err(e) => {
+                    diag!("aep mcp: cannot ask through elicitation: {e}");
+                    return std::future::pending().await;
+                }
+            };
+            let mut asked = Elicited {
+                peer: peer.clone(),
+                id: Some(handle.id.clone()),
+            };
+            let result = handle.await_response().await;
+            asked.id = None;
+            let why = match result {
+                Ok(ClientResult::ElicitResult(result)) => match result.action {
+                    ElicitationAction::Accept => match shape.answer(result.content) {
+                        Ok(answer) => return answer,
+                        Err(why) => format!("an answer that does not fit: {why}"),
+                    },
+                    ElicitationAction::Decline => "declined".to_owned(),
+                    _ => "cancelled".to_owned(),
+                },
+                Ok(_) => "not an elicitation result".to_owned(),
+                Err(e) => e.to_string(),
+            };
+            diag!("aep mcp: elicitation: {why}; the relay's answer is awaited");
+            std::future::pending().await
+        };
+        let by = format!(
+            "{} (MCP elicitation)",
+            self.agent.get().map_or("mcp", String::as_str)
+        );
+        Some(Elsewhere {
+            answer: Box::pin(answer),
+            by,
+        })
     }
 
     async fn notify(&self, arguments: &JsonObject) -> CallToolResult {
@@ -160,7 +234,13 @@ impl ServerHandler for Server {
         let arguments = request.arguments.unwrap_or_default();
         let call = async {
             match request.name.as_ref() {
-                "ask_human" => Ok(self.ask_human(&arguments).await),
+                "ask_human" => {
+                    let ask = self.ask_human(&arguments, &context.peer);
+                    Ok(match context.meta.get_progress_token() {
+                        Some(token) => waiting(ask, &context.peer, token).await,
+                        None => ask.await,
+                    })
+                }
                 "notify" => Ok(self.notify(&arguments).await),
                 other => Err(McpError::invalid_params(
                     format!("no tool {other:?}: the tools are ask_human and notify"),
@@ -176,6 +256,158 @@ impl ServerHandler for Server {
         };
         Ok(result.into())
     }
+}
+
+/// Runs `work` (a call that waits for a person), telling the client that
+/// it waits through progress notifications for `token`: one at once, then
+/// one every [`PROGRESS_EVERY`], until `work` is done.
+async fn waiting<T>(
+    work: impl std::future::Future<Output = T>,
+    peer: &Peer<RoleServer>,
+    token: ProgressToken,
+) -> T {
+    let ticks = async {
+        let mut every = tokio::time::interval(PROGRESS_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The longest wait, reaching the relay included, and some.
+        let bound = (MAX_TIMEOUT_S / PROGRESS_EVERY.as_secs_f64()) as u32 + 4;
+        for tick in 1..=bound {
+            every.tick().await;
+            let progress = ProgressNotificationParam::new(token.clone(), f64::from(tick))
+                .with_message("waiting for a person to answer");
+            if let Err(e) = peer.notify_progress(progress).await {
+                diag!("aep mcp: cannot send progress: {e}");
+                break;
+            }
+        }
+        std::future::pending::<std::convert::Infallible>().await
+    };
+    tokio::select! {
+        done = work => done,
+        never = ticks => match never {},
+    }
+}
+
+/// An elicitation request still waiting for the client: cancelled
+/// (`notifications/cancelled`) when dropped, as the answer came through
+/// the relay first, or the call ended.
+struct Elicited {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Elicited {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let Ok(params) = serde_json::from_value::<CancelledNotificationParam>(json!({
+            "requestId": id,
+            "reason": "answered through the relay, or no longer asked",
+        })) else {
+            return;
+        };
+        tokio::spawn(async move {
+            if let Err(e) = peer.notify_cancelled(params).await {
+                diag!("aep mcp: cannot cancel an elicitation: {e}");
+            }
+        });
+    }
+}
+
+/// How an elicitation's content becomes an answer.
+enum Shape {
+    /// `{option}`, one of these.
+    Choice(Vec<String>),
+    /// `{text}`.
+    Text,
+    /// The form's values, checked against its fields.
+    Form(Vec<FieldSpec>),
+}
+
+impl Shape {
+    fn answer(&self, content: Option<Value>) -> Result<Answer, String> {
+        let Some(Value::Object(content)) = content else {
+            return Err("no content".to_owned());
+        };
+        let mut answer = Answer::new();
+        match self {
+            Shape::Choice(options) => match content.get("option") {
+                Some(Value::String(option)) if options.contains(option) => {
+                    answer.option = Some(option.clone());
+                }
+                _ => return Err(format!("`option` is not one of {options:?}")),
+            },
+            Shape::Text => match content.get("text") {
+                Some(Value::String(text)) => answer.text = Some(text.clone()),
+                _ => return Err("`text` is not a string".to_owned()),
+            },
+            Shape::Form(fields) => {
+                let values = aep::Object::from_iter(content);
+                aep::aep_types::form::validate_values(fields, &values)
+                    .map_err(|e| format!("the answer breaks the form: {e}"))?;
+                answer.values = Some(values);
+            }
+        }
+        Ok(answer)
+    }
+}
+
+/// The elicitation schema of `question` (MCP's flat object of primitive
+/// properties) and how its content becomes an answer; none for a form
+/// whose fields it cannot express (a `select` with `multi` or `other`).
+fn elicit_schema(question: &Question) -> Option<(Value, Shape)> {
+    if let Some(fields) = &question.fields {
+        let mut properties = JsonObject::new();
+        let mut required = Vec::new();
+        for field in fields {
+            let mut property = match field.type_ {
+                aep::FieldSpecType::String => json!({"type": "string"}),
+                aep::FieldSpecType::Boolean => json!({"type": "boolean"}),
+                aep::FieldSpecType::Number => {
+                    let mut number = json!({"type": "number"});
+                    if let Some(min) = field.min {
+                        number["minimum"] = json!(min);
+                    }
+                    if let Some(max) = field.max {
+                        number["maximum"] = json!(max);
+                    }
+                    number
+                }
+                aep::FieldSpecType::Select => {
+                    if field.multi == Some(true) || field.other == Some(true) {
+                        return None;
+                    }
+                    let choices = field.choices.as_ref()?;
+                    let ids: Vec<&str> = choices.iter().map(|c| c.id.as_str()).collect();
+                    json!({"type": "string", "enum": ids})
+                }
+                _ => return None,
+            };
+            property["title"] = json!(field.label);
+            if properties.insert(field.id.clone(), property).is_some() {
+                return None;
+            }
+            if field.required == Some(true) {
+                required.push(field.id.clone());
+            }
+        }
+        let schema = json!({"type": "object", "properties": properties, "required": required});
+        return Some((schema, Shape::Form(fields.clone())));
+    }
+    if question.options.is_empty() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "title": "Answer"}},
+            "required": ["text"],
+        });
+        return Some((schema, Shape::Text));
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": {"option": {"type": "string", "title": "Choice", "enum": question.options}},
+        "required": ["option"],
+    });
+    Some((schema, Shape::Choice(question.options.clone())))
 }
 
 /// The tools and their input schemas.
@@ -375,6 +607,34 @@ fn answer_result(session: &str, answered: &Answered) -> CallToolResult {
     result
 }
 
+/// The AEP agent name for an MCP client named `client` (as it says in
+/// `initialize`, so anything): control characters and bidirectional
+/// overrides dropped, whitespace trimmed and collapsed to single spaces,
+/// at most [`MAX_AGENT_CHARS`] characters; "mcp" when nothing is left.
+fn agent_name(client: Option<&str>) -> String {
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let cleaned: String = client
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !bidi(*c) && (c.is_whitespace() || !c.is_control()))
+        .collect();
+    let mut name = String::new();
+    for word in cleaned.split_whitespace() {
+        if name.chars().count() >= MAX_AGENT_CHARS {
+            break;
+        }
+        if !name.is_empty() {
+            name.push(' ');
+        }
+        name.push_str(word);
+    }
+    let name: String = name.chars().take(MAX_AGENT_CHARS).collect();
+    match name.trim_end() {
+        "" => "mcp".to_owned(),
+        name => name.to_owned(),
+    }
+}
+
 /// A tool error the agent reads.
 fn failure(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
@@ -425,6 +685,87 @@ mod tests {
         );
         wrong(json!({"prompt": "p", "timeout_s": 0}), "timeout_s");
         wrong(json!({"prompt": "p", "timeout_s": "10"}), "timeout_s");
+    }
+
+    #[test]
+    fn the_client_name_is_cleaned_into_an_agent_name() {
+        assert_eq!(agent_name(Some("claude-code")), "claude-code");
+        assert_eq!(agent_name(Some("  My  Client\t1.0 ")), "My Client 1.0");
+        assert_eq!(
+            agent_name(Some("evil\nagent: admin\r\n")),
+            "evil agent: admin"
+        );
+        // ANSI escapes lose their ESC: what is left is printable text.
+        let ansi = agent_name(Some("\u{1b}[31mred\u{1b}[0m\u{7}"));
+        assert!(!ansi.chars().any(char::is_control), "{ansi:?}");
+        assert_eq!(ansi, "[31mred[0m");
+        assert_eq!(agent_name(Some("a\u{85}b\u{2028}c")), "a b c");
+        assert_eq!(agent_name(Some("ab\u{202e}cd\u{2066}")), "abcd");
+        // Only control characters or whitespace, or nothing: "mcp".
+        assert_eq!(agent_name(Some("\u{0}\u{1b}\u{7f}\n\t ")), "mcp");
+        assert_eq!(agent_name(Some("")), "mcp");
+        assert_eq!(agent_name(None), "mcp");
+        // Long names are cut on a character boundary, with no space at
+        // the end.
+        let long = agent_name(Some(&"é".repeat(10 * 1024)));
+        assert_eq!(long.chars().count(), MAX_AGENT_CHARS);
+        assert!(long.chars().all(|c| c == 'é'));
+        let words = agent_name(Some(&"ab ".repeat(5000)));
+        assert!(words.chars().count() <= MAX_AGENT_CHARS, "{words:?}");
+        assert!(!words.ends_with(' ') && words.starts_with("ab ab"));
+        let emoji = agent_name(Some(&"👩‍💻\n".repeat(4000)));
+        assert!(emoji.chars().count() <= MAX_AGENT_CHARS);
+        assert!(!emoji.contains('\n'));
+    }
+
+    #[test]
+    fn an_elicitation_schema_is_made_only_for_what_mcp_can_say() {
+        let schema = |arguments: Value| elicit_schema(&ask(arguments).unwrap()).map(|(s, _)| s);
+        let choice = schema(json!({"prompt": "Go?", "options": ["yes", "no"]})).unwrap();
+        assert_eq!(choice["properties"]["option"]["enum"], json!(["yes", "no"]));
+        let text = schema(json!({"prompt": "Why?"})).unwrap();
+        assert_eq!(text["properties"]["text"]["type"], "string");
+        let form = schema(json!({"prompt": "Form", "fields": [
+            {"id": "a", "type": "boolean", "label": "A", "required": true},
+            {"id": "n", "type": "number", "label": "N", "min": 0},
+            {"id": "s", "type": "select", "label": "S", "choices": [{"id": "x", "label": "X"}]}
+        ]}))
+        .unwrap();
+        assert_eq!(
+            form["properties"]["a"],
+            json!({"type": "boolean", "title": "A"})
+        );
+        assert_eq!(form["properties"]["n"]["minimum"], 0.0);
+        assert_eq!(form["properties"]["s"]["enum"], json!(["x"]));
+        assert_eq!(form["required"], json!(["a"]));
+        for field in [
+            json!({"id": "m", "type": "select", "label": "M", "multi": true, "choices": [{"id": "x", "label": "X"}]}),
+            json!({"id": "o", "type": "select", "label": "O", "other": true, "choices": [{"id": "x", "label": "X"}]}),
+        ] {
+            assert!(schema(json!({"prompt": "F", "fields": [field]})).is_none());
+        }
+    }
+
+    #[test]
+    fn an_elicitation_answer_is_checked_like_a_relay_one() {
+        let shape = |arguments: Value| elicit_schema(&ask(arguments).unwrap()).unwrap().1;
+        let choice = shape(json!({"prompt": "Go?", "options": ["yes", "no"]}));
+        assert_eq!(
+            choice
+                .answer(Some(json!({"option": "yes"})))
+                .unwrap()
+                .option
+                .unwrap(),
+            "yes"
+        );
+        assert!(choice.answer(Some(json!({"option": "maybe"}))).is_err());
+        assert!(choice.answer(None).is_err());
+        let form = shape(json!({"prompt": "F", "fields": [
+            {"id": "n", "type": "number", "label": "N", "required": true, "max": 3}
+        ]}));
+        assert!(form.answer(Some(json!({"n": 2}))).is_ok());
+        assert!(form.answer(Some(json!({"n": 9}))).is_err());
+        assert!(form.answer(Some(json!({}))).is_err());
     }
 
     #[test]
