@@ -63,6 +63,16 @@ pub struct TlsFiles {
     pub key: PathBuf,
 }
 
+/// A NATS server whose JetStream several relay nodes share
+/// ([`Config::nats`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NatsServer {
+    /// The server's URL (`nats://host:4222`).
+    pub url: String,
+    /// A credentials file (`.creds`: a user JWT and its NKey seed).
+    pub creds: Option<PathBuf>,
+}
+
 /// The relay's configuration. Every limit has the published reference
 /// relay's default where it has one; the rest are documented here.
 ///
@@ -99,6 +109,7 @@ pub struct Config {
     pub(crate) tls: Option<TlsFiles>,
     pub(crate) ui: bool,
     pub(crate) claim_grace: Duration,
+    pub(crate) nats: Option<NatsServer>,
 }
 
 impl Default for Config {
@@ -131,6 +142,7 @@ impl Default for Config {
             tls: None,
             ui: true,
             claim_grace: Duration::from_secs(5),
+            nats: None,
         }
     }
 }
@@ -321,6 +333,18 @@ impl Config {
     /// Serve TLS with this certificate and key.
     pub fn tls(mut self, files: Option<TlsFiles>) -> Self {
         self.tls = files;
+        self
+    }
+
+    /// Share history and fan-out with the other relay nodes on this NATS
+    /// server's JetStream (the `nats` feature): every node publishes what
+    /// it admits to one stream and delivers what the stream holds, so an
+    /// event posted to any node reaches the subscribers of every node and
+    /// survives a node's restart. Every node of a cluster takes the same
+    /// `--buffer`. Commands are routed only to an owner connected to the
+    /// node that received them.
+    pub fn nats(mut self, server: Option<NatsServer>) -> Self {
+        self.nats = server;
         self
     }
 

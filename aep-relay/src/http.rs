@@ -36,6 +36,11 @@ pub(crate) struct App {
     /// Bytes of `POST` bodies that may be read and ingested at once
     /// (`--max-inflight-bytes`).
     pub inflight: Arc<tokio::sync::Semaphore>,
+    /// The cluster's stream, when the relay is a node of one
+    /// ([`Config::nats`](crate::Config::nats)): what is admitted is
+    /// published there, and delivered from there.
+    #[cfg(feature = "nats")]
+    pub nats: Option<Arc<crate::nats::Nats>>,
 }
 
 /// The query parameters of a request.
@@ -361,22 +366,79 @@ async fn post_events(State(app): State<App>, Query(params): Params, request: Req
     // workers, so `/healthz`, other connections and the shutdown are never
     // queued behind batches, however many arrive at once.
     let hub = app.hub.clone();
-    match tokio::task::spawn_blocking(move || ingest_body(&hub, &body, batch)).await {
-        Ok(response) => response,
-        Err(_) => error(
+    let internal = || {
+        error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "the batch could not be ingested",
-        ),
+        )
+    };
+    // A node of a cluster publishes the batch; the stream delivers it.
+    #[cfg(feature = "nats")]
+    if let Some(nats) = app.nats.clone() {
+        let checked = tokio::task::spawn_blocking(move || {
+            admit_body(&hub, &body, batch, |admitted| {
+                admitted
+                    .iter()
+                    .map(crate::nats::Outgoing::of)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .await;
+        let outgoing = match checked {
+            Ok(Ok(outgoing)) => outgoing,
+            Ok(Err(refused)) => return *refused,
+            Err(_) => return internal(),
+        };
+        let count = outgoing.len();
+        return match nats.publish(outgoing).await {
+            Ok(duplicates) => accepted(count, duplicates),
+            Err(failed) => {
+                let (status, code) = match failed {
+                    crate::nats::Failed::TooLarge { .. } => {
+                        (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large")
+                    }
+                    crate::nats::Failed::Unavailable(_) => {
+                        (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+                    }
+                };
+                error(status, code, &failed.to_string())
+            }
+        };
+    }
+    let ingested = tokio::task::spawn_blocking(move || {
+        admit_body(&hub, &body, batch, |admitted| {
+            (admitted.len(), hub.ingest(admitted, None))
+        })
+    })
+    .await;
+    match ingested {
+        Ok(Ok((count, duplicates))) => accepted(count, duplicates),
+        Ok(Err(refused)) => *refused,
+        Err(_) => internal(),
     }
 }
 
-/// Parses `body` (one event, or an NDJSON batch), refuses it whole at its
-/// first bad line, else buffers and fans it out: the answer to the POST.
-fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
+/// The answer to a `POST` whose `count` events were all taken.
+fn accepted(count: usize, duplicates: usize) -> Response {
+    json_response(
+        StatusCode::ACCEPTED,
+        json!({"accepted": count, "duplicates": duplicates}),
+    )
+}
+
+/// Parses `body` (one event, or an NDJSON batch) and refuses it whole at
+/// its first bad line (the answer to the `POST`), else hands the admitted
+/// events to `take`.
+fn admit_body<T>(
+    hub: &Hub,
+    body: &Bytes,
+    batch: bool,
+    take: impl FnOnce(&[Admitted<'_>]) -> T,
+) -> Result<T, Box<Response>> {
     let refuse = |why, response| {
         hub.metrics.refuse(why);
-        response
+        Err(Box::new(response))
     };
     let max_batch = hub.config.max_batch;
     let lines = if batch {
@@ -431,11 +493,7 @@ fn ingest_body(hub: &Hub, body: &Bytes, batch: bool) -> Response {
             ),
         );
     }
-    let duplicates = hub.ingest(&admitted, None);
-    json_response(
-        StatusCode::ACCEPTED,
-        json!({"accepted": admitted.len(), "duplicates": duplicates}),
-    )
+    Ok(take(&admitted))
 }
 
 fn too_large(max: usize) -> Response {

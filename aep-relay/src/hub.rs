@@ -218,24 +218,8 @@ impl Hub {
                     duplicates += 1;
                 }
                 forget_evicted(state);
-                // A positioned event claims its session under its `source`;
-                // a re-sent one (a duplicate) only while nobody holds the
-                // session live: an agent back on a new connection re-sends
-                // what it is not sure arrived and owns its session again
-                // by it, but an impostor re-sending the owner's events
-                // while the owner is connected claims nothing.
-                if let (Some(conn), Some(session), Some(_)) =
-                    (from, &admitted.stored.session, admitted.stored.seq)
-                {
-                    let source = admitted.event.source();
-                    let claim = if duplicate {
-                        Claiming::Resent
-                    } else {
-                        Claiming::Fresh
-                    };
-                    state
-                        .routes
-                        .claim(conn, session, source, claim, Instant::now());
+                if let Some(conn) = from {
+                    claim(state, admitted, conn, duplicate);
                 }
                 cut += fanout::fan_out(
                     &state.subscribers,
@@ -249,6 +233,14 @@ impl Hub {
             self.update_gauges(state);
         }
         duplicates
+    }
+
+    /// The claim of a positioned event sent over connection `conn` (see
+    /// [`claim`]), for a node of a cluster, whose ingest is the stream's:
+    /// `duplicate` when the stream already held it.
+    #[cfg(feature = "nats")]
+    pub fn claim(&self, admitted: &Admitted, conn: u64, duplicate: bool) {
+        claim(&mut self.lock(), admitted, conn, duplicate);
     }
 
     /// Between two chunks of a batch: lets the threads waiting for the
@@ -377,8 +369,9 @@ impl Hub {
     }
 
     /// Routes a command (its exact frame text) to its one owner, then
-    /// keeps it in the session's history and fans it out.
-    pub fn route(&self, command: &Admitted, frame: Bytes) -> Result<(), Refused> {
+    /// keeps it in the session's history and fans it out (`keep`; a node
+    /// of a cluster publishes it instead, and the stream delivers it).
+    pub fn route(&self, command: &Admitted, frame: Bytes, keep: bool) -> Result<(), Refused> {
         if !self.config.authenticated() {
             return Err(Refused::Unauthorized);
         }
@@ -389,6 +382,9 @@ impl Hub {
             .routes
             .route(session, event.type_(), frame, Instant::now())?;
         self.metrics.commands_routed.inc();
+        if !keep {
+            return Ok(());
+        }
         self.metrics.events_in.inc();
         let state = &mut *state;
         state.buffers.admit(&command.stored);
@@ -410,6 +406,25 @@ impl Hub {
     /// `budget` bytes; the reply is assembled outside the lock.
     pub fn roster(&self, budget: usize) -> Roster {
         self.lock().routes.roster(budget)
+    }
+}
+
+/// A positioned event claims its session under its `source`; a re-sent
+/// one (a duplicate) only while nobody holds the session live: an agent
+/// back on a new connection re-sends what it is not sure arrived and owns
+/// its session again by it, but an impostor re-sending the owner's events
+/// while the owner is connected claims nothing.
+fn claim(state: &mut State, admitted: &Admitted, conn: u64, duplicate: bool) {
+    if let (Some(session), Some(_)) = (&admitted.stored.session, admitted.stored.seq) {
+        let source = admitted.event.source();
+        let claim = if duplicate {
+            Claiming::Resent
+        } else {
+            Claiming::Fresh
+        };
+        state
+            .routes
+            .claim(conn, session, source, claim, Instant::now());
     }
 }
 

@@ -28,6 +28,8 @@ mod http;
 mod hub;
 mod ingest;
 mod metrics;
+#[cfg(feature = "nats")]
+mod nats;
 mod routing;
 mod server;
 mod sse;
@@ -39,7 +41,7 @@ mod ui;
 mod ws;
 mod wsio;
 
-pub use config::{Config, TlsFiles, Token, CONNECTION_BYTES, TLS_CONNECTION_BYTES};
+pub use config::{Config, NatsServer, TlsFiles, Token, CONNECTION_BYTES, TLS_CONNECTION_BYTES};
 pub use server::{Drained, Relay, ShutdownHandle};
 
 #[cfg(doctest)]

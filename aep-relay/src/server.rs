@@ -109,6 +109,8 @@ impl Relay {
                 shutdown: CancellationToken::new(),
                 sockets: TaskTracker::new(),
                 started: Instant::now(),
+                #[cfg(feature = "nats")]
+                nats: None,
             },
             #[cfg(feature = "tls")]
             tls,
@@ -122,8 +124,28 @@ impl Relay {
 
     /// Serves until shut down, then drains (at most the configured grace
     /// period, 4 s by default).
+    ///
+    /// A node of a cluster ([`Config::nats`]) first connects to its NATS
+    /// server and reads what the stream holds; it fails when it cannot.
     pub async fn serve(self, listener: TcpListener) -> io::Result<Drained> {
-        let app = self.app;
+        #[allow(unused_mut)]
+        let mut app = self.app;
+        if let Some(server) = app.hub.config.nats.clone() {
+            #[cfg(feature = "nats")]
+            {
+                let nats =
+                    crate::nats::start(&server, app.hub.clone(), app.shutdown.clone()).await?;
+                app.nats = Some(Arc::new(nats));
+            }
+            #[cfg(not(feature = "nats"))]
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "this build of aep-relay has no NATS (the `nats` feature is off); {} is not used",
+                    server.url
+                ),
+            ));
+        }
         let router = http::router(app.clone());
         let limit = Arc::new(Semaphore::new(app.hub.config.max_connections));
         let connections = TaskTracker::new();

@@ -746,15 +746,36 @@ impl Connection {
                 }))
                 .await;
         }
+        #[cfg(feature = "nats")]
+        let nats = self.app.nats.clone();
+        #[cfg(not(feature = "nats"))]
+        let nats: Option<()> = None;
         if !admitted.is_command() {
+            #[cfg(feature = "nats")]
+            if let Some(nats) = &nats {
+                return self.publish(nats, &admitted, cause).await;
+            }
             self.app
                 .hub
                 .ingest(std::slice::from_ref(&admitted), Some(self.id));
             return Ok(());
         }
         let frame_bytes = Bytes::copy_from_slice(text);
-        match self.app.hub.route(&admitted, frame_bytes) {
-            Ok(()) => Ok(()),
+        match self.app.hub.route(&admitted, frame_bytes, nats.is_none()) {
+            Ok(()) => {
+                // A node of a cluster keeps the command in every node's
+                // history through the stream.
+                #[cfg(feature = "nats")]
+                if let Some(nats) = nats {
+                    if let Err(e) = nats
+                        .publish(vec![crate::nats::Outgoing::of(&admitted)])
+                        .await
+                    {
+                        tracing::warn!(error = %e, "a routed command was not kept in the stream");
+                    }
+                }
+                Ok(())
+            }
             Err(refused) => {
                 self.app.hub.metrics.refuse(Refusal::Command);
                 let session = admitted.event.session().unwrap_or_default();
@@ -762,6 +783,38 @@ impl Connection {
                 self.send_frame(Frame::Error(ErrorFrame {
                     cause,
                     ..ErrorFrame::new(refused.code(), detail)
+                }))
+                .await
+            }
+        }
+    }
+
+    /// A node of a cluster's ingest of an event: published, and claimed
+    /// here once the stream holds it (the stream delivers it).
+    #[cfg(feature = "nats")]
+    async fn publish(
+        &mut self,
+        nats: &crate::nats::Nats,
+        admitted: &crate::ingest::Admitted<'_>,
+        cause: Option<String>,
+    ) -> Result<(), End> {
+        match nats
+            .publish(vec![crate::nats::Outgoing::of(admitted)])
+            .await
+        {
+            Ok(duplicates) => {
+                self.app.hub.claim(admitted, self.id, duplicates > 0);
+                Ok(())
+            }
+            Err(failed) => {
+                self.app.hub.metrics.refuse(Refusal::Limit);
+                let code = match failed {
+                    crate::nats::Failed::TooLarge { .. } => ErrorCode::LimitExceeded,
+                    crate::nats::Failed::Unavailable(_) => ErrorCode::Busy,
+                };
+                self.send_frame(Frame::Error(ErrorFrame {
+                    cause,
+                    ..ErrorFrame::new(code, failed.to_string())
                 }))
                 .await
             }

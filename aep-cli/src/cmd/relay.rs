@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use aep_relay::{Config, Relay, TlsFiles, Token};
+use aep_relay::{Config, NatsServer, Relay, TlsFiles, Token};
 
 use super::Status;
 use crate::common::error::{Context, Result};
@@ -244,6 +244,17 @@ pub struct Args {
     #[arg(long, env = "AEP_TLS_KEY", requires = "tls_cert", value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
 
+    /// Be a node of a cluster: share history and fan-out with the other
+    /// relays on this NATS server's JetStream (`nats://host:4222`; every
+    /// node takes the same --buffer). Needs aep built with the `nats`
+    /// feature.
+    #[arg(long, env = "AEP_NATS", value_name = "URL")]
+    pub nats: Option<String>,
+
+    /// A NATS credentials file (`.creds`) for --nats.
+    #[arg(long, env = "AEP_NATS_CREDS", requires = "nats", value_name = "FILE")]
+    pub nats_creds: Option<PathBuf>,
+
     /// Do not serve the browser UI at `/`.
     #[arg(long, env = "AEP_NO_UI", conflicts_with = "print_ui_url")]
     pub no_ui: bool,
@@ -324,6 +335,10 @@ pub fn run(args: &Args) -> Status {
         .max_connections(args.max_connections)
         .ping(ping, ping * 6)
         .tls(tls)
+        .nats(args.nats.clone().map(|url| NatsServer {
+            url,
+            creds: args.nats_creds.clone(),
+        }))
         .ui(ui.on);
     if let Some(n) = args.max_from {
         config = config.max_from(n);

@@ -10,6 +10,8 @@ mod budget;
 mod identity;
 mod ingest;
 mod liveness;
+#[cfg(feature = "nats")]
+mod nats;
 mod replay;
 mod routing;
 mod shutdown;

@@ -1,0 +1,321 @@
+//! Relay nodes sharing their history and their fan-out through NATS
+//! JetStream ([`Config::nats`](crate::Config::nats)).
+//!
+//! Every node publishes what it admits into one JetStream stream,
+//! [`STREAM`], a subject per session (a digest of the session id, so any
+//! id is a safe subject) keeping `--buffer` messages per subject, oldest
+//! discarded first, within `--max-buffered-bytes` in all. Every node
+//! follows the whole stream with one ordered consumer and buffers and fans
+//! out what it reads exactly as it does a local ingest: each node's
+//! buffers hold what the stream holds, and replay and live delivery on any
+//! node serve the events posted to every node. A node reads what the
+//! stream holds before it accepts a connection.
+//!
+//! - A `POST` is answered `202` only once the server has stored every
+//!   event of it; an event is never half-stored (one over the server's
+//!   `max_payload` refuses the batch before anything is published).
+//! - `Nats-Msg-Id` is a digest of the event's `(source, id)`: the server
+//!   drops a second copy within its duplicate window (two minutes) and
+//!   says so, and the relay counts it in `duplicates` without delivering
+//!   it again. A copy sent after the window is stored and delivered again,
+//!   as AEP-0001 §7.4 allows (consumers dedupe on `(source, id)`).
+//! - Live delivery keeps the stream's order; a subscriber that joins a
+//!   node while events flow gets replay then live with no gap and no
+//!   duplicate at the seam (the node's own buffers, as without NATS).
+//! - Commands are routed to the owner connected to the node that received
+//!   them (routing across nodes is not done yet: an owner connected to
+//!   another node is `no-route`); a routed command is published like any
+//!   event, so every node keeps it in the session's history.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer, stream};
+use async_nats::HeaderMap;
+use bytes::Bytes;
+use futures_util::{FutureExt, StreamExt};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::NatsServer;
+use crate::hub::Hub;
+use crate::ingest::{self, Admitted};
+
+/// The stream every node publishes to and follows.
+pub(crate) const STREAM: &str = "AEP_EVENTS";
+/// The stream's subjects: `aep.events.s.<digest>` per session, and
+/// `aep.events.none` for events without one.
+const SUBJECTS: &str = "aep.events.>";
+/// How long the server remembers a `Nats-Msg-Id` to drop a second copy.
+const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
+/// The events a node buffers and fans out under one taking of its lock,
+/// at most, when the stream hands it many at once.
+const FOLLOW_BATCH: usize = 256;
+
+/// A node's link to the cluster's stream.
+pub(crate) struct Nats {
+    js: jetstream::Context,
+    max_payload: usize,
+}
+
+/// An event to publish: its subject, its dedupe id and its exact bytes.
+pub(crate) struct Outgoing {
+    subject: String,
+    msg_id: String,
+    bytes: Bytes,
+}
+
+impl Outgoing {
+    /// What `admitted` is published as.
+    pub(crate) fn of(admitted: &Admitted<'_>) -> Outgoing {
+        let stored = &admitted.stored;
+        Outgoing {
+            subject: subject(stored.session.as_deref()),
+            msg_id: hex(&Sha256::digest(&stored.dedupe)),
+            bytes: stored.json(),
+        }
+    }
+}
+
+/// Why a publish failed, with what to answer.
+#[derive(Debug)]
+pub(crate) enum Failed {
+    /// An event is larger than the server takes (`max_payload`).
+    TooLarge { size: usize, max: usize },
+    /// The server did not store it (unreachable, timed out, refused).
+    Unavailable(String),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::TooLarge { size, max } => write!(
+                f,
+                "an event of {size} bytes is over the NATS server's max_payload ({max} bytes); nothing of the batch was stored"
+            ),
+            Failed::Unavailable(why) => write!(
+                f,
+                "NATS JetStream did not store the events ({why}); send them again (a copy already stored is a duplicate)"
+            ),
+        }
+    }
+}
+
+/// The subject of a session's events.
+fn subject(session: Option<&str>) -> String {
+    match session {
+        Some(session) => format!(
+            "aep.events.s.{}",
+            &hex(&Sha256::digest(session.as_bytes()))[..32]
+        ),
+        None => "aep.events.none".to_owned(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("{what}: {e}"))
+}
+
+/// Connects to the server, makes sure the stream is there with this
+/// node's limits, reads what it holds into `hub`, and follows it until
+/// `shutdown`.
+pub(crate) async fn start(
+    server: &NatsServer,
+    hub: Arc<Hub>,
+    shutdown: CancellationToken,
+) -> io::Result<Nats> {
+    let mut options = async_nats::ConnectOptions::new().name("aep-relay");
+    if let Some(creds) = &server.creds {
+        options = options.credentials_file(creds).await.map_err(|e| {
+            failed(
+                &format!("cannot read the NATS credentials {}", creds.display()),
+                e,
+            )
+        })?;
+    }
+    let client = options
+        .connect(server.url.as_str())
+        .await
+        .map_err(|e| failed(&format!("cannot connect to NATS at {}", server.url), e))?;
+    let max_payload = client.max_payload();
+    let js = jetstream::new(client);
+    let config = &hub.config;
+    let mut stream = js
+        .get_or_create_stream(stream::Config {
+            name: STREAM.to_owned(),
+            subjects: vec![SUBJECTS.to_owned()],
+            max_messages_per_subject: i64::try_from(config.buffer).unwrap_or(i64::MAX),
+            max_bytes: i64::try_from(config.max_buffered_bytes).unwrap_or(i64::MAX),
+            discard: stream::DiscardPolicy::Old,
+            duplicate_window: DUPLICATE_WINDOW,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| {
+            failed(
+                &format!("cannot create the JetStream stream {STREAM} (is JetStream enabled: nats-server -js?)"),
+                e,
+            )
+        })?;
+    let info = stream
+        .info()
+        .await
+        .map_err(|e| failed(&format!("cannot read the stream {STREAM}"), e))?;
+    let kept = info.config.max_messages_per_subject;
+    if kept != i64::try_from(config.buffer).unwrap_or(i64::MAX) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the stream {STREAM} keeps {kept} events per session and this node was started with --buffer {}: every node of a cluster takes the same --buffer",
+                config.buffer
+            ),
+        ));
+    }
+    let held = info.state.messages;
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
+    // What the stream holds, read before any connection is accepted.
+    let mut caught_up = held == 0;
+    while !caught_up {
+        let first = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            next = messages.next() => next,
+        };
+        let Some(first) = first else {
+            return Err(io::Error::other(format!(
+                "the stream {STREAM} ended while it was read"
+            )));
+        };
+        let (batch, pending) = gather(first, &mut messages);
+        caught_up = pending == Some(0);
+        apply(&hub, &batch);
+    }
+    tokio::spawn(follow(messages, hub, shutdown));
+    Ok(Nats { js, max_payload })
+}
+
+/// The stream's messages one node reads.
+type Messages = consumer::pull::Ordered;
+type Message = Result<jetstream::Message, consumer::pull::OrderedError>;
+
+/// `first` and whatever else is ready now (at most [`FOLLOW_BATCH`]), as
+/// payloads, with the count the server says is still to come.
+fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>) {
+    let mut batch = Vec::new();
+    let mut pending = None;
+    let mut next = Some(first);
+    while let Some(message) = next.take() {
+        match message {
+            Ok(message) => {
+                pending = message.info().ok().map(|info| info.pending);
+                batch.push(message.payload.clone());
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "reading the NATS stream (the consumer resumes by itself)"
+            ),
+        }
+        if batch.len() < FOLLOW_BATCH {
+            next = messages.next().now_or_never().flatten();
+        }
+    }
+    (batch, pending)
+}
+
+/// Buffers and fans out what the stream delivered, as a local ingest.
+fn apply(hub: &Hub, payloads: &[Bytes]) {
+    let admitted: Vec<Admitted<'_>> = payloads
+        .iter()
+        .filter_map(|payload| match ingest::admit(payload) {
+            Ok(admitted) => Some(admitted),
+            Err(e) => {
+                tracing::warn!(error = %e, "a message on the NATS stream is not an AEP event: skipped");
+                None
+            }
+        })
+        .collect();
+    hub.ingest(&admitted, None);
+}
+
+/// Follows the stream until `shutdown`.
+async fn follow(mut messages: Messages, hub: Arc<Hub>, shutdown: CancellationToken) {
+    loop {
+        let next = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            next = messages.next() => next,
+        };
+        let Some(first) = next else {
+            tracing::error!("the NATS stream's consumer ended: this node no longer receives other nodes' events");
+            return;
+        };
+        let (batch, _) = gather(first, &mut messages);
+        apply(&hub, &batch);
+    }
+}
+
+impl Nats {
+    /// Publishes `events` in order and waits until the server stored each;
+    /// how many it already held (duplicates).
+    pub(crate) async fn publish(&self, events: Vec<Outgoing>) -> Result<usize, Failed> {
+        // Checked whole first: nothing is published of a batch with an
+        // event the server refuses by size.
+        if let Some(big) = events
+            .iter()
+            .find(|e| e.bytes.len() + e.msg_id.len() + 64 > self.max_payload)
+        {
+            return Err(Failed::TooLarge {
+                size: big.bytes.len(),
+                max: self.max_payload,
+            });
+        }
+        let mut acks = Vec::with_capacity(events.len());
+        for event in events {
+            let mut headers = HeaderMap::new();
+            headers.insert("Nats-Msg-Id", event.msg_id.as_str());
+            let ack = self
+                .js
+                .publish_with_headers(event.subject, headers, event.bytes)
+                .await
+                .map_err(|e| Failed::Unavailable(e.to_string()))?;
+            acks.push(ack);
+        }
+        let mut duplicates = 0;
+        for ack in acks {
+            let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
+            duplicates += usize::from(ack.duplicate);
+        }
+        Ok(duplicates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_session_is_a_safe_subject_token() {
+        for session in ["s", "a.b", "*", ">", "x y", "ü", ""] {
+            let subject = subject(Some(session));
+            let token = subject.strip_prefix("aep.events.s.").unwrap();
+            assert_eq!(token.len(), 32);
+            assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{subject}");
+        }
+        assert_ne!(subject(Some("a")), subject(Some("b")));
+        assert_eq!(subject(None), "aep.events.none");
+    }
+}

@@ -1,0 +1,216 @@
+//! Relay nodes on one NATS JetStream (`Config::nats`): a nats-server of
+//! its own per test, on a free loopback port with a temporary store.
+//!
+//! The server is `AEP_NATS_SERVER`, else `nats-server` on the `PATH`
+//! (`.ci/run` installs one). Without it these tests fail, saying so,
+//! unless `AEP_SKIP_NATS_TESTS=1` opts out.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use aep_relay::{Config, NatsServer, Relay};
+use serde_json::{json, Value};
+use tokio::time::timeout;
+
+use crate::common::{self, json_body, seqs, status, SseItem, TestRelay, WAIT};
+
+/// A nats-server with JetStream, killed when dropped.
+struct Server {
+    url: String,
+    child: Child,
+    _store: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A nats-server on a free port whose messages are at most
+/// `max_payload` bytes; `None` when the tests are opted out of.
+async fn server(max_payload: usize) -> Option<Server> {
+    if std::env::var("AEP_SKIP_NATS_TESTS").as_deref() == Ok("1") {
+        eprintln!("SKIPPED: AEP_SKIP_NATS_TESTS=1 opts out of the NATS cluster tests");
+        return None;
+    }
+    let binary = std::env::var("AEP_NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let store = tempfile::tempdir().expect("a temporary store");
+    let config = store.path().join("nats.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "listen: \"127.0.0.1:{port}\"\nmax_payload: {max_payload}\njetstream {{ store_dir: \"{}\" }}\n",
+            store.path().join("js").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(&binary)
+        .arg("-c")
+        .arg(&config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "the NATS cluster tests need a nats-server with JetStream ({binary}: {e}); \
+                 set AEP_NATS_SERVER=/path/to/nats-server (.ci/run installs one), \
+                 or AEP_SKIP_NATS_TESTS=1 to skip them"
+            )
+        });
+    let server = Server {
+        url: format!("nats://127.0.0.1:{port}"),
+        child,
+        _store: store,
+    };
+    // Listening within the bound.
+    for _ in 0..400 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Some(server);
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("nats-server did not listen on {port} within 10 s");
+}
+
+/// POSTs `events` as an NDJSON batch to `node`.
+async fn post(node: &TestRelay, events: &[Value]) -> reqwest::Response {
+    let lines: Vec<String> = events.iter().map(Value::to_string).collect();
+    node.post_lines(&lines).await
+}
+
+fn node_config(server: &Server) -> Config {
+    Config::default().buffer(64).nats(Some(NatsServer {
+        url: server.url.clone(),
+        creds: None,
+    }))
+}
+
+/// A relay node of the cluster on `server`.
+async fn node(server: &Server) -> TestRelay {
+    common::start(node_config(server)).await
+}
+
+/// The node's history of `session` once it holds `n` events (the stream
+/// delivers to every node; bounded).
+async fn held(node: &TestRelay, session: &str, n: usize) -> Vec<SseItem> {
+    for _ in 0..400 {
+        let held = node.held(session).await;
+        if held.iter().filter(|i| i.is_event()).count() >= n {
+            return held;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the node did not hold {n} events of {session} within 10 s");
+}
+
+#[tokio::test]
+async fn an_event_posted_to_one_node_reaches_every_node_once() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let (a, b, c) = (
+        node(&server).await,
+        node(&server).await,
+        node(&server).await,
+    );
+    let mut sse = b.sse(&[("filter", r#"{"session":"s"}"#)]).await;
+    let mut ws = c.ws("consumer").await;
+    ws.subscribe(json!({"type": "subscribe", "id": "w", "filter": {"session": "s"}}))
+        .await;
+
+    let batch: Vec<Value> = (0..3).map(|seq| status("s", seq, "notice")).collect();
+    let (code, answer) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(answer, json!({"accepted": 3, "duplicates": 0}));
+    assert_eq!(seqs(&sse.events(3).await), [0, 1, 2]);
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(ws.json().await["seq"].as_u64().expect("an event"));
+    }
+    assert_eq!(got, [0, 1, 2]);
+
+    // The same batch again, to another node: held already, said so, and
+    // not delivered again (the next event delivered is the one after).
+    let (code, answer) = json_body(post(&b, &batch).await).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(answer, json!({"accepted": 3, "duplicates": 3}));
+    let (code, _) = json_body(post(&c, &[status("s", 3, "notice")]).await).await;
+    assert_eq!(code, 202);
+    assert_eq!(seqs(&sse.events(1).await), [3]);
+    assert_eq!(ws.json().await["seq"], 3);
+    // Every node's history holds the four, once.
+    for n in [&a, &b, &c] {
+        assert_eq!(seqs(&held(n, "s", 4).await), [0, 1, 2, 3]);
+    }
+}
+
+#[tokio::test]
+async fn what_a_dead_node_acknowledged_is_kept_and_a_new_node_starts_with_it() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    let c = node(&server).await;
+    let batch: Vec<Value> = (0..5).map(|seq| status("r", seq, "notice")).collect();
+    let (code, _) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202);
+    a.stop().await;
+    // A subscriber resuming on another node after seq 1 gets the rest.
+    held(&c, "r", 5).await;
+    let resumed = c
+        .history(&[("from", r#"[{"session":"r","epoch":0,"seq":1}]"#)])
+        .await;
+    assert_eq!(seqs(&resumed), [2, 3, 4]);
+    // A node started now reads the stream before it serves: its first
+    // answer holds everything.
+    let d = node(&server).await;
+    assert_eq!(seqs(&d.held("r").await), [0, 1, 2, 3, 4]);
+}
+
+#[tokio::test]
+async fn an_event_over_the_servers_payload_limit_is_refused_whole() {
+    let Some(server) = server(4096).await else {
+        return;
+    };
+    let a = node(&server).await;
+    let mut big = status("big", 1, "notice");
+    big["data"]["message"] = json!("x".repeat(8192));
+    let batch = [status("big", 0, "notice"), big];
+    let (code, answer) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 413, "{answer}");
+    assert!(
+        answer["detail"].as_str().unwrap().contains("max_payload"),
+        "{answer}"
+    );
+    // Nothing of the batch was stored.
+    let (code, _) = json_body(post(&a, &[status("big", 2, "notice")]).await).await;
+    assert_eq!(code, 202);
+    assert_eq!(seqs(&held(&a, "big", 1).await), [2]);
+}
+
+#[tokio::test]
+async fn a_node_with_another_buffer_depth_is_refused_at_start() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let _a = node(&server).await;
+    // The stream exists once the first node serves.
+    let _ = _a.health().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let relay = Relay::new(node_config(&server).buffer(32)).unwrap();
+    let started = timeout(WAIT, relay.serve(listener))
+        .await
+        .expect("refused within the bound");
+    let error = started.expect_err("a second depth is refused");
+    assert!(error.to_string().contains("--buffer"), "{error}");
+}
