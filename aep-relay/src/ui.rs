@@ -61,6 +61,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/status.js", JS),
     asset!("js/notify.js", JS),
     asset!("js/timeline.js", JS),
+    asset!("js/pace.js", JS),
     asset!("js/sessions.js", JS),
     asset!("js/views/fleet.js", JS),
     asset!("js/views/session.js", JS),

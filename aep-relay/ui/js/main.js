@@ -78,6 +78,9 @@ app.retry = (id) => {
 };
 
 // ---- rendering, coalesced to one pass per frame ----
+// The fold takes each event as it arrives (cheap); drawing is what costs.
+// A view that could not draw everything within a frame's budget (see
+// pace.js) says so, and the rest is drawn in the next frame.
 
 let scheduled = false;
 function schedule() {
@@ -89,7 +92,7 @@ function schedule() {
 function render() {
   scheduled = false;
   for (const card of app.cards.values()) card.update();
-  if (app.view) app.view.update();
+  if (app.view && app.view.update()) schedule();
   // Only what a person can still answer: not the requests of ended sessions.
   badge(app.fleet.inbox().length);
 }

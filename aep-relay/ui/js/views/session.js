@@ -9,6 +9,7 @@
 import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago, severityOf, shortId, summarize } from '../summary.js';
+import { FRAME_BUDGET_MS, within } from '../pace.js';
 import { Calls, SEVERITY_LEVELS, callStatus, durationMs, everything, family, formatDuration, matches, narrows } from '../timeline.js';
 
 function clock(time) {
@@ -32,7 +33,9 @@ export class SessionView {
     this.requests = h('div', { class: 'requests' });
     this.noRequests = h('p', { class: 'empty', text: 'No attention requests in this session.' });
     this.dropped = h('p', { class: 'note', hidden: true });
-    this.timeline = h('tbody');
+    // Rows are laid out one by one, not as a table's (see style.css), so
+    // the table's roles are said outright.
+    this.timeline = h('tbody', { role: 'rowgroup' });
     this.events = new Map();
     this.order = [];
     this.prompts = new Map();
@@ -103,8 +106,8 @@ export class SessionView {
         (this.box.append(
           h(
             'table',
-            { class: 'timeline' },
-            h('thead', {}, h('tr', {}, ['Time', 'Type', 'Severity', 'Summary', 'Cause'].map((t) => h('th', { scope: 'col', text: t })))),
+            { class: 'timeline', role: 'table', 'aria-labelledby': 'timeline-title' },
+            h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, ['Time', 'Type', 'Severity', 'Summary', 'Cause'].map((t) => h('th', { scope: 'col', role: 'columnheader', text: t })))),
             this.timeline,
           ),
         ),
@@ -117,12 +120,15 @@ export class SessionView {
     return this.app.fleet.sessions.get(this.key) || null;
   }
 
+  /** Draws what the fold holds now. Returns true when timeline rows are
+   * left to place (the frame's budget ran out): the caller draws again
+   * in the next frame. */
   update() {
     const s = this.session();
     if (!s) {
       this.title.textContent = 'Session not seen (yet)';
       replace(this.facts, h('dd', { text: 'Its events may still arrive, or the relay no longer holds it.' }));
-      return;
+      return false;
     }
     const state = Fleet.state(s);
     this.title.textContent = `Session ${s.session}`;
@@ -155,14 +161,18 @@ export class SessionView {
       return card.el;
     }));
 
-    this.timelineRows(s);
+    return this.timelineRows(s);
   }
 
   timelineRows(s) {
     // Rows are appended as the timeline grows, and the rows of events the
     // fold no longer keeps are removed from the top: a long session costs
-    // the page the same as one of the fold's length.
-    const shown = s.dropped + s.timeline.length;
+    // the page the same as one of the fold's length. New rows are placed
+    // in the fold's order for at most a frame's budget; the rest wait for
+    // the next frame (`rendered` counts the events placed or let go, so
+    // none is placed twice or skipped, and an event the fold lets go
+    // before its turn is never placed).
+    const end = s.dropped + s.timeline.length;
     if (this.droppedSeen === undefined) {
       this.droppedSeen = s.dropped;
       this.rendered = s.dropped;
@@ -175,12 +185,14 @@ export class SessionView {
       }
       this.rendered = Math.max(this.rendered, s.dropped);
     }
-    let added = false;
-    for (let i = this.rendered - s.dropped; i < s.timeline.length; i += 1) {
-      this.place(s, s.timeline[i]);
-      added = true;
-    }
-    this.rendered = shown;
+    const added = this.rendered < end;
+    const left =
+      added &&
+      within(FRAME_BUDGET_MS, () => performance.now(), () => {
+        this.place(s, s.timeline[this.rendered - s.dropped]);
+        this.rendered += 1;
+        return this.rendered < end;
+      });
     this.dropped.hidden = s.dropped === 0;
     this.dropped.textContent = `${s.dropped} earlier events are not kept in this page.`;
     for (const [run, head] of this.runHeads) this.drawRunHead(head, s.runs.get(run), run);
@@ -188,6 +200,7 @@ export class SessionView {
       this.countShown();
       if (this.following) this.toLatest();
     }
+    return left;
   }
 
   /** Removes the row of an event the fold no longer keeps (and its call's
@@ -413,12 +426,12 @@ export class SessionView {
     }
     const tr = h(
       'tr',
-      { class: `sev-${severity}`, 'data-event': event.id, 'data-type': event.type, tabindex: '-1' },
-      h('td', {}, h('time', { datetime: String(event.time ?? ''), text: clock(event.time) })),
-      h('td', {}, h('code', { text: event.type })),
-      h('td', {}, h('span', { class: `sev sev-${severity}`, text: severity })),
-      h('td', { class: 'summary', text: summarize(event) }),
-      h('td', {}, cause),
+      { class: `sev-${severity}`, role: 'row', 'data-event': event.id, 'data-type': event.type, tabindex: '-1' },
+      h('td', { role: 'cell' }, h('time', { datetime: String(event.time ?? ''), text: clock(event.time) })),
+      h('td', { role: 'cell' }, h('code', { text: event.type })),
+      h('td', { role: 'cell' }, h('span', { class: `sev sev-${severity}`, text: severity })),
+      h('td', { role: 'cell', class: 'summary', text: summarize(event) }),
+      h('td', { role: 'cell' }, cause),
     );
     if (!this.rowsById.has(event.id)) this.rowsById.set(event.id, tr);
     return tr;
