@@ -8,7 +8,7 @@ use aep_bench::relay::{self, Options, Report};
 
 const USAGE: &str = "\
 usage: relay-load --url http://127.0.0.1:PORT [options]
-       relay-load compare --ours FILE... --reference FILE...
+       relay-load compare [--no-aims] --ours FILE... --reference FILE...
 
 Measures one AEP relay on a loopback address; see bench/peers/README.md.
 
@@ -143,8 +143,10 @@ fn compare(args: &[String]) -> Result<(), Failure> {
     let mut ours = Vec::new();
     let mut reference = Vec::new();
     let mut side: Option<&mut Vec<Report>> = None;
+    let mut aims = true;
     for arg in args {
         match arg.as_str() {
+            "--no-aims" => aims = false,
             "--ours" => side = Some(&mut ours),
             "--reference" => side = Some(&mut reference),
             path => {
@@ -159,7 +161,8 @@ fn compare(args: &[String]) -> Result<(), Failure> {
             }
         }
     }
-    let table = relay::compare(&ours, &reference).map_err(|e| Failure::Usage(e.to_string()))?;
+    let table = relay::compare_with(&ours, &reference, aims)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     print!("{table}");
     Ok(())
 }

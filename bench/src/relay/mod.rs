@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use sse::Subscriber;
 use tokio::sync::Notify;
 
-pub use report::{compare, Report};
+pub use report::{compare, compare_with, Report};
 
 /// A failure of the load run, naming where it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]

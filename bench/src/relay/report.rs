@@ -272,6 +272,12 @@ fn metrics(ours: &[Report], reference: &[Report]) -> Vec<Metric> {
 /// median of each figure, their ratio (ours / reference) and whether
 /// each aim holds, then ingest against the in-process decode ceiling.
 pub fn compare(ours: &[Report], reference: &[Report]) -> Result<String, Error> {
+    compare_with(ours, reference, true)
+}
+
+/// [`compare`], with the aims left out when `aims` is false (two builds or
+/// setups of our own relay, which the aims are not about).
+pub fn compare_with(ours: &[Report], reference: &[Report], aims: bool) -> Result<String, Error> {
     if ours.is_empty() || reference.is_empty() {
         return Err(Error::new(
             "compare needs at least one report of each relay",
@@ -293,7 +299,7 @@ pub fn compare(ours: &[Report], reference: &[Report]) -> Result<String, Error> {
             (Some(o), Some(r)) if r != 0.0 => Some(o / r),
             _ => None,
         };
-        let (aim, met) = match m.aim {
+        let (aim, met) = match m.aim.filter(|_| aims) {
             None => ("".to_owned(), "".to_owned()),
             Some(bound) => {
                 let aim = match m.better {
@@ -328,7 +334,7 @@ pub fn compare(ours: &[Report], reference: &[Report]) -> Result<String, Error> {
             .map(|r| r.decode.events_per_s)
             .collect::<Vec<_>>(),
     );
-    if let (Some(ingest), Some(decode)) = (ingest, decode) {
+    if let (Some(ingest), Some(decode), true) = (ingest, decode, aims) {
         let ratio = ingest / decode;
         out.push_str(&format!(
             "| ingest ceiling: in-process `EventRef::from_json` of the same lines, one thread | {} | | {ratio:.2}x of it | at least 0.33x (within 3x) | {} |\n",

@@ -1,0 +1,93 @@
+#!/bin/sh
+# What NATS JetStream costs `aep relay`: one node on a nats-server against
+# the same relay in process, under the same load, from the repository root:
+#   bench/peers/nats.sh [RUNS]   (default 3; every figure is a median)
+# Both sides are this build of `aep relay` (release, with the `nats`
+# feature); every run of the node starts a fresh nats-server (JetStream on
+# a temporary store), so no run reads what another left. The load posts to
+# the node and reads from it, so each event goes to the server and back
+# (publish, store, the node's ordered consumer) before it is fanned out.
+# Environment: AEP_NATS_SERVER (the nats-server, else `nats-server` on the
+# PATH), AEP_BENCH_BUFFER (replay depth per session, default 1000),
+# AEP_BENCH_OUT (reports and logs, default /tmp/aep-nats-bench), extra
+# relay-load flags in AEP_BENCH_FLAGS. Everything listens on 127.0.0.1.
+set -eu
+runs=${1:-3}
+buffer=${AEP_BENCH_BUFFER:-1000}
+out=${AEP_BENCH_OUT:-/tmp/aep-nats-bench}
+flags=${AEP_BENCH_FLAGS:-}
+server=${AEP_NATS_SERVER:-nats-server}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/aep-nats-bench.XXXXXX")
+relay_pid=
+nats_pid=
+cleanup() {
+    if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; fi
+    if [ -n "$nats_pid" ]; then kill "$nats_pid" 2>/dev/null || true; fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$out"
+rm -f "$out"/nats-*.json "$out"/local-*.json
+
+cargo build --release -q -p aep-cli -p aep-bench --features aep-cli/nats --manifest-path "$root/Cargo.toml"
+bin="$root/target/release"
+ulimit -n 4096 2>/dev/null || true
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+start_nats() { # run
+    nats_port=$(free_port)
+    rm -rf "$tmp/js"
+    "$server" -js -a 127.0.0.1 -p "$nats_port" -sd "$tmp/js" >"$out/nats-server-$1.log" 2>&1 &
+    nats_pid=$!
+    tries=0
+    until python3 -c "import socket; socket.create_connection(('127.0.0.1', $nats_port), 1)" 2>/dev/null; do
+        tries=$((tries + 1))
+        if [ "$tries" -gt 100 ]; then echo "nats-server did not listen" >&2; exit 1; fi
+        sleep 0.1
+    done
+}
+
+measure() { # label run
+    port=$(free_port)
+    case $1 in
+    nats)
+        start_nats "$2"
+        "$bin/aep" relay --listen "127.0.0.1:$port" --buffer "$buffer" \
+            --nats "nats://127.0.0.1:$nats_port" >"$out/$1-$2.log" 2>&1 &
+        ;;
+    local)
+        "$bin/aep" relay --listen "127.0.0.1:$port" --buffer "$buffer" >"$out/$1-$2.log" 2>&1 &
+        ;;
+    esac
+    relay_pid=$!
+    # shellcheck disable=SC2086 # AEP_BENCH_FLAGS is a list of flags
+    "$bin/relay-load" --url "http://127.0.0.1:$port" --label "$1" --pid "$relay_pid" \
+        --json "$out/$1-$2.json" $flags >"$out/$1-$2.txt"
+    kill "$relay_pid"
+    wait "$relay_pid" 2>/dev/null || true
+    relay_pid=
+    if [ -n "$nats_pid" ]; then
+        kill "$nats_pid"
+        wait "$nats_pid" 2>/dev/null || true
+        nats_pid=
+    fi
+    echo "run $2, $1: done ($out/$1-$2.txt)" >&2
+}
+
+# Alternate the setups, so noise on a shared machine falls on both alike.
+i=1
+while [ "$i" -le "$runs" ]; do
+    measure nats "$i"
+    measure local "$i"
+    i=$((i + 1))
+done
+
+echo "aep relay ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)): one node on $("$server" --version) against the relay in process, replay depth $buffer, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+"$bin/relay-load" compare --no-aims --ours "$out"/nats-*.json --reference "$out"/local-*.json
