@@ -447,6 +447,61 @@ async fn two_questions_at_once_answered_out_of_order() {
     next(&mut ws, |v| v["type"] == "session.ended").await;
 }
 
+/// An answer must fit its question: a form is answered with `values`
+/// that keep its rules (not with `text` or an `option`, which the target
+/// lets through to a one-field form unchecked), and only a form takes
+/// `values`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_does_not_fit_its_question_is_rejected() {
+    let relay = relay().await;
+    let session = "mcp-fit";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let fields = json!([
+        {"id": "jobs", "type": "number", "label": "Jobs", "required": true, "min": 1, "max": 16}
+    ]);
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "How many jobs?", "fields": fields, "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    for wrong in [free_text("9999"), option("many")] {
+        let nack = answer(&mut ws, &mut sender, &request, wrong).await;
+        assert_eq!(nack["type"], "control.rejected", "{nack}");
+        assert_eq!(nack["data"]["reason"], "invalid");
+    }
+    let ack = answer(&mut ws, &mut sender, &request, values(json!({"jobs": 4}))).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let filled = result(pending).await;
+    assert_eq!(filled.is_error, Some(false), "{}", text(&filled));
+    let structured = filled.structured_content.unwrap();
+    assert_eq!(structured["values"], json!({"jobs": 4}));
+    assert!(structured.get("text").is_none(), "{structured}");
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let mut smuggled = option("yes");
+    smuggled.values = values(json!({"note": "not a form"})).values;
+    let nack = answer(&mut ws, &mut sender, &request, smuggled).await;
+    assert_eq!(nack["type"], "control.rejected", "{nack}");
+    let ack = answer(&mut ws, &mut sender, &request, option("no")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let chose = result(pending).await;
+    let structured = chose.structured_content.unwrap();
+    assert_eq!(structured["option"], "no");
+    assert!(structured.get("values").is_none(), "{structured}");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
 /// A `control.cancel` of `session` (scope `session`), or of run `run`.
 async fn cancel(ws: &mut Ws, sender: &mut Sender, session: &str, run: Option<&str>) -> Value {
     use aep::control::Address;

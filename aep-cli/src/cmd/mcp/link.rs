@@ -474,9 +474,10 @@ async fn dismiss(agent: &Agent, id: String, cause: Option<&str>) {
     }
 }
 
-/// Decides the commands routed to the session (forms were checked by the
-/// target already): a respond to a waiting request that names one of its
-/// options or gives text settles it; anything else is rejected.
+/// Decides the commands routed to the session (form `values` were checked
+/// by the target already): a respond to a waiting request that names one
+/// of its options or gives text, or to a form with `values`, settles it;
+/// anything else is rejected.
 async fn decide(mut commands: Commands, agent: Agent, pending: Pending) {
     while let Some(command) = commands.recv().await {
         if let Err(e) = respond(&command, &agent, &pending).await {
@@ -514,6 +515,9 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
         )),
         None => Some(format!("no pending request {subject:?} in this session")),
         Some(request) if request.kind != Kind::Form => match (&answer.option, &answer.text) {
+            _ if answer.values.is_some() => {
+                Some("`values` answers a form, and this request is not one".to_owned())
+            }
             (Some(option), _) if !request.options.contains(option) => Some(format!(
                 "option {option:?} is not one of {:?}",
                 request.options
@@ -521,6 +525,11 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
             (None, None) => Some("the answer names no option and has no text".to_owned()),
             _ => None,
         },
+        // The target checked `values` against the form, but lets an
+        // `option` or `text` alone through to a one-field form unchecked.
+        Some(_) if answer.values.is_none() => {
+            Some("a form is answered with `values`, by field id".to_owned())
+        }
         Some(_) => None,
     };
     if let Some(detail) = problem {
