@@ -971,6 +971,24 @@ async fn over_http_a_missing_or_wrong_token_is_refused_and_sessions_are_bounded(
     server.stop().await;
 }
 
+/// The authentication scheme is case-insensitive (RFC 9110 §11.1): a
+/// client that writes `bearer` or `BEARER` with the right token gets in;
+/// the token itself is compared exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_the_bearer_scheme_is_case_insensitive() {
+    let relay = relay().await;
+    let server = mcp_http(&relay.base, Some(HTTP_TOKEN), &[]).await;
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let authorization = format!("{scheme} {HTTP_TOKEN}");
+        let response = initialize(&server.url, Some(&authorization)).await;
+        assert_eq!(response.status(), 200, "{scheme}");
+    }
+    let upper = format!("bearer {}", HTTP_TOKEN.to_uppercase());
+    let response = initialize(&server.url, Some(&upper)).await;
+    assert_eq!(response.status(), 401);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_a_non_loopback_address_needs_a_token() {
     let output = http_command("http://127.0.0.1:9", None, &["--http", "0.0.0.0:0"]).output();

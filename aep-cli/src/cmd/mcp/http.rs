@@ -223,7 +223,7 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
+            .and_then(bearer);
         if !presented.is_some_and(|presented| token.matches(presented.trim())) {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -276,4 +276,11 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         )
             .into_response(),
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` value; the scheme is
+/// case-insensitive (RFC 9110 §11.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token)
 }
