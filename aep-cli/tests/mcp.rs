@@ -502,6 +502,49 @@ async fn an_answer_that_does_not_fit_its_question_is_rejected() {
     next(&mut ws, |v| v["type"] == "session.ended").await;
 }
 
+/// Text that names an option (trimmed, in any case) answers a choice as
+/// that option (AEP-0002 §5.3): the agent reads `option`, as the tool
+/// says; other text stays text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_that_names_an_option_is_that_option() {
+    let relay = relay().await;
+    let session = "mcp-text-option";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy?", "options": ["Yes", "No"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let ack = answer(&mut ws, &mut sender, &request, free_text("  yes ")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let answered = next(&mut ws, |v| v["type"] == "attention.answered").await;
+    assert_eq!(answered["data"]["answer"], json!({"option": "Yes"}));
+    let chose = result(pending).await;
+    let structured = chose.structured_content.unwrap();
+    assert_eq!(structured["option"], "Yes", "{structured}");
+    assert!(structured.get("text").is_none(), "{structured}");
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy again?", "options": ["Yes", "No"], "timeout_s": 600}),
+    );
+    let request = requested_for(&mut ws, "Deploy again?").await;
+    let ack = answer(&mut ws, &mut sender, &request, free_text("after lunch")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let said = result(pending).await;
+    let structured = said.structured_content.unwrap();
+    assert_eq!(structured["text"], "after lunch", "{structured}");
+    assert!(structured.get("option").is_none(), "{structured}");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
 /// A `control.cancel` of `session` (scope `session`), or of run `run`.
 async fn cancel(ws: &mut Ws, sender: &mut Sender, session: &str, run: Option<&str>) -> Value {
     use aep::control::Address;

@@ -543,15 +543,32 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
     }
     let request = book.waiting.remove(&subject).expect("checked above");
     drop(book);
+    let answer = applied(&request, answer);
     agent.accept(command).await.map_err(|e| e.to_string())?;
     agent
-        .answered(command, answer)
+        .answered(command, &answer)
         .await
         .map_err(|e| e.to_string())?;
     let by = command.event().agent.clone();
     diag!("aep mcp: request {subject} answered by {by}");
-    let _ = request.settle.send(Ok((answer.clone(), by)));
+    let _ = request.settle.send(Ok((answer, by)));
     Ok(())
+}
+
+/// The answer as applied (and recorded): text alone that names exactly
+/// one of a choice's options, trimmed and in any case, is that option
+/// (AEP-0002 §5.3); any other answer stands as given.
+fn applied(request: &Waiting, answer: &Answer) -> Answer {
+    let mut applied = answer.clone();
+    if let (None, Some(text)) = (&answer.option, &answer.text) {
+        let text = text.trim().to_lowercase();
+        let mut named = request.options.iter().filter(|o| o.to_lowercase() == text);
+        if let (Some(option), None) = (named.next(), named.next()) {
+            applied.option = Some(option.clone());
+            applied.text = None;
+        }
+    }
+    applied
 }
 
 /// A `control.cancel`: the session has no runs, so only the whole session
