@@ -545,6 +545,36 @@ async fn text_that_names_an_option_is_that_option() {
     next(&mut ws, |v| v["type"] == "session.ended").await;
 }
 
+/// A question too big for the relay (its frames are at most 4 MiB by
+/// default) is a tool error at once, and the session goes on: it does
+/// not cost the session its connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_too_big_for_the_relay_is_refused_and_the_session_goes_on() {
+    let relay = relay().await;
+    let session = "mcp-big";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    next(&mut ws, |v| v["type"] == "session.started").await;
+
+    let big = "a".repeat(5 << 20);
+    let refused = result(call(
+        &client,
+        "ask_human",
+        json!({"prompt": big, "timeout_s": 600}),
+    ))
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("prompt"), "{}", text(&refused));
+
+    let sent = result(call(&client, "notify", json!({"message": "still here"}))).await;
+    assert_eq!(sent.is_error, Some(false), "{}", text(&sent));
+    let status = next(&mut ws, |v| v["type"] == "progress.status").await;
+    assert_eq!(status["data"]["message"], "still here");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
 /// A `control.cancel` of `session` (scope `session`), or of run `run`.
 async fn cancel(ws: &mut Ws, sender: &mut Sender, session: &str, run: Option<&str>) -> Value {
     use aep::control::Address;

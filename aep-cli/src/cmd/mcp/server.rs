@@ -37,6 +37,10 @@ const MAX_OPTIONS: usize = 64;
 const PROGRESS_EVERY: Duration = Duration::from_secs(20);
 /// A bound on the agent name taken from the MCP client's name.
 const MAX_AGENT_CHARS: usize = 64;
+/// A bound on a tool call's arguments, as JSON: what the person reads,
+/// well within a relay's frame (4 MiB by default), which an event larger
+/// than it would cost the session its connection.
+const MAX_ARGUMENTS_BYTES: usize = 256 << 10;
 
 /// The server of one MCP connection.
 #[derive(Clone)]
@@ -232,6 +236,14 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
+        let size = serde_json::to_vec(&arguments).map_or(usize::MAX, |json| json.len());
+        if size > MAX_ARGUMENTS_BYTES {
+            return Ok(failure(format!(
+                "invalid arguments: {size} bytes of JSON, at most {MAX_ARGUMENTS_BYTES}: \
+                 the prompt, options, fields or message are for a person to read"
+            ))
+            .into());
+        }
         let call = async {
             match request.name.as_ref() {
                 "ask_human" => {
