@@ -1044,6 +1044,38 @@ async fn over_http_a_missing_or_wrong_token_is_refused_and_sessions_are_bounded(
     server.stop().await;
 }
 
+/// An `Mcp-Session-Id` that is not text names no session to rmcp, which
+/// opens one: it counts against --max-sessions like any other opening.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_session_id_that_is_not_text_does_not_pass_the_bound() {
+    let relay = relay().await;
+    let server = mcp_http(&relay.base, Some(HTTP_TOKEN), &["--max-sessions", "1"]).await;
+    let bearer = format!("Bearer {HTTP_TOKEN}");
+    let opened = initialize(&server.url, Some(&bearer)).await;
+    assert_eq!(opened.status(), 200);
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}
+        }
+    });
+    let opaque = reqwest::header::HeaderValue::from_bytes(b"\xff\xfe").unwrap();
+    let request = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", &bearer)
+        .header("mcp-session-id", opaque)
+        .body(body.to_string());
+    let response = timeout(WAIT, request.send()).await.unwrap().unwrap();
+    assert_ne!(response.status(), 200, "{:?}", response.headers());
+    assert!(!response.headers().contains_key("mcp-session-id"));
+    drop(opened);
+    server.stop().await;
+}
+
 /// The authentication scheme is case-insensitive (RFC 9110 §11.1): a
 /// client that writes `bearer` or `BEARER` with the right token gets in;
 /// the token itself is compared exactly.

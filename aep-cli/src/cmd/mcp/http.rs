@@ -249,8 +249,12 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         )
             .into_response();
     }
-    let opens =
-        request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+    // As rmcp reads it: an id that is not text is none, and opens a session.
+    let named = request
+        .headers()
+        .get("mcp-session-id")
+        .is_some_and(|id| id.to_str().is_ok());
+    let opens = request.method() == Method::POST && !named;
     if !opens {
         return next.run(request).await;
     }
