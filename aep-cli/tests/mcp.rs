@@ -575,6 +575,58 @@ async fn a_question_too_big_for_the_relay_is_refused_and_the_session_goes_on() {
     next(&mut ws, |v| v["type"] == "session.ended").await;
 }
 
+/// The questions one session has waiting at once are bounded (32): the
+/// next is a tool error, not another request for the person, until one
+/// is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_questions_waiting_at_once_are_bounded() {
+    let relay = relay().await;
+    let session = "mcp-many";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let _waiting: Vec<_> = (0..32)
+        .map(|i| {
+            call(
+                &client,
+                "ask_human",
+                json!({"prompt": format!("Question {i}?"), "timeout_s": 600}),
+            )
+        })
+        .collect();
+    let mut asked = Vec::new();
+    while asked.len() < 32 {
+        asked.push(requested(&mut ws).await);
+    }
+    let refused = result(call(
+        &client,
+        "ask_human",
+        json!({"prompt": "One more?", "timeout_s": 600}),
+    ))
+    .await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    assert!(text(&refused).contains("at once"), "{}", text(&refused));
+
+    // One answered, there is room for the next.
+    let ack = answer(&mut ws, &mut sender, &asked[0], free_text("done")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    // (The answer left the waiting requests before the target accepted it.)
+    let next_one = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Now?", "timeout_s": 600}),
+    );
+    let request = requested_for(&mut ws, "Now?").await;
+    let ack = answer(&mut ws, &mut sender, &request, free_text("yes")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let said = result(next_one).await;
+    assert_eq!(said.is_error, Some(false), "{}", text(&said));
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
 /// A `control.cancel` of `session` (scope `session`), or of run `run`.
 async fn cancel(ws: &mut Ws, sender: &mut Sender, session: &str, run: Option<&str>) -> Value {
     use aep::control::Address;

@@ -28,6 +28,9 @@ const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
 const CEILING: Capture = Capture::Redacted;
 /// The categories it emits (its `hello`'s routing hint).
 const EMITS: [&str; 4] = ["session", "progress", "attention", "control"];
+/// A bound on the questions a session has waiting at once: each is a
+/// request for the person, and a call each.
+const MAX_WAITING: usize = 32;
 
 /// Where and as what to connect.
 pub struct Settings {
@@ -211,6 +214,12 @@ impl Link {
             // decided before it waits.
             let mut pending = self.pending.lock().await;
             pending.open()?;
+            if pending.waiting.len() >= MAX_WAITING {
+                return Err(format!(
+                    "{MAX_WAITING} questions of this session wait for an answer at once \
+                     already: wait for one before asking another"
+                ));
+            }
             let event = self
                 .agent
                 .emit_full(&Payload::AttentionRequested(request), attrs)
