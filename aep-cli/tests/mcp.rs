@@ -866,7 +866,12 @@ fn http_command(base: &str, token: Option<&str>, args: &[&str]) -> tokio::proces
 }
 
 async fn mcp_http(base: &str, token: Option<&str>, args: &[&str]) -> HttpServer {
-    let mut command = http_command(base, token, &["--http", "127.0.0.1:0"]);
+    mcp_http_at(base, token, "127.0.0.1:0", args).await
+}
+
+/// `aep mcp --http <listen>`, as [`mcp_http`].
+async fn mcp_http_at(base: &str, token: Option<&str>, listen: &str, args: &[&str]) -> HttpServer {
+    let mut command = http_command(base, token, &["--http", listen]);
     command.args(args);
     let mut child = command.spawn().expect("the aep binary runs");
     let stderr = child.stderr.take().unwrap();
@@ -1125,6 +1130,25 @@ async fn over_http_a_session_id_that_is_not_text_does_not_pass_the_bound() {
     assert_ne!(response.status(), 200, "{:?}", response.headers());
     assert!(!response.headers().contains_key("mcp-session-id"));
     drop(opened);
+    server.stop().await;
+}
+
+/// A loopback address other than 127.0.0.1 (all of 127.0.0.0/8 is
+/// loopback) is reached by that address: its own Host is allowed, as the
+/// URL aep mcp prints says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_any_loopback_address_is_reached_by_its_own_host() {
+    let relay = relay().await;
+    let server = mcp_http_at(&relay.base, None, "127.0.0.2:0", &[]).await;
+    assert!(
+        server.url.starts_with("http://127.0.0.2:"),
+        "{}",
+        server.url
+    );
+    let response = initialize(&server.url, None).await;
+    let status = response.status();
+    let body = timeout(WAIT, response.text()).await.unwrap().unwrap();
+    assert_eq!(status, 200, "{body}");
     server.stop().await;
 }
 

@@ -128,6 +128,12 @@ pub async fn serve(options: Options) -> Status {
         // Reached by name or address from elsewhere; the token (or
         // --insecure) guards it instead.
         config = config.disable_allowed_hosts();
+    } else {
+        // Reached by the address it listens on too (127.0.0.2, say).
+        let ip = options.listen.ip().to_string();
+        if !config.allowed_hosts.contains(&ip) {
+            config.allowed_hosts.push(ip);
+        }
     }
     let cancel = config.cancellation_token.clone();
     let factory = {
