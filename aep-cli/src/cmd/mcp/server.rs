@@ -569,6 +569,7 @@ fn question(arguments: &JsonObject) -> Result<Question, String> {
             if fields.is_empty() {
                 return Err("`fields` holds at least one field".to_owned());
             }
+            answerable(&fields)?;
             Some(fields)
         }
     };
@@ -588,6 +589,30 @@ fn question(arguments: &JsonObject) -> Result<Question, String> {
         fields,
         timeout: Duration::from_secs_f64(timeout_s),
     })
+}
+
+/// Whether a person could answer the form: each field id once, a select
+/// with choices (or `other`), a number's `min` at most its `max`.
+fn answerable(fields: &[FieldSpec]) -> Result<(), String> {
+    for (i, field) in fields.iter().enumerate() {
+        let id = &field.id;
+        if fields[..i].iter().any(|f| f.id == *id) {
+            return Err(format!("`fields` names the id {id:?} twice"));
+        }
+        let no_choices = field.choices.as_ref().is_none_or(Vec::is_empty);
+        if matches!(field.type_, aep::FieldSpecType::Select)
+            && no_choices
+            && field.other != Some(true)
+        {
+            return Err(format!("the select field {id:?} has no `choices`"));
+        }
+        if let (Some(min), Some(max)) = (field.min, field.max) {
+            if min > max {
+                return Err(format!("the field {id:?} has its `min` above its `max`"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The answer as the tool's result: structured, and said in words.
@@ -694,6 +719,27 @@ mod tests {
         wrong(
             json!({"prompt": "p", "options": ["a"], "fields": [{"id": "a", "type": "boolean", "label": "A"}]}),
             "not both",
+        );
+        // Forms no one could answer.
+        let field = |f: Value| json!({"prompt": "p", "fields": [f]});
+        wrong(
+            field(json!({"id": "s", "type": "select", "label": "S", "required": true})),
+            "choices",
+        );
+        wrong(
+            field(json!({"id": "s", "type": "select", "label": "S", "choices": []})),
+            "choices",
+        );
+        wrong(
+            field(json!({"id": "n", "type": "number", "label": "N", "min": 5, "max": 1})),
+            "min",
+        );
+        wrong(
+            json!({"prompt": "p", "fields": [
+                {"id": "a", "type": "boolean", "label": "A"},
+                {"id": "a", "type": "string", "label": "B"}
+            ]}),
+            "twice",
         );
         wrong(json!({"prompt": "p", "timeout_s": 0}), "timeout_s");
         wrong(json!({"prompt": "p", "timeout_s": "10"}), "timeout_s");
