@@ -380,6 +380,12 @@ async fn no_relay_is_a_tool_error_within_the_timeout() {
     let bad = result(call(&client, "ask_human", json!({"options": ["a"]}))).await;
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("prompt"), "{}", text(&bad));
+    // An empty notice is refused as an empty question is.
+    for blank in ["", " \n"] {
+        let bad = result(call(&client, "notify", json!({"message": blank}))).await;
+        assert_eq!(bad.is_error, Some(true));
+        assert!(text(&bad).contains("`message`"), "{}", text(&bad));
+    }
     let _ = timeout(WAIT, client.cancel()).await;
 }
 

@@ -187,8 +187,11 @@ impl Server {
     }
 
     async fn notify(&self, arguments: &JsonObject) -> CallToolResult {
-        let Some(message) = arguments.get("message").and_then(Value::as_str) else {
-            return failure("invalid arguments: `message` (a string) is required".to_owned());
+        let message = arguments.get("message").and_then(Value::as_str);
+        let Some(message) = message.filter(|m| !m.trim().is_empty()) else {
+            return failure(
+                "invalid arguments: `message` (a non-empty string) is required".to_owned(),
+            );
         };
         let link = self.link(None).await;
         match link.notify(message.to_owned(), NOTIFY_WAIT).await {
