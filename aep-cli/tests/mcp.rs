@@ -380,6 +380,12 @@ async fn no_relay_is_a_tool_error_within_the_timeout() {
     let bad = result(call(&client, "ask_human", json!({"options": ["a"]}))).await;
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("prompt"), "{}", text(&bad));
+    // An empty notice is refused as an empty question is.
+    for blank in ["", " \n"] {
+        let bad = result(call(&client, "notify", json!({"message": blank}))).await;
+        assert_eq!(bad.is_error, Some(true));
+        assert!(text(&bad).contains("`message`"), "{}", text(&bad));
+    }
     let _ = timeout(WAIT, client.cancel()).await;
 }
 
@@ -442,6 +448,186 @@ async fn two_questions_at_once_answered_out_of_order() {
     let structured = chose.structured_content.clone().unwrap();
     assert_eq!(structured["request"], region.id.as_str());
     assert_eq!(structured["option"], "us");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// An answer must fit its question: a form is answered with `values`
+/// that keep its rules (not with `text` or an `option`, which the target
+/// lets through to a one-field form unchecked), and only a form takes
+/// `values`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_does_not_fit_its_question_is_rejected() {
+    let relay = relay().await;
+    let session = "mcp-fit";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let fields = json!([
+        {"id": "jobs", "type": "number", "label": "Jobs", "required": true, "min": 1, "max": 16}
+    ]);
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "How many jobs?", "fields": fields, "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    for wrong in [free_text("9999"), option("many")] {
+        let nack = answer(&mut ws, &mut sender, &request, wrong).await;
+        assert_eq!(nack["type"], "control.rejected", "{nack}");
+        assert_eq!(nack["data"]["reason"], "invalid");
+    }
+    let ack = answer(&mut ws, &mut sender, &request, values(json!({"jobs": 4}))).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let filled = result(pending).await;
+    assert_eq!(filled.is_error, Some(false), "{}", text(&filled));
+    let structured = filled.structured_content.unwrap();
+    assert_eq!(structured["values"], json!({"jobs": 4}));
+    assert!(structured.get("text").is_none(), "{structured}");
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Ship it?", "options": ["yes", "no"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let mut smuggled = option("yes");
+    smuggled.values = values(json!({"note": "not a form"})).values;
+    let nack = answer(&mut ws, &mut sender, &request, smuggled).await;
+    assert_eq!(nack["type"], "control.rejected", "{nack}");
+    let ack = answer(&mut ws, &mut sender, &request, option("no")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let chose = result(pending).await;
+    let structured = chose.structured_content.unwrap();
+    assert_eq!(structured["option"], "no");
+    assert!(structured.get("values").is_none(), "{structured}");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// Text that names an option (trimmed, in any case) answers a choice as
+/// that option (AEP-0002 §5.3): the agent reads `option`, as the tool
+/// says; other text stays text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_that_names_an_option_is_that_option() {
+    let relay = relay().await;
+    let session = "mcp-text-option";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy?", "options": ["Yes", "No"], "timeout_s": 600}),
+    );
+    let request = requested(&mut ws).await;
+    let ack = answer(&mut ws, &mut sender, &request, free_text("  yes ")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let answered = next(&mut ws, |v| v["type"] == "attention.answered").await;
+    assert_eq!(answered["data"]["answer"], json!({"option": "Yes"}));
+    let chose = result(pending).await;
+    let structured = chose.structured_content.unwrap();
+    assert_eq!(structured["option"], "Yes", "{structured}");
+    assert!(structured.get("text").is_none(), "{structured}");
+
+    let pending = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Deploy again?", "options": ["Yes", "No"], "timeout_s": 600}),
+    );
+    let request = requested_for(&mut ws, "Deploy again?").await;
+    let ack = answer(&mut ws, &mut sender, &request, free_text("after lunch")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let said = result(pending).await;
+    let structured = said.structured_content.unwrap();
+    assert_eq!(structured["text"], "after lunch", "{structured}");
+    assert!(structured.get("option").is_none(), "{structured}");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// A question too big for the relay (its frames are at most 4 MiB by
+/// default) is a tool error at once, and the session goes on: it does
+/// not cost the session its connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_too_big_for_the_relay_is_refused_and_the_session_goes_on() {
+    let relay = relay().await;
+    let session = "mcp-big";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    next(&mut ws, |v| v["type"] == "session.started").await;
+
+    let big = "a".repeat(5 << 20);
+    let refused = result(call(
+        &client,
+        "ask_human",
+        json!({"prompt": big, "timeout_s": 600}),
+    ))
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("prompt"), "{}", text(&refused));
+
+    let sent = result(call(&client, "notify", json!({"message": "still here"}))).await;
+    assert_eq!(sent.is_error, Some(false), "{}", text(&sent));
+    let status = next(&mut ws, |v| v["type"] == "progress.status").await;
+    assert_eq!(status["data"]["message"], "still here");
+
+    timeout(WAIT, client.cancel()).await.unwrap().unwrap();
+    next(&mut ws, |v| v["type"] == "session.ended").await;
+}
+
+/// The questions one session has waiting at once are bounded (32): the
+/// next is a tool error, not another request for the person, until one
+/// is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_questions_waiting_at_once_are_bounded() {
+    let relay = relay().await;
+    let session = "mcp-many";
+    let mut ws = watch(&relay.base, session).await;
+    let client = mcp(&relay.base, Some(TOKEN), session).await;
+    let mut sender = Sender::new(Identity::new("urn:aep:mcp-test:person", "mcp-test-person"));
+
+    let _waiting: Vec<_> = (0..32)
+        .map(|i| {
+            call(
+                &client,
+                "ask_human",
+                json!({"prompt": format!("Question {i}?"), "timeout_s": 600}),
+            )
+        })
+        .collect();
+    let mut asked = Vec::new();
+    while asked.len() < 32 {
+        asked.push(requested(&mut ws).await);
+    }
+    let refused = result(call(
+        &client,
+        "ask_human",
+        json!({"prompt": "One more?", "timeout_s": 600}),
+    ))
+    .await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    assert!(text(&refused).contains("at once"), "{}", text(&refused));
+
+    // One answered, there is room for the next.
+    let ack = answer(&mut ws, &mut sender, &asked[0], free_text("done")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    // (The answer left the waiting requests before the target accepted it.)
+    let next_one = call(
+        &client,
+        "ask_human",
+        json!({"prompt": "Now?", "timeout_s": 600}),
+    );
+    let request = requested_for(&mut ws, "Now?").await;
+    let ack = answer(&mut ws, &mut sender, &request, free_text("yes")).await;
+    assert_eq!(ack["type"], "control.accepted", "{ack}");
+    let said = result(next_one).await;
+    assert_eq!(said.is_error, Some(false), "{}", text(&said));
 
     timeout(WAIT, client.cancel()).await.unwrap().unwrap();
     next(&mut ws, |v| v["type"] == "session.ended").await;
@@ -686,7 +872,12 @@ fn http_command(base: &str, token: Option<&str>, args: &[&str]) -> tokio::proces
 }
 
 async fn mcp_http(base: &str, token: Option<&str>, args: &[&str]) -> HttpServer {
-    let mut command = http_command(base, token, &["--http", "127.0.0.1:0"]);
+    mcp_http_at(base, token, "127.0.0.1:0", args).await
+}
+
+/// `aep mcp --http <listen>`, as [`mcp_http`].
+async fn mcp_http_at(base: &str, token: Option<&str>, listen: &str, args: &[&str]) -> HttpServer {
+    let mut command = http_command(base, token, &["--http", listen]);
     command.args(args);
     let mut child = command.spawn().expect("the aep binary runs");
     let stderr = child.stderr.take().unwrap();
@@ -913,6 +1104,75 @@ async fn over_http_a_missing_or_wrong_token_is_refused_and_sessions_are_bounded(
     let body = timeout(WAIT, full.text()).await.unwrap().unwrap();
     assert!(body.contains("--max-sessions"), "{body}");
     drop(opened);
+    server.stop().await;
+}
+
+/// An `Mcp-Session-Id` that is not text names no session to rmcp, which
+/// opens one: it counts against --max-sessions like any other opening.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_session_id_that_is_not_text_does_not_pass_the_bound() {
+    let relay = relay().await;
+    let server = mcp_http(&relay.base, Some(HTTP_TOKEN), &["--max-sessions", "1"]).await;
+    let bearer = format!("Bearer {HTTP_TOKEN}");
+    let opened = initialize(&server.url, Some(&bearer)).await;
+    assert_eq!(opened.status(), 200);
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}
+        }
+    });
+    let opaque = reqwest::header::HeaderValue::from_bytes(b"\xff\xfe").unwrap();
+    let request = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", &bearer)
+        .header("mcp-session-id", opaque)
+        .body(body.to_string());
+    let response = timeout(WAIT, request.send()).await.unwrap().unwrap();
+    assert_ne!(response.status(), 200, "{:?}", response.headers());
+    assert!(!response.headers().contains_key("mcp-session-id"));
+    drop(opened);
+    server.stop().await;
+}
+
+/// A loopback address other than 127.0.0.1 (all of 127.0.0.0/8 is
+/// loopback) is reached by that address: its own Host is allowed, as the
+/// URL aep mcp prints says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_any_loopback_address_is_reached_by_its_own_host() {
+    let relay = relay().await;
+    let server = mcp_http_at(&relay.base, None, "127.0.0.2:0", &[]).await;
+    assert!(
+        server.url.starts_with("http://127.0.0.2:"),
+        "{}",
+        server.url
+    );
+    let response = initialize(&server.url, None).await;
+    let status = response.status();
+    let body = timeout(WAIT, response.text()).await.unwrap().unwrap();
+    assert_eq!(status, 200, "{body}");
+    server.stop().await;
+}
+
+/// The authentication scheme is case-insensitive (RFC 9110 §11.1): a
+/// client that writes `bearer` or `BEARER` with the right token gets in;
+/// the token itself is compared exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_the_bearer_scheme_is_case_insensitive() {
+    let relay = relay().await;
+    let server = mcp_http(&relay.base, Some(HTTP_TOKEN), &[]).await;
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let authorization = format!("{scheme} {HTTP_TOKEN}");
+        let response = initialize(&server.url, Some(&authorization)).await;
+        assert_eq!(response.status(), 200, "{scheme}");
+    }
+    let upper = format!("bearer {}", HTTP_TOKEN.to_uppercase());
+    let response = initialize(&server.url, Some(&upper)).await;
+    assert_eq!(response.status(), 401);
     server.stop().await;
 }
 

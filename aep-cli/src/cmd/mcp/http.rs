@@ -128,6 +128,12 @@ pub async fn serve(options: Options) -> Status {
         // Reached by name or address from elsewhere; the token (or
         // --insecure) guards it instead.
         config = config.disable_allowed_hosts();
+    } else {
+        // Reached by the address it listens on too (127.0.0.2, say).
+        let ip = options.listen.ip().to_string();
+        if !config.allowed_hosts.contains(&ip) {
+            config.allowed_hosts.push(ip);
+        }
     }
     let cancel = config.cancellation_token.clone();
     let factory = {
@@ -223,7 +229,7 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
+            .and_then(bearer);
         if !presented.is_some_and(|presented| token.matches(presented.trim())) {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -249,8 +255,12 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         )
             .into_response();
     }
-    let opens =
-        request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+    // As rmcp reads it: an id that is not text is none, and opens a session.
+    let named = request
+        .headers()
+        .get("mcp-session-id")
+        .is_some_and(|id| id.to_str().is_ok());
+    let opens = request.method() == Method::POST && !named;
     if !opens {
         return next.run(request).await;
     }
@@ -276,4 +286,11 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         )
             .into_response(),
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` value; the scheme is
+/// case-insensitive (RFC 9110 §11.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token)
 }

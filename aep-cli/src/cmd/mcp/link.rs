@@ -28,6 +28,9 @@ const ACCEPTS: [&str; 2] = ["control.attention.respond", "control.cancel"];
 const CEILING: Capture = Capture::Redacted;
 /// The categories it emits (its `hello`'s routing hint).
 const EMITS: [&str; 4] = ["session", "progress", "attention", "control"];
+/// A bound on the questions a session has waiting at once: each is a
+/// request for the person, and a call each.
+const MAX_WAITING: usize = 32;
 
 /// Where and as what to connect.
 pub struct Settings {
@@ -211,6 +214,12 @@ impl Link {
             // decided before it waits.
             let mut pending = self.pending.lock().await;
             pending.open()?;
+            if pending.waiting.len() >= MAX_WAITING {
+                return Err(format!(
+                    "{MAX_WAITING} questions of this session wait for an answer at once \
+                     already: wait for one before asking another"
+                ));
+            }
             let event = self
                 .agent
                 .emit_full(&Payload::AttentionRequested(request), attrs)
@@ -474,9 +483,10 @@ async fn dismiss(agent: &Agent, id: String, cause: Option<&str>) {
     }
 }
 
-/// Decides the commands routed to the session (forms were checked by the
-/// target already): a respond to a waiting request that names one of its
-/// options or gives text settles it; anything else is rejected.
+/// Decides the commands routed to the session (form `values` were checked
+/// by the target already): a respond to a waiting request that names one
+/// of its options or gives text, or to a form with `values`, settles it;
+/// anything else is rejected.
 async fn decide(mut commands: Commands, agent: Agent, pending: Pending) {
     while let Some(command) = commands.recv().await {
         if let Err(e) = respond(&command, &agent, &pending).await {
@@ -514,6 +524,9 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
         )),
         None => Some(format!("no pending request {subject:?} in this session")),
         Some(request) if request.kind != Kind::Form => match (&answer.option, &answer.text) {
+            _ if answer.values.is_some() => {
+                Some("`values` answers a form, and this request is not one".to_owned())
+            }
             (Some(option), _) if !request.options.contains(option) => Some(format!(
                 "option {option:?} is not one of {:?}",
                 request.options
@@ -521,6 +534,11 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
             (None, None) => Some("the answer names no option and has no text".to_owned()),
             _ => None,
         },
+        // The target checked `values` against the form, but lets an
+        // `option` or `text` alone through to a one-field form unchecked.
+        Some(_) if answer.values.is_none() => {
+            Some("a form is answered with `values`, by field id".to_owned())
+        }
         Some(_) => None,
     };
     if let Some(detail) = problem {
@@ -534,15 +552,32 @@ async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<
     }
     let request = book.waiting.remove(&subject).expect("checked above");
     drop(book);
+    let answer = applied(&request, answer);
     agent.accept(command).await.map_err(|e| e.to_string())?;
     agent
-        .answered(command, answer)
+        .answered(command, &answer)
         .await
         .map_err(|e| e.to_string())?;
     let by = command.event().agent.clone();
     diag!("aep mcp: request {subject} answered by {by}");
-    let _ = request.settle.send(Ok((answer.clone(), by)));
+    let _ = request.settle.send(Ok((answer, by)));
     Ok(())
+}
+
+/// The answer as applied (and recorded): text alone that names exactly
+/// one of a choice's options, trimmed and in any case, is that option
+/// (AEP-0002 §5.3); any other answer stands as given.
+fn applied(request: &Waiting, answer: &Answer) -> Answer {
+    let mut applied = answer.clone();
+    if let (None, Some(text)) = (&answer.option, &answer.text) {
+        let text = text.trim().to_lowercase();
+        let mut named = request.options.iter().filter(|o| o.to_lowercase() == text);
+        if let (Some(option), None) = (named.next(), named.next()) {
+            applied.option = Some(option.clone());
+            applied.text = None;
+        }
+    }
+    applied
 }
 
 /// A `control.cancel`: the session has no runs, so only the whole session

@@ -37,6 +37,10 @@ const MAX_OPTIONS: usize = 64;
 const PROGRESS_EVERY: Duration = Duration::from_secs(20);
 /// A bound on the agent name taken from the MCP client's name.
 const MAX_AGENT_CHARS: usize = 64;
+/// A bound on a tool call's arguments, as JSON: what the person reads,
+/// well within a relay's frame (4 MiB by default), which an event larger
+/// than it would cost the session its connection.
+const MAX_ARGUMENTS_BYTES: usize = 256 << 10;
 
 /// The server of one MCP connection.
 #[derive(Clone)]
@@ -183,8 +187,11 @@ impl Server {
     }
 
     async fn notify(&self, arguments: &JsonObject) -> CallToolResult {
-        let Some(message) = arguments.get("message").and_then(Value::as_str) else {
-            return failure("invalid arguments: `message` (a string) is required".to_owned());
+        let message = arguments.get("message").and_then(Value::as_str);
+        let Some(message) = message.filter(|m| !m.trim().is_empty()) else {
+            return failure(
+                "invalid arguments: `message` (a non-empty string) is required".to_owned(),
+            );
         };
         let link = self.link(None).await;
         match link.notify(message.to_owned(), NOTIFY_WAIT).await {
@@ -232,6 +239,14 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
+        let size = serde_json::to_vec(&arguments).map_or(usize::MAX, |json| json.len());
+        if size > MAX_ARGUMENTS_BYTES {
+            return Ok(failure(format!(
+                "invalid arguments: {size} bytes of JSON, at most {MAX_ARGUMENTS_BYTES}: \
+                 the prompt, options, fields or message are for a person to read"
+            ))
+            .into());
+        }
         let call = async {
             match request.name.as_ref() {
                 "ask_human" => {
@@ -557,6 +572,7 @@ fn question(arguments: &JsonObject) -> Result<Question, String> {
             if fields.is_empty() {
                 return Err("`fields` holds at least one field".to_owned());
             }
+            answerable(&fields)?;
             Some(fields)
         }
     };
@@ -576,6 +592,30 @@ fn question(arguments: &JsonObject) -> Result<Question, String> {
         fields,
         timeout: Duration::from_secs_f64(timeout_s),
     })
+}
+
+/// Whether a person could answer the form: each field id once, a select
+/// with choices (or `other`), a number's `min` at most its `max`.
+fn answerable(fields: &[FieldSpec]) -> Result<(), String> {
+    for (i, field) in fields.iter().enumerate() {
+        let id = &field.id;
+        if fields[..i].iter().any(|f| f.id == *id) {
+            return Err(format!("`fields` names the id {id:?} twice"));
+        }
+        let no_choices = field.choices.as_ref().is_none_or(Vec::is_empty);
+        if matches!(field.type_, aep::FieldSpecType::Select)
+            && no_choices
+            && field.other != Some(true)
+        {
+            return Err(format!("the select field {id:?} has no `choices`"));
+        }
+        if let (Some(min), Some(max)) = (field.min, field.max) {
+            if min > max {
+                return Err(format!("the field {id:?} has its `min` above its `max`"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The answer as the tool's result: structured, and said in words.
@@ -682,6 +722,27 @@ mod tests {
         wrong(
             json!({"prompt": "p", "options": ["a"], "fields": [{"id": "a", "type": "boolean", "label": "A"}]}),
             "not both",
+        );
+        // Forms no one could answer.
+        let field = |f: Value| json!({"prompt": "p", "fields": [f]});
+        wrong(
+            field(json!({"id": "s", "type": "select", "label": "S", "required": true})),
+            "choices",
+        );
+        wrong(
+            field(json!({"id": "s", "type": "select", "label": "S", "choices": []})),
+            "choices",
+        );
+        wrong(
+            field(json!({"id": "n", "type": "number", "label": "N", "min": 5, "max": 1})),
+            "min",
+        );
+        wrong(
+            json!({"prompt": "p", "fields": [
+                {"id": "a", "type": "boolean", "label": "A"},
+                {"id": "a", "type": "string", "label": "B"}
+            ]}),
+            "twice",
         );
         wrong(json!({"prompt": "p", "timeout_s": 0}), "timeout_s");
         wrong(json!({"prompt": "p", "timeout_s": "10"}), "timeout_s");
