@@ -1185,8 +1185,16 @@ fn a_page_left_open_resumes_across_a_relay_restart_without_duplicates() {
             let deadline = tokio::time::Instant::now() + WAIT;
             let newer = loop {
                 let now: Vec<Value> = history(&second.base, Some(TOKEN), session).await;
-                if now.len() > before + 5 {
-                    break now[now.len() - 1]["id"].as_str().unwrap().to_owned();
+                // The newest that is a row of its own (a tool call's events
+                // fold under the call's row, and only rows shown are drawn).
+                let own = now
+                    .get(before..)
+                    .unwrap_or_default()
+                    .iter()
+                    .rev()
+                    .find(|e| !e["type"].as_str().unwrap_or("").starts_with("tool."));
+                if let (true, Some(e)) = (now.len() > before + 5, own) {
+                    break e["id"].as_str().unwrap().to_owned();
                 }
                 assert!(
                     tokio::time::Instant::now() < deadline,
