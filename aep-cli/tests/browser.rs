@@ -28,6 +28,9 @@ const ENTER: &str = "\u{E007}";
 const END: &str = "\u{E010}";
 const BACKSPACE: &str = "\u{E003}";
 const DOWN: &str = "\u{E015}";
+/// The most timeline rows the page holds at once: the rows of the view
+/// (70% of the 1 000 px window, rows about 30 px) and 30 on each side.
+const WINDOW_ROWS: usize = 120;
 
 fn run(test: &str, body: impl std::future::Future<Output = ()>) {
     if !enabled(test) {
@@ -1156,7 +1159,7 @@ fn a_page_left_open_resumes_across_a_relay_restart_without_duplicates() {
             .await
             .unwrap();
             b.wait_script(
-                "return document.querySelectorAll('tr[data-event]').length >= 12",
+                "return Number(document.querySelector('table.timeline').dataset.events) >= 12",
                 "a dozen events",
                 WAIT,
             )
@@ -1182,8 +1185,16 @@ fn a_page_left_open_resumes_across_a_relay_restart_without_duplicates() {
             let deadline = tokio::time::Instant::now() + WAIT;
             let newer = loop {
                 let now: Vec<Value> = history(&second.base, Some(TOKEN), session).await;
-                if now.len() > before + 5 {
-                    break now[now.len() - 1]["id"].as_str().unwrap().to_owned();
+                // The newest that is a row of its own (a tool call's events
+                // fold under the call's row, and only rows shown are drawn).
+                let own = now
+                    .get(before..)
+                    .unwrap_or_default()
+                    .iter()
+                    .rev()
+                    .find(|e| !e["type"].as_str().unwrap_or("").starts_with("tool."));
+                if let (true, Some(e)) = (now.len() > before + 5, own) {
+                    break e["id"].as_str().unwrap().to_owned();
                 }
                 assert!(
                     tokio::time::Instant::now() < deadline,
@@ -1208,9 +1219,17 @@ fn a_page_left_open_resumes_across_a_relay_restart_without_duplicates() {
                 .collect();
             let unique: HashSet<&str> = ids.iter().copied().collect();
             assert_eq!(unique.len(), ids.len(), "an event shows twice");
+            let held = b
+                .client
+                .execute(
+                    "return Number(document.querySelector('table.timeline').dataset.events)",
+                    vec![],
+                )
+                .await
+                .unwrap();
             assert!(
-                ids.len() > before,
-                "the timeline did not grow past the restart"
+                held.as_u64().unwrap() > before as u64,
+                "the timeline did not grow past the restart: {held}"
             );
             b.client
                 .find(Locator::Css(".session-view a[href='#/']"))
@@ -1496,9 +1515,22 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
                 t.contains("Read") && t.contains("failed")
             })
             .await;
+            // Only the rows shown are in the page (the timeline draws the
+            // rows near its view); the table says how many it has.
             let hidden = |id: &str| {
-                format!("return document.querySelector(\"tr[data-event='{id}']\").hidden")
+                format!("return document.querySelector(\"tr[data-event='{id}']\") === null")
             };
+            assert_eq!(
+                b.client
+                    .execute(
+                        "return [document.querySelector('table.timeline').getAttribute('aria-rowcount'), document.querySelector(\"tr[data-event='T3']\").getAttribute('aria-rowindex')]",
+                        vec![]
+                    )
+                    .await
+                    .unwrap(),
+                json!(["8", "6"]),
+                "the header, T0, the run's head, T1, two calls, T3 and T7"
+            );
             assert_eq!(
                 b.client.execute(&hidden("T2"), vec![]).await.unwrap(),
                 json!(true),
@@ -1517,7 +1549,7 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
                 .await
                 .unwrap();
             b.wait_script(
-            "return !document.querySelector(\"tr[data-event='T2']\").hidden && !document.querySelector(\"tr[data-event='T4']\").hidden",
+            "return document.querySelector(\"tr[data-event='T2']\") !== null && document.querySelector(\"tr[data-event='T4']\") !== null && document.querySelector('table.timeline').getAttribute('aria-rowcount') === '10'",
             "the call's events shown",
             WAIT,
         )
@@ -1539,7 +1571,7 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
             .await
             .unwrap();
             b.wait_script(
-            "return [...document.querySelectorAll('tr.call')].every((r) => r.hidden) && !document.querySelector(\"tr[data-event='T3']\").hidden",
+            "return document.querySelectorAll('tr.call').length === 0 && document.querySelector(\"tr[data-event='T3']\") !== null",
             "the calls hidden by the type filter",
             WAIT,
         )
@@ -1565,7 +1597,7 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
             .await
             .unwrap();
             b.wait_script(
-            "return !document.querySelector(\"tr.call[data-status='failed']\").hidden && document.querySelector(\"tr.call[data-status='completed']\").hidden && document.querySelector(\"tr[data-event='T3']\").hidden",
+            "return document.querySelector(\"tr.call[data-status='failed']\") !== null && document.querySelector(\"tr.call[data-status='completed']\") === null && document.querySelector(\"tr[data-event='T3']\") === null",
             "only the warning's call left",
             WAIT,
         )
@@ -1579,7 +1611,7 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
             .await
             .unwrap();
             b.wait_script(
-            "return document.querySelector(\"tr[data-event='T3']\").hidden && !document.querySelector(\"tr.run-head[data-run-head='r1']\").hidden && !document.querySelector(\"tr[data-event='T0']\").hidden",
+            "return document.querySelector(\"tr[data-event='T3']\") === null && document.querySelector(\"tr.run-head[data-run-head='r1']\") !== null && document.querySelector(\"tr[data-event='T0']\") !== null && document.querySelector('table.timeline').getAttribute('aria-rowcount') === '3'",
             "the run folded",
             WAIT,
         )
@@ -1955,7 +1987,7 @@ fn ui_figures() {
             .await
             .unwrap();
         b.wait_script(
-            "return document.querySelectorAll('table.timeline tbody tr[data-event]').length >= 2000",
+            "return Number(document.querySelector('table.timeline').dataset.events) >= 2000",
             "the big session's timeline",
             Duration::from_secs(120),
         )
@@ -2049,18 +2081,22 @@ fn a_long_session_keeps_a_bounded_timeline_as_it_grows() {
             )
             .await
             .unwrap();
-            let rows = "const r = [...document.querySelectorAll('table.timeline tbody tr[data-event]')]; return [r.length, r[0].dataset.event, r[r.length - 1].dataset.event, document.querySelectorAll('table.timeline tbody tr.call').length];";
+            // What the timeline holds (the events, its rows as the table
+            // says), whether the page holds at most the rows near the view,
+            // and the last row drawn.
+            let rows = "const t = document.querySelector('table.timeline'); const r = [...t.querySelectorAll('tbody tr')]; return [Number(t.dataset.events), t.getAttribute('aria-rowcount'), r.length <= WINDOW, r[r.length - 1].dataset.event];".replace("WINDOW", &WINDOW_ROWS.to_string());
             b.wait_script(
                 "return document.querySelector(\"tr[data-event='L2499']\") !== null",
                 "the newest event",
                 WAIT,
             )
             .await;
-            // The fold keeps 2 000 events: the page shows those, and one row
-            // per tool call among them.
+            // The fold keeps 2 000 events: the timeline holds those, a row
+            // per tool call among them (its event folded under it) and the
+            // run's head: 2 001 rows and the header.
             assert_eq!(
-                b.client.execute(rows, vec![]).await.unwrap(),
-                json!([2000, "L500", "L2499", 200])
+                b.client.execute(&rows, vec![]).await.unwrap(),
+                json!([2000, "2002", true, "L2499"])
             );
             // More arrive: the oldest rows leave, the count holds.
             let more: Vec<String> = (2_500..2_750).map(line).collect();
@@ -2072,9 +2108,23 @@ fn a_long_session_keeps_a_bounded_timeline_as_it_grows() {
             )
             .await;
             assert_eq!(
-                b.client.execute(rows, vec![]).await.unwrap(),
-                json!([2000, "L750", "L2749", 200])
+                b.client.execute(&rows, vec![]).await.unwrap(),
+                json!([2000, "2002", true, "L2749"])
             );
+            // The oldest it holds is at the top.
+            b.client
+                .execute(
+                    "document.querySelector('.timeline-box').scrollTop = 0",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_script(
+                "const r = document.querySelectorAll('table.timeline tbody tr'); return r.length > 3 && r[0].dataset.runHead === 'r1' && r[1].dataset.call === '[\"r1\",\"c750\"]' && r[2].dataset.event === 'L751'",
+                "the oldest rows at the top",
+                WAIT,
+            )
+            .await;
             b.wait_for("p.note", "the note on what is not kept", |t| {
                 t == "750 earlier events are not kept in this page."
             })
@@ -2084,6 +2134,191 @@ fn a_long_session_keeps_a_bounded_timeline_as_it_grows() {
             served.stop().await;
         },
     );
+}
+
+/// A 2 000-event session: the page holds only the rows near the view, the
+/// table says how many it has, scrolling to the top shows the oldest event,
+/// a call opened there shows its event in place, "Jump to latest" and a
+/// cause link to a row far from the view draw what they move to.
+#[test]
+fn a_long_timeline_draws_only_the_rows_near_the_view() {
+    run("a_long_timeline_draws_only_the_rows_near_the_view", async {
+        let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+        let lines: Vec<String> = (0..2_000u64)
+                .map(|seq| {
+                    let (kind, mut extra) = if seq.is_multiple_of(10) {
+                        (
+                            "tool.requested",
+                            json!({"run": "r1", "data": {"tool": {"name": "Bash", "call_id": format!("c{seq}")}}}),
+                        )
+                    } else {
+                        (
+                            "progress.status",
+                            json!({"run": "r1", "capture": "full", "data": {"message": format!("step {seq}")}}),
+                        )
+                    };
+                    if seq == 1_999 {
+                        extra["cause"] = json!("W3");
+                    }
+                    event(&format!("W{seq}"), kind, "wide", seq, extra).to_string()
+                })
+                .collect();
+        post(served.addr, &lines).await;
+        let b = Browser::start().await;
+        b.client
+            .goto(&format!("{}/#token={TOKEN}", served.base))
+            .await
+            .unwrap();
+        b.wait_for("tr[data-session='wide']", "the session", |_| true)
+            .await;
+        b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:wide', 'wide']))",
+                    vec![],
+                )
+                .await
+                .unwrap();
+        // All of it placed: 200 calls, 1 800 other events, the run's head.
+        b.wait_script(
+                "return document.querySelector('table.timeline')?.getAttribute('aria-rowcount') === '2002' && document.querySelector(\"tr[data-event='W1999']\") !== null",
+                "the whole timeline, following its end",
+                WAIT,
+            )
+            .await;
+        let drawn = "const r = [...document.querySelectorAll('table.timeline tbody tr')]; return { rows: r.length, first: r[0].dataset.runHead ?? r[0].dataset.call ?? r[0].dataset.event, last: r[r.length - 1].dataset.event, index: r[r.length - 1].getAttribute('aria-rowindex'), follow: document.getElementById('timeline-follow').checked, height: document.querySelector('.timeline-box').scrollHeight };";
+        let end = b.client.execute(drawn, vec![]).await.unwrap();
+        let rows = end["rows"].as_u64().unwrap() as usize;
+        assert!(
+            (10..=WINDOW_ROWS).contains(&rows),
+            "the page holds the rows near the view, not all 2 001: {end}"
+        );
+        assert_eq!(end["last"], "W1999", "{end}");
+        assert_eq!(end["index"], "2002", "{end}");
+        assert_eq!(end["follow"], true, "{end}");
+        // The box is as tall as the whole timeline would be.
+        assert!(
+            end["height"].as_u64().unwrap() > 2_001 * 20,
+            "the scroll bar is the whole timeline's: {end}"
+        );
+
+        // The person scrolls to the top: the oldest rows are drawn, and
+        // following stops.
+        b.client
+            .execute(
+                "document.querySelector('.timeline-box').scrollTop = 0",
+                vec![],
+            )
+            .await
+            .unwrap();
+        b.wait_script(
+                "const r = document.querySelectorAll('table.timeline tbody tr'); return r.length > 3 && r[0].dataset.runHead === 'r1' && r[1].dataset.call === '[\"r1\",\"c0\"]' && r[2].dataset.event === 'W1' && r[2].getAttribute('aria-rowindex') === '4'",
+                "the oldest event at the top",
+                WAIT,
+            )
+            .await;
+        let top = b.client.execute(drawn, vec![]).await.unwrap();
+        assert!(
+            top["rows"].as_u64().unwrap() as usize <= WINDOW_ROWS,
+            "{top}"
+        );
+        assert_eq!(top["follow"], false, "scrolling up stops following: {top}");
+        assert_eq!(
+            b.client
+                .execute(
+                    "return document.getElementById('timeline-jump').hidden",
+                    vec![]
+                )
+                .await
+                .unwrap(),
+            json!(false)
+        );
+        // A call opened at the top from the keyboard (the first drawn, c0)
+        // shows its event under it, and keeps the focus.
+        b.client
+            .execute(
+                "document.querySelector('table.timeline tr.call').focus()",
+                vec![],
+            )
+            .await
+            .unwrap();
+        keys(&b, ENTER).await;
+        b.wait_script(
+                "return document.querySelector(\"tr[data-event='W0']\")?.getAttribute('aria-rowindex') === '4' && document.querySelector('table.timeline').getAttribute('aria-rowcount') === '2003'",
+                "the call's event in place",
+                WAIT,
+            )
+            .await;
+        assert_eq!(
+            b.client
+                .execute("return [document.activeElement.dataset.call, document.activeElement.getAttribute('aria-expanded')]", vec![])
+                .await
+                .unwrap(),
+            json!(["[\"r1\",\"c0\"]", "true"])
+        );
+        assert_eq!(
+            b.client
+                .execute(
+                    "return document.querySelector(\"tr[data-event='W1999']\")",
+                    vec![]
+                )
+                .await
+                .unwrap(),
+            Value::Null,
+            "the newest row is not drawn while the view is at the top"
+        );
+        // "Jump to latest" draws the end again and follows it.
+        b.client
+            .find(Locator::Css("#timeline-jump"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.wait_script(
+                "return document.querySelector(\"tr[data-event='W1999'] a.cause\") !== null && document.getElementById('timeline-follow').checked && document.querySelector(\"tr[data-event='W3']\") === null",
+                "the newest event again",
+                WAIT,
+            )
+            .await;
+        // Its cause, far above the view and not drawn, is drawn,
+        // scrolled to and focused.
+        b.client
+            .find(Locator::Css("tr[data-event='W1999'] a.cause"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.wait_for("tr.followed[data-event='W3']", "the followed cause", |_| {
+            true
+        })
+        .await;
+        assert_eq!(
+            b.client
+                .execute("return document.activeElement.dataset.event", vec![])
+                .await
+                .unwrap(),
+            json!("W3")
+        );
+        let at = b
+                .client
+                .execute(
+                    "const box = document.querySelector('.timeline-box').getBoundingClientRect(); const row = document.querySelector(\"tr[data-event='W3']\").getBoundingClientRect(); return row.top >= box.top && row.bottom <= box.bottom;",
+                    vec![],
+                )
+                .await
+                .unwrap();
+        assert_eq!(at, json!(true), "the cause is in the view");
+        let followed = b.client.execute(drawn, vec![]).await.unwrap();
+        assert!(
+            followed["rows"].as_u64().unwrap() as usize <= WINDOW_ROWS,
+            "{followed}"
+        );
+        assert_eq!(followed["follow"], false, "{followed}");
+        b.assert_no_errors(&[]).await;
+        b.close().await;
+        served.stop().await;
+    });
 }
 
 /// `aep mcp` as an MCP client starts it, asking a person through the page:

@@ -10,6 +10,7 @@ import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago, severityOf, shortId, summarize } from '../summary.js';
 import { FRAME_BUDGET_MS, within } from '../pace.js';
+import { MARGIN_ROWS, offsets, rowAt, rowWindow } from '../window.js';
 import { Calls, SEVERITY_LEVELS, callStatus, durationMs, everything, family, formatDuration, matches, narrows } from '../timeline.js';
 
 function clock(time) {
@@ -25,7 +26,6 @@ export class SessionView {
     this.app = app;
     this.key = key;
     this.rendered = 0;
-    this.rowsById = new Map();
     this.expanded = new Set();
     this.title = h('h2', { id: 'session-title', tabindex: '-1' });
     this.facts = h('dl', { class: 'facts' });
@@ -36,13 +36,25 @@ export class SessionView {
     // Rows are laid out one by one, not as a table's (see style.css), so
     // the table's roles are said outright.
     this.timeline = h('tbody', { role: 'rowgroup' });
+    this.head = h('thead', { role: 'rowgroup' }, h('tr', { role: 'row', 'aria-rowindex': '1' }, ['Time', 'Type', 'Severity', 'Summary', 'Cause'].map((t) => h('th', { scope: 'col', role: 'columnheader', text: t }))));
+    // Only the rows near the view are in the page (see `draw`): the
+    // table says how many rows it has, each row its place among them.
+    this.table = h('table', { class: 'timeline', role: 'table', 'aria-labelledby': 'timeline-title', 'aria-rowcount': '1' }, this.head, this.timeline);
     this.events = new Map();
     this.order = [];
     this.prompts = new Map();
     this.calls = new Calls();
-    this.callRows = new Map();
     this.openCalls = new Set();
-    this.runHeads = new Map();
+    // The timeline's model: every row in order (`items`: a run's head, a
+    // call's row, an event's row; each with its element once drawn and
+    // its height once measured), by event id, call key and run; the rows
+    // shown (`visible`, made again when `stale`).
+    this.items = [];
+    this.eventItems = new Map();
+    this.callItems = new Map();
+    this.runItems = new Map();
+    this.visible = [];
+    this.stale = false;
     this.foldedRuns = new Set();
     this.filter = everything();
     this.following = true;
@@ -71,10 +83,12 @@ export class SessionView {
         },
         pointerleave: () => {
           this.pointerInside = false;
-          if (this.following) this.toLatest();
+          if (this.following) this.draw();
         },
       },
     });
+    // A box made taller or shorter shows other rows.
+    if (typeof ResizeObserver === 'function') new ResizeObserver(() => this.schedule()).observe(this.box);
     this.el = h(
       'div',
       { class: 'session-view' },
@@ -103,15 +117,7 @@ export class SessionView {
         ),
         this.dropped,
         this.shownNote,
-        (this.box.append(
-          h(
-            'table',
-            { class: 'timeline', role: 'table', 'aria-labelledby': 'timeline-title' },
-            h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, ['Time', 'Type', 'Severity', 'Summary', 'Cause'].map((t) => h('th', { scope: 'col', role: 'columnheader', text: t })))),
-            this.timeline,
-          ),
-        ),
-        this.box),
+        (this.box.append(this.table), this.box),
       ),
     );
   }
@@ -165,13 +171,14 @@ export class SessionView {
   }
 
   timelineRows(s) {
-    // Rows are appended as the timeline grows, and the rows of events the
-    // fold no longer keeps are removed from the top: a long session costs
-    // the page the same as one of the fold's length. New rows are placed
-    // in the fold's order for at most a frame's budget; the rest wait for
-    // the next frame (`rendered` counts the events placed or let go, so
-    // none is placed twice or skipped, and an event the fold lets go
-    // before its turn is never placed).
+    // The timeline keeps a model of every row (the fold bounds them: the
+    // rows of events the fold no longer keeps are let go from the top, so
+    // a long session costs the page the same as one of the fold's length)
+    // and draws only the rows near the view (`draw`). New events are
+    // placed in the fold's order for at most a frame's budget; the rest
+    // wait for the next frame (`rendered` counts the events placed or let
+    // go, so none is placed twice or skipped, and an event the fold lets
+    // go before its turn is never placed).
     const end = s.dropped + s.timeline.length;
     if (this.droppedSeen === undefined) {
       this.droppedSeen = s.dropped;
@@ -183,6 +190,8 @@ export class SessionView {
         this.forget(this.order.shift());
         gone -= 1;
       }
+      this.items = this.items.filter((item) => !item.gone);
+      this.stale = true;
       this.rendered = Math.max(this.rendered, s.dropped);
     }
     const added = this.rendered < end;
@@ -195,37 +204,35 @@ export class SessionView {
       });
     this.dropped.hidden = s.dropped === 0;
     this.dropped.textContent = `${s.dropped} earlier events are not kept in this page.`;
-    for (const [run, head] of this.runHeads) this.drawRunHead(head, s.runs.get(run), run);
-    if (added) {
-      this.countShown();
-      if (this.following) this.toLatest();
-    }
+    for (const [run, item] of this.runItems) if (item.el) this.drawRunHead(item.el, s.runs.get(run), run);
+    if (added) this.countShown();
+    if (added || this.stale) this.draw();
     return left;
   }
 
-  /** Removes the row of an event the fold no longer keeps (and its call's
-   * row with the call's last event). */
+  /** Lets go of the model of an event the fold no longer keeps (and of
+   * its call's with the call's last event). */
   forget(id) {
-    const tr = this.rowsById.get(id);
-    this.rowsById.delete(id);
+    const item = this.eventItems.get(id);
+    this.eventItems.delete(id);
     this.events.delete(id);
-    if (!tr) return;
-    tr.remove();
-    const key = tr.dataset.call;
+    if (!item) return;
+    item.gone = true;
+    const key = item.call;
     const call = key ? this.calls.get(key) : null;
     if (call) {
       call.events = call.events.filter((e) => e !== id);
-      const row = this.callRows.get(key);
+      const callItem = this.callItems.get(key);
       if (!call.events.length) {
-        if (row) row.remove();
-        this.callRows.delete(key);
+        if (callItem) callItem.gone = true;
+        this.callItems.delete(key);
         this.calls.byKey.delete(key);
         this.openCalls.delete(key);
-      } else if (row) this.drawCall(row, call);
+      } else if (callItem?.el) this.drawCall(callItem.el, call);
     }
   }
 
-  /** Puts one event's row in the table, under its run's group, folded
+  /** Adds one event's row to the model, under its run's group, folded
    * into its tool call's row when it is a call's. */
   place(s, event) {
     this.events.set(event.id, event);
@@ -243,31 +250,52 @@ export class SessionView {
       this.familyPick.value = picked;
     }
     const run = typeof event.run === 'string' && event.run !== '' ? event.run : null;
-    if (run !== null && !this.runHeads.has(run)) {
-      const head = h('tr', { class: 'run-head', 'data-run-head': run, tabindex: '0', role: 'button', 'aria-expanded': 'true', on: { click: () => this.toggleRun(run), keydown: (e) => this.activate(e, () => this.toggleRun(run)) } });
-      this.runHeads.set(run, head);
-      this.drawRunHead(head, s.runs.get(run), run);
-      this.timeline.append(head);
+    if (run !== null && !this.runItems.has(run)) {
+      const head = { kind: 'run', key: run, run, el: null };
+      this.runItems.set(run, head);
+      this.items.push(head);
     }
-    const tr = this.row(event);
-    tr.dataset.family = fam;
-    if (run !== null) tr.dataset.run = run;
+    const item = { kind: 'event', key: event.id, run, call: null, family: fam, passes: this.passes(event), el: null };
     const call = this.calls.add(event);
     if (call) {
-      tr.dataset.call = call.key;
-      tr.classList.add('in-call');
-      let callRow = this.callRows.get(call.key);
-      if (!callRow) {
-        callRow = h('tr', { class: 'call', 'data-call': call.key, tabindex: '0', role: 'button', 'aria-expanded': 'false', on: { click: () => this.toggleCall(call.key), keydown: (e) => this.activate(e, () => this.toggleCall(call.key)) } });
-        if (run !== null) callRow.dataset.run = run;
-        this.callRows.set(call.key, callRow);
-        this.timeline.append(callRow);
+      item.call = call.key;
+      let callItem = this.callItems.get(call.key);
+      if (!callItem) {
+        callItem = { kind: 'call', key: call.key, run, el: null };
+        this.callItems.set(call.key, callItem);
+        this.items.push(callItem);
       }
-      this.drawCall(callRow, call);
+      if (callItem.el) this.drawCall(callItem.el, call);
     }
-    this.timeline.append(tr);
-    this.show(tr);
-    if (call) this.show(this.callRows.get(call.key));
+    if (!this.eventItems.has(event.id)) this.eventItems.set(event.id, item);
+    this.items.push(item);
+    this.stale = true;
+  }
+
+  /** The element of a row of the model, made when it is first drawn. */
+  element(item) {
+    if (item.el) return item.el;
+    if (item.kind === 'run') {
+      const run = item.key;
+      item.el = h('tr', { class: 'run-head', role: 'row', 'data-run-head': run, tabindex: '0', 'aria-expanded': 'true', on: { click: () => this.toggleRun(run), keydown: (e) => this.activate(e, () => this.toggleRun(run)) } });
+      this.drawRunHead(item.el, this.session()?.runs.get(run), run);
+    } else if (item.kind === 'call') {
+      const key = item.key;
+      item.el = h('tr', { class: 'call', role: 'row', 'data-call': key, tabindex: '0', 'aria-expanded': 'false', on: { click: () => this.toggleCall(key), keydown: (e) => this.activate(e, () => this.toggleCall(key)) } });
+      if (item.run !== null) item.el.dataset.run = item.run;
+      const call = this.calls.get(key);
+      if (call) this.drawCall(item.el, call);
+    } else {
+      const tr = this.row(this.events.get(item.key));
+      tr.dataset.family = item.family;
+      if (item.run !== null) tr.dataset.run = item.run;
+      if (item.call) {
+        tr.dataset.call = item.call;
+        tr.classList.add('in-call');
+      }
+      item.el = tr;
+    }
+    return item.el;
   }
 
   activate(e, act) {
@@ -292,7 +320,7 @@ export class SessionView {
     head.dataset.status = status;
     replace(
       head,
-      h('td', { colspan: '5' }, h('span', { class: 'fold', text: folded ? '▸' : '▾' }), ' ', h('strong', { text: `Run ${id}` }), ` · ${status}`, took ? ` · ${took}` : '', prompt ? h('span', { class: 'run-prompt', text: ` · ${prompt}` }) : ''),
+      h('td', { role: 'cell', colspan: '5' }, h('span', { class: 'fold', text: folded ? '▸' : '▾' }), ' ', h('strong', { text: `Run ${id}` }), ` · ${status}`, took ? ` · ${took}` : '', prompt ? h('span', { class: 'run-prompt', text: ` · ${prompt}` }) : ''),
     );
   }
 
@@ -308,11 +336,11 @@ export class SessionView {
     const first = this.events.get(call.events[0]);
     replace(
       tr,
-      h('td', {}, first ? h('time', { datetime: String(first.time ?? ''), text: clock(first.time) }) : ''),
-      h('td', {}, h('span', { class: 'fold', text: open ? '▾' : '▸' }), ' ', h('code', { text: 'tool call' })),
-      h('td', {}, h('span', { class: `call-status call-${call.status}`, text: callStatus(call) })),
-      h('td', { class: 'summary', text: `${call.name}${took ? ` · ${took}` : ''} · ${call.events.length} event${call.events.length === 1 ? '' : 's'}` }),
-      h('td', {}),
+      h('td', { role: 'cell' }, first ? h('time', { datetime: String(first.time ?? ''), text: clock(first.time) }) : ''),
+      h('td', { role: 'cell' }, h('span', { class: 'fold', text: open ? '▾' : '▸' }), ' ', h('code', { text: 'tool call' })),
+      h('td', { role: 'cell' }, h('span', { class: `call-status call-${call.status}`, text: callStatus(call) })),
+      h('td', { role: 'cell', class: 'summary', text: `${call.name}${took ? ` · ${took}` : ''} · ${call.events.length} event${call.events.length === 1 ? '' : 's'}` }),
+      h('td', { role: 'cell' }),
     );
   }
 
@@ -320,37 +348,33 @@ export class SessionView {
     if (this.openCalls.has(key)) this.openCalls.delete(key);
     else this.openCalls.add(key);
     const call = this.calls.get(key);
-    const row = this.callRows.get(key);
-    if (call && row) this.drawCall(row, call);
-    this.refilter();
+    const el = this.callItems.get(key)?.el;
+    if (call && el) this.drawCall(el, call);
+    this.stale = true;
+    this.draw();
   }
 
   toggleRun(run) {
     if (this.foldedRuns.has(run)) this.foldedRuns.delete(run);
     else this.foldedRuns.add(run);
-    const head = this.runHeads.get(run);
-    const s = this.session();
-    if (head) this.drawRunHead(head, s?.runs.get(run), run);
-    this.refilter();
+    const el = this.runItems.get(run)?.el;
+    if (el) this.drawRunHead(el, this.session()?.runs.get(run), run);
+    this.stale = true;
+    this.draw();
   }
 
-  /** Whether a row shows: its run not folded, its call open (for a call's
-   * events), and the filter matching it (a call's row matches when one of
-   * its events does). */
-  show(tr) {
-    if (tr.classList.contains('run-head')) {
-      tr.hidden = false;
-      return;
+  /** Whether a row of the model shows: its run not folded, its call open
+   * (for a call's events), and the filter matching it (a call's row
+   * matches when one of its events does). */
+  shows(item) {
+    if (item.kind === 'run') return true;
+    if (item.run !== null && this.foldedRuns.has(item.run)) return false;
+    if (item.kind === 'call') {
+      const call = this.calls.get(item.key);
+      return Boolean(call) && call.events.some((id) => this.eventItems.get(id)?.passes);
     }
-    let visible = !(tr.dataset.run && this.foldedRuns.has(tr.dataset.run));
-    if (visible && tr.classList.contains('call')) {
-      const call = this.calls.get(tr.dataset.call);
-      visible = Boolean(call) && call.events.some((id) => this.passes(this.events.get(id)));
-    } else if (visible) {
-      if (tr.dataset.call && !this.openCalls.has(tr.dataset.call)) visible = false;
-      else visible = this.passes(this.events.get(tr.dataset.event));
-    }
-    tr.hidden = !visible;
+    if (item.call && !this.openCalls.has(item.call)) return false;
+    return item.passes;
   }
 
   passes(event) {
@@ -365,8 +389,10 @@ export class SessionView {
       lowest: this.severityPick.value || null,
       text: this.search.value,
     };
-    for (const tr of this.timeline.children) this.show(tr);
+    for (const item of this.items) if (item.kind === 'event') item.passes = this.passes(this.events.get(item.key));
+    this.stale = true;
     this.countShown();
+    this.draw();
   }
 
   countShown() {
@@ -375,35 +401,127 @@ export class SessionView {
       return;
     }
     let shown = 0;
-    for (const event of this.events.values()) if (this.passes(event)) shown += 1;
+    for (const item of this.eventItems.values()) if (item.passes) shown += 1;
     this.shownNote.hidden = false;
     this.shownNote.textContent = `${shown} of ${this.events.size} events match.`;
+  }
+
+  /** The rows that show, in order (made again when the model changed). */
+  shown() {
+    if (this.stale) {
+      this.visible = this.items.filter((item) => this.shows(item));
+      this.stale = false;
+    }
+    return this.visible;
+  }
+
+  /** Where the rows shown start and the view is: the rows' offsets (from
+   * the top of the rows), the top of the rows in the box's scrolled
+   * content and the view's height. */
+  geometry() {
+    const rows = this.shown();
+    const offs = offsets(rows.map((item) => item.height));
+    const head = this.head.offsetHeight;
+    const view = this.box.clientHeight || window.innerHeight;
+    return { rows, offs, head, view };
+  }
+
+  /**
+   * Draws the rows near the view and no others: the rows the view meets
+   * and a margin on each side, the box's padding standing for the rest
+   * (their measured heights, or the mean of those measured), so the
+   * scroll bar is the whole timeline's. While following, the view is the
+   * timeline's end. Rows drawn are measured, and the view kept on the row
+   * it showed when a measure moves it.
+   */
+  draw() {
+    // A person who scrolled up since the page last moved the view stops
+    // following, whether or not the scroll event came yet.
+    if (this.following && this.lastTop !== undefined && this.box.scrollTop < this.lastTop - 1 && !this.atEnd()) this.setFollowing(false, false);
+    const { rows, offs, head, view } = this.geometry();
+    const pinned = this.following && !this.pointerInside;
+    const top = pinned ? offs[rows.length] + head - view : this.box.scrollTop;
+    const w = rowWindow(offs, top - head, view, MARGIN_ROWS);
+    const nodes = [];
+    for (let i = w.start; i < w.end; i += 1) {
+      const el = this.element(rows[i]);
+      const index = String(i + 2);
+      if (el.getAttribute('aria-rowindex') !== index) el.setAttribute('aria-rowindex', index);
+      nodes.push(el);
+    }
+    keep(this.timeline, nodes);
+    this.table.setAttribute('aria-rowcount', String(rows.length + 1));
+    this.table.dataset.events = String(this.order.length);
+    this.timeline.style.paddingTop = `${w.before}px`;
+    this.timeline.style.paddingBottom = `${w.after}px`;
+    // Measured: the rows drawn keep their heights; the padding follows.
+    const anchor = rowAt(offs, Math.max(0, top - head));
+    let moved = false;
+    for (let i = w.start; i < w.end; i += 1) {
+      const height = rows[i].el.offsetHeight;
+      if (height > 0 && height !== rows[i].height) {
+        rows[i].height = height;
+        moved = true;
+      }
+    }
+    if (moved) {
+      const now = offsets(rows.map((item) => item.height));
+      this.timeline.style.paddingTop = `${now[w.start]}px`;
+      this.timeline.style.paddingBottom = `${now[rows.length] - now[w.end]}px`;
+      if (!pinned && anchor < rows.length && now[anchor] !== offs[anchor]) this.scrollBy(now[anchor] - offs[anchor]);
+    }
+    if (pinned) this.toLatest();
+  }
+
+  /** Draws again in the next frame (once however often asked). */
+  schedule() {
+    if (this.drawing) return;
+    this.drawing = true;
+    requestAnimationFrame(() => {
+      this.drawing = false;
+      this.draw();
+    });
+  }
+
+  /** Moves the box's view by `dy` px, a move of the page's, not the
+   * person's: `lastTop` is where the page left the view, so a scroll
+   * event finds the person's moves only. */
+  scrollBy(dy) {
+    this.box.scrollTop += dy;
+    this.lastTop = this.box.scrollTop;
+  }
+
+  atEnd() {
+    return this.box.scrollTop + this.box.clientHeight >= this.box.scrollHeight - 48;
   }
 
   setFollowing(on, scroll = true) {
     this.following = on;
     this.followBox.checked = on;
     this.jump.hidden = on;
-    if (on && scroll) this.toLatest();
+    if (on && scroll) this.draw();
   }
 
   /** Scrolls the timeline's box to its newest row. */
   toLatest() {
     if (this.pointerInside) return;
-    this.scrolling = true;
     this.box.scrollTop = this.box.scrollHeight;
-    // The scroll event of our own move is not the person scrolling up.
-    requestAnimationFrame(() => {
-      this.scrolling = false;
-    });
+    this.lastTop = this.box.scrollTop;
   }
 
-  /** A person scrolling the timeline up stops following it. */
+  /** Draws the rows the view reaches; a person scrolling the timeline up
+   * stops following it, scrolling down to its end follows it again. The
+   * page's own moves leave `lastTop` where they put the view, and a view
+   * cut short when the timeline shrinks is at its end: neither is taken
+   * for the person's. */
   onScroll() {
-    if (this.scrolling) return;
-    const atEnd = this.box.scrollTop + this.box.clientHeight >= this.box.scrollHeight - 48;
-    if (!atEnd && this.following) this.setFollowing(false, false);
-    else if (atEnd && !this.following) this.setFollowing(true, false);
+    this.schedule();
+    const top = this.box.scrollTop;
+    const moved = top - (this.lastTop ?? top);
+    this.lastTop = top;
+    const atEnd = this.atEnd();
+    if (!atEnd && this.following && moved < 0) this.setFollowing(false, false);
+    else if (atEnd && !this.following && moved > 0) this.setFollowing(true, false);
   }
 
   row(event) {
@@ -433,38 +551,60 @@ export class SessionView {
       h('td', { role: 'cell', class: 'summary', text: summarize(event) }),
       h('td', { role: 'cell' }, cause),
     );
-    if (!this.rowsById.has(event.id)) this.rowsById.set(event.id, tr);
     return tr;
   }
 
-  /** Moves to the event `id` names, when this timeline holds it. */
+  /** Moves to the event `id` names, when this timeline holds it: drawn
+   * first (the view moved to it), then scrolled to and focused. */
   follow(id) {
-    const target = this.rowsById.get(id);
-    for (const old of this.timeline.querySelectorAll('.followed')) old.classList.remove('followed');
-    if (!target) {
+    const item = this.eventItems.get(id);
+    if (this.followed) this.followed.classList.remove('followed');
+    this.followed = null;
+    if (!item) {
       this.app.announce(`Event ${id} is not in this session's timeline.`);
       return;
     }
     // A folded run, a closed call or a filter may hide it: show it.
-    if (target.hidden) {
-      if (target.dataset.run) this.foldedRuns.delete(target.dataset.run);
-      if (target.dataset.call) this.openCalls.add(target.dataset.call);
-      if (!this.passes(this.events.get(id))) {
+    if (!this.shown().includes(item)) {
+      if (item.run !== null) this.foldedRuns.delete(item.run);
+      if (item.call) this.openCalls.add(item.call);
+      if (!item.passes) {
         this.familyPick.value = '';
         this.severityPick.value = '';
         this.search.value = '';
       }
       const s = this.session();
-      for (const [run, head] of this.runHeads) this.drawRunHead(head, s?.runs.get(run), run);
-      for (const [key, row] of this.callRows) {
+      for (const [run, head] of this.runItems) if (head.el) this.drawRunHead(head.el, s?.runs.get(run), run);
+      for (const [key, callItem] of this.callItems) {
         const call = this.calls.get(key);
-        if (call) this.drawCall(row, call);
+        if (call && callItem.el) this.drawCall(callItem.el, call);
       }
       this.refilter();
     }
     this.setFollowing(false, false);
+    const { rows, offs, head, view } = this.geometry();
+    const at = rows.indexOf(item);
+    this.scrollBy(head + offs[at] - view / 2 - this.box.scrollTop);
+    this.draw();
+    const target = this.element(item);
+    this.followed = target;
     target.classList.add('followed');
     target.scrollIntoView({ block: 'center' });
+    this.lastTop = this.box.scrollTop;
     target.focus();
+  }
+}
+
+/** Makes `parent`'s children exactly `nodes` (a run of the same ordered
+ * list as they were): the rows that left are removed, the new ones put in
+ * their place, and the rows that stay are never moved (they keep their
+ * focus and layout). */
+function keep(parent, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
+  let at = parent.firstElementChild;
+  for (const node of nodes) {
+    if (node === at) at = at.nextElementSibling;
+    else parent.insertBefore(node, at);
   }
 }
