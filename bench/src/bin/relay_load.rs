@@ -161,8 +161,8 @@ fn compare(args: &[String]) -> Result<(), Failure> {
             }
         }
     }
-    let table = relay::compare_with(&ours, &reference, aims)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let table =
+        relay::compare_with(&ours, &reference, aims).map_err(|e| Failure::Usage(e.to_string()))?;
     print!("{table}");
     Ok(())
 }
