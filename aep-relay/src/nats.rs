@@ -53,10 +53,18 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// at most, when the stream hands it many at once.
 const FOLLOW_BATCH: usize = 256;
 
+/// The publishes of a node awaiting their acks at once, at most: under
+/// the NATS client's own bound (5000), which waits for a free place
+/// while holding the places already taken, so that a batch, or batches
+/// together, over it would wait on each other for ever.
+const ACK_WINDOW: usize = 1024;
+
 /// A node's link to the cluster's stream.
 pub(crate) struct Nats {
     js: jetstream::Context,
     max_payload: usize,
+    /// [`ACK_WINDOW`] places, taken a window of a batch at a time.
+    window: tokio::sync::Semaphore,
 }
 
 /// An event to publish: its subject, its dedupe id and its exact bytes.
@@ -206,7 +214,11 @@ pub(crate) async fn start(
         apply(&hub, &batch);
     }
     tokio::spawn(follow(messages, hub, shutdown));
-    Ok(Nats { js, max_payload })
+    Ok(Nats {
+        js,
+        max_payload,
+        window: tokio::sync::Semaphore::new(ACK_WINDOW),
+    })
 }
 
 /// The stream's messages one node reads.
@@ -283,21 +295,32 @@ impl Nats {
                 max: self.max_payload,
             });
         }
-        let mut acks = Vec::with_capacity(events.len());
-        for event in events {
-            let mut headers = HeaderMap::new();
-            headers.insert("Nats-Msg-Id", event.msg_id.as_str());
-            let ack = self
-                .js
-                .publish_with_headers(event.subject, headers, event.bytes)
+        let mut duplicates = 0;
+        let mut events = events.into_iter().peekable();
+        // A window at a time, its places taken whole before it is sent and
+        // given back once its acks came: every publish's ack has a place.
+        while events.peek().is_some() {
+            let window: Vec<Outgoing> = events.by_ref().take(ACK_WINDOW).collect();
+            let _places = self
+                .window
+                .acquire_many(u32::try_from(window.len()).unwrap_or(u32::MAX))
                 .await
                 .map_err(|e| Failed::Unavailable(e.to_string()))?;
-            acks.push(ack);
-        }
-        let mut duplicates = 0;
-        for ack in acks {
-            let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
-            duplicates += usize::from(ack.duplicate);
+            let mut acks = Vec::with_capacity(window.len());
+            for event in window {
+                let mut headers = HeaderMap::new();
+                headers.insert("Nats-Msg-Id", event.msg_id.as_str());
+                let ack = self
+                    .js
+                    .publish_with_headers(event.subject, headers, event.bytes)
+                    .await
+                    .map_err(|e| Failed::Unavailable(e.to_string()))?;
+                acks.push(ack);
+            }
+            for ack in acks {
+                let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
+                duplicates += usize::from(ack.duplicate);
+            }
         }
         Ok(duplicates)
     }

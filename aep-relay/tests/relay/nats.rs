@@ -214,3 +214,29 @@ async fn a_node_with_another_buffer_depth_is_refused_at_start() {
     let error = started.expect_err("a second depth is refused");
     assert!(error.to_string().contains("--buffer"), "{error}");
 }
+
+#[tokio::test]
+async fn a_batch_larger_than_the_clients_ack_window_is_stored() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    // More events than the NATS client lets wait for their acks at once
+    // (5000): each session keeps 64, so the stream holds the last 64.
+    let batch: Vec<Value> = (0..6000).map(|seq| status("wide", seq, "notice")).collect();
+    let (code, answer) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(answer, json!({"accepted": 6000, "duplicates": 0}));
+    // And the node still publishes what comes next.
+    let (code, _) = json_body(post(&a, &[status("wide", 6000, "notice")]).await).await;
+    assert_eq!(code, 202);
+    let mut last = Vec::new();
+    for _ in 0..400 {
+        last = seqs(&a.held("wide").await);
+        if last.last() == Some(&6000) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(last, (5937..=6000).collect::<Vec<u64>>());
+}
