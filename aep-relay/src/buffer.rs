@@ -222,6 +222,30 @@ impl Buffers {
         std::mem::take(&mut self.evicted)
     }
 
+    /// Takes every held session to have lost what came before its
+    /// earliest entry, unless an eviction already says more: what a node
+    /// of a cluster read from a stream that discarded events, so that a
+    /// resume from before what it holds is told `replay-exhausted`, as on
+    /// a node that saw them evicted.
+    #[cfg(feature = "nats")]
+    pub fn assume_evicted_before_held(&mut self) {
+        for session in self.sessions.values_mut() {
+            let Some((first, _)) = session.entries.front() else {
+                continue;
+            };
+            if session.evicted.is_none() {
+                session.evicted = Some(if first.minor > 0 {
+                    Key {
+                        minor: first.minor - 1,
+                        ..*first
+                    }
+                } else {
+                    Key::after(first.epoch, first.seq - 1)
+                });
+            }
+        }
+    }
+
     /// Evicts the least recently written session while at the cap.
     fn make_room(&mut self) {
         while self.sessions.len() >= self.max_sessions {

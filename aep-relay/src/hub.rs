@@ -243,6 +243,13 @@ impl Hub {
         claim(&mut self.lock(), admitted, conn, duplicate);
     }
 
+    /// See [`Buffers::assume_evicted_before_held`]: a node of a cluster
+    /// that read a stream which discarded events.
+    #[cfg(feature = "nats")]
+    pub fn assume_evicted_before_held(&self) {
+        self.lock().buffers.assume_evicted_before_held();
+    }
+
     /// Between two chunks of a batch: lets the threads waiting for the
     /// lock take it first (a bounded number of yields; a `std` mutex
     /// would otherwise let the batch take it straight back).

@@ -186,6 +186,9 @@ pub(crate) async fn start(
         ));
     }
     let held = info.state.messages;
+    // Fewer messages than were ever stored: the stream discarded some, of
+    // sessions this node is about to hold the rest of.
+    let discarded = info.state.last_sequence > held;
     let consumer = stream
         .create_consumer(consumer::pull::OrderedConfig {
             deliver_policy: consumer::DeliverPolicy::All,
@@ -212,6 +215,9 @@ pub(crate) async fn start(
         let (batch, pending) = gather(first, &mut messages);
         caught_up = pending == Some(0);
         apply(&hub, &batch);
+    }
+    if discarded {
+        hub.assume_evicted_before_held();
     }
     tokio::spawn(follow(messages, hub, shutdown));
     Ok(Nats {

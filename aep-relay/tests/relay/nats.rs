@@ -240,3 +240,33 @@ async fn a_batch_larger_than_the_clients_ack_window_is_stored() {
     }
     assert_eq!(last, (5937..=6000).collect::<Vec<u64>>());
 }
+
+#[tokio::test]
+async fn a_node_started_later_says_what_the_stream_discarded() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    // The stream keeps a session's last 64: 0 to 5 are discarded.
+    let batch: Vec<Value> = (0..70).map(|seq| status("cut", seq, "notice")).collect();
+    let (code, _) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202);
+    held(&a, "cut", 64).await;
+    let d = node(&server).await;
+    let from = json!([{"session": "cut", "epoch": 0, "seq": 0}]).to_string();
+    for n in [&a, &d] {
+        let items = n.history(&[("from", &from)]).await;
+        assert_eq!(
+            items[0],
+            SseItem::Comment("replay-exhausted cut 0:6".into()),
+            "a resume from 0 on {}",
+            n.addr
+        );
+        assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
+        // From the last discarded position nothing is missing.
+        let from = json!([{"session": "cut", "epoch": 0, "seq": 5}]).to_string();
+        let items = n.history(&[("from", &from)]).await;
+        assert!(items[0].is_event(), "{:?}", items[0]);
+        assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
+    }
+}
