@@ -129,6 +129,20 @@ fn failed(what: &str, e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{what}: {e}"))
 }
 
+/// The stream every node makes sure of, with this node's limits.
+fn stream_config(config: &crate::Config) -> stream::Config {
+    stream::Config {
+        name: STREAM.to_owned(),
+        subjects: vec![SUBJECTS.to_owned()],
+        max_messages_per_subject: i64::try_from(config.buffer).unwrap_or(i64::MAX),
+        max_bytes: i64::try_from(config.max_buffered_bytes).unwrap_or(i64::MAX),
+        discard: stream::DiscardPolicy::Old,
+        duplicate_window: DUPLICATE_WINDOW,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    }
+}
+
 /// Connects to the server, makes sure the stream is there with this
 /// node's limits, reads what it holds into `hub`, and follows it until
 /// `shutdown`.
@@ -154,16 +168,7 @@ pub(crate) async fn start(
     let js = jetstream::new(client);
     let config = &hub.config;
     let mut stream = js
-        .get_or_create_stream(stream::Config {
-            name: STREAM.to_owned(),
-            subjects: vec![SUBJECTS.to_owned()],
-            max_messages_per_subject: i64::try_from(config.buffer).unwrap_or(i64::MAX),
-            max_bytes: i64::try_from(config.max_buffered_bytes).unwrap_or(i64::MAX),
-            discard: stream::DiscardPolicy::Old,
-            duplicate_window: DUPLICATE_WINDOW,
-            storage: stream::StorageType::File,
-            ..Default::default()
-        })
+        .get_or_create_stream(stream_config(config))
         .await
         .map_err(|e| {
             failed(
@@ -174,7 +179,8 @@ pub(crate) async fn start(
     let info = stream
         .info()
         .await
-        .map_err(|e| failed(&format!("cannot read the stream {STREAM}"), e))?;
+        .map_err(|e| failed(&format!("cannot read the stream {STREAM}"), e))?
+        .clone();
     let kept = info.config.max_messages_per_subject;
     if kept != i64::try_from(config.buffer).unwrap_or(i64::MAX) {
         return Err(io::Error::new(
@@ -189,15 +195,7 @@ pub(crate) async fn start(
     // Fewer messages than were ever stored: the stream discarded some, of
     // sessions this node is about to hold the rest of.
     let discarded = info.state.last_sequence > held;
-    let consumer = stream
-        .create_consumer(consumer::pull::OrderedConfig {
-            deliver_policy: consumer::DeliverPolicy::All,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
-    let mut messages = consumer
-        .messages()
+    let mut messages = read_all(&stream)
         .await
         .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
     // What the stream holds, read before any connection is accepted.
@@ -219,12 +217,29 @@ pub(crate) async fn start(
     if discarded {
         hub.assume_evicted_before_held();
     }
-    tokio::spawn(follow(messages, hub, shutdown));
+    tokio::spawn(follow(
+        messages,
+        hub,
+        shutdown,
+        js.clone(),
+        info.created.unix_timestamp_nanos(),
+    ));
     Ok(Nats {
         js,
         max_payload,
         window: tokio::sync::Semaphore::new(ACK_WINDOW),
     })
+}
+
+/// All the stream holds and whatever comes after, in order.
+async fn read_all(stream: &stream::Stream) -> Result<Messages, async_nats::Error> {
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await?;
+    Ok(consumer.messages().await?)
 }
 
 /// The stream's messages one node reads.
@@ -270,11 +285,49 @@ fn apply(hub: &Hub, payloads: &[Bytes]) {
     hub.ingest(&admitted, None);
 }
 
+/// How often a node makes sure the stream it follows is still the one
+/// the server holds.
+const STREAM_CHECK: Duration = Duration::from_secs(1);
+
 /// Follows the stream until `shutdown`.
-async fn follow(mut messages: Messages, hub: Arc<Hub>, shutdown: CancellationToken) {
+///
+/// A server that lost the stream (its store wiped, or the stream deleted)
+/// holds a new one once any node makes sure of it, numbered from 1 again:
+/// the ordered consumer would resume after the last number it saw and
+/// miss what the new stream holds up to it, for ever and silently. So
+/// every [`STREAM_CHECK`] the node makes sure of the stream itself (a node
+/// alone could not publish otherwise) and, when it is another than the one
+/// it follows (`created`), follows the new one from its start.
+async fn follow(
+    mut messages: Messages,
+    hub: Arc<Hub>,
+    shutdown: CancellationToken,
+    js: jetstream::Context,
+    // When the stream followed was created (Unix nanoseconds).
+    mut created: i128,
+) {
+    let mut check = tokio::time::interval(STREAM_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let next = tokio::select! {
             _ = shutdown.cancelled() => return,
+            _ = check.tick() => {
+                let replaced = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    replaced = replaced(&js, &hub.config, created) => replaced,
+                };
+                if let Some((stream, now)) = replaced {
+                    match read_all(&stream).await {
+                        Ok(new) => {
+                            tracing::error!("the NATS stream {STREAM} was replaced (the server lost it): following the new one from its start");
+                            messages = new;
+                            created = now;
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot follow the new NATS stream {STREAM} yet"),
+                    }
+                }
+                continue;
+            }
             next = messages.next() => next,
         };
         let Some(first) = next else {
@@ -284,6 +337,24 @@ async fn follow(mut messages: Messages, hub: Arc<Hub>, shutdown: CancellationTok
         let (batch, _) = gather(first, &mut messages);
         apply(&hub, &batch);
     }
+}
+
+/// The stream, made sure of, when it is another than the one created at
+/// `created`, with its creation time.
+async fn replaced(
+    js: &jetstream::Context,
+    config: &crate::Config,
+    created: i128,
+) -> Option<(stream::Stream, i128)> {
+    let mut stream = match js.get_or_create_stream(stream_config(config)).await {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot check the NATS stream {STREAM}");
+            return None;
+        }
+    };
+    let now = stream.info().await.ok()?.created.unix_timestamp_nanos();
+    (now != created).then_some((stream, now))
 }
 
 impl Nats {

@@ -18,13 +18,15 @@ use crate::common::{self, json_body, seqs, status, SseItem, TestRelay, WAIT};
 struct Server {
     url: String,
     child: Child,
+    binary: String,
+    config: std::path::PathBuf,
+    port: u16,
     _store: tempfile::TempDir,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
     }
 }
 
@@ -50,9 +52,23 @@ async fn server(max_payload: usize) -> Option<Server> {
         ),
     )
     .unwrap();
-    let child = Command::new(&binary)
+    let child = spawn(&binary, &config);
+    let server = Server {
+        url: format!("nats://127.0.0.1:{port}"),
+        child,
+        binary,
+        config,
+        port,
+        _store: store,
+    };
+    server.listening().await;
+    Some(server)
+}
+
+fn spawn(binary: &str, config: &std::path::Path) -> Child {
+    Command::new(binary)
         .arg("-c")
-        .arg(&config)
+        .arg(config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -63,23 +79,40 @@ async fn server(max_payload: usize) -> Option<Server> {
                  set AEP_NATS_SERVER=/path/to/nats-server (.ci/run installs one), \
                  or AEP_SKIP_NATS_TESTS=1 to skip them"
             )
-        });
-    let server = Server {
-        url: format!("nats://127.0.0.1:{port}"),
-        child,
-        _store: store,
-    };
-    // Listening within the bound.
-    for _ in 0..400 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return Some(server);
+        })
+}
+
+impl Server {
+    /// Waits until the server listens (bounded).
+    async fn listening(&self) {
+        for _ in 0..400 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        panic!("nats-server did not listen on {} within 10 s", self.port);
     }
-    panic!("nats-server did not listen on {port} within 10 s");
+
+    /// Stops the server (its store is kept).
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on its port, on its store or (`wipe`) on
+    /// an empty one.
+    async fn restart(&mut self, wipe: bool) {
+        self.stop();
+        if wipe {
+            std::fs::remove_dir_all(self._store.path().join("js")).unwrap();
+        }
+        self.child = spawn(&self.binary, &self.config);
+        self.listening().await;
+    }
 }
 
 /// POSTs `events` as an NDJSON batch to `node`.
@@ -269,4 +302,29 @@ async fn a_node_started_later_says_what_the_stream_discarded() {
         assert!(items[0].is_event(), "{:?}", items[0]);
         assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
     }
+}
+
+#[tokio::test]
+async fn a_node_follows_the_stream_a_server_that_lost_it_holds_anew() {
+    let Some(mut server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    let batch: Vec<Value> = (0..5).map(|seq| status("old", seq, "notice")).collect();
+    let (code, _) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202);
+    held(&a, "old", 5).await;
+    // The server comes back without its store: the stream is gone, and
+    // the one made anew numbers its messages from 1 again.
+    server.restart(true).await;
+    let b = node(&server).await;
+    let batch: Vec<Value> = (0..3).map(|seq| status("new", seq, "notice")).collect();
+    let (code, _) = json_body(post(&b, &batch).await).await;
+    assert_eq!(code, 202);
+    assert_eq!(seqs(&held(&a, "new", 3).await), [0, 1, 2]);
+    // And `a` publishes to it, and reads what it published.
+    let (code, answer) = json_body(post(&a, &[status("new", 3, "notice")]).await).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(seqs(&held(&b, "new", 4).await), [0, 1, 2, 3]);
+    assert_eq!(seqs(&held(&a, "new", 4).await), [0, 1, 2, 3]);
 }
