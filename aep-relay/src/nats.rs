@@ -151,7 +151,21 @@ pub(crate) async fn start(
     hub: Arc<Hub>,
     shutdown: CancellationToken,
 ) -> io::Result<Nats> {
-    let mut options = async_nats::ConnectOptions::new().name("aep-relay");
+    // Told when the client connects again: the server may have lost the
+    // consumer this node reads (a restart), which the consumer itself only
+    // finds after missing heartbeats for some ten seconds.
+    let connected = Arc::new(tokio::sync::Notify::new());
+    let told = connected.clone();
+    let mut options = async_nats::ConnectOptions::new()
+        .name("aep-relay")
+        .event_callback(move |event| {
+            let told = told.clone();
+            async move {
+                if matches!(event, async_nats::Event::Connected) {
+                    told.notify_one();
+                }
+            }
+        });
     if let Some(creds) = &server.creds {
         options = options.credentials_file(creds).await.map_err(|e| {
             failed(
@@ -195,11 +209,13 @@ pub(crate) async fn start(
     // Fewer messages than were ever stored: the stream discarded some, of
     // sessions this node is about to hold the rest of.
     let discarded = info.state.last_sequence > held;
-    let mut messages = read_all(&stream)
+    let mut messages = read_from(&stream, 0)
         .await
         .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
     // What the stream holds, read before any connection is accepted.
     let mut caught_up = held == 0;
+    // The stream sequence of the last message read.
+    let mut last = 0;
     while !caught_up {
         let first = tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -210,7 +226,8 @@ pub(crate) async fn start(
                 "the stream {STREAM} ended while it was read"
             )));
         };
-        let (batch, pending) = gather(first, &mut messages);
+        let (batch, pending, read) = gather(first, &mut messages);
+        last = read.unwrap_or(last);
         caught_up = pending == Some(0);
         apply(&hub, &batch);
     }
@@ -223,6 +240,8 @@ pub(crate) async fn start(
         shutdown,
         js.clone(),
         info.created.unix_timestamp_nanos(),
+        connected,
+        last,
     ));
     Ok(Nats {
         js,
@@ -231,11 +250,18 @@ pub(crate) async fn start(
     })
 }
 
-/// All the stream holds and whatever comes after, in order.
-async fn read_all(stream: &stream::Stream) -> Result<Messages, async_nats::Error> {
+/// What the stream holds after its sequence `last` (all of it for 0) and
+/// whatever comes after, in order.
+async fn read_from(stream: &stream::Stream, last: u64) -> Result<Messages, async_nats::Error> {
+    let deliver_policy = match last {
+        0 => consumer::DeliverPolicy::All,
+        last => consumer::DeliverPolicy::ByStartSequence {
+            start_sequence: last + 1,
+        },
+    };
     let consumer = stream
         .create_consumer(consumer::pull::OrderedConfig {
-            deliver_policy: consumer::DeliverPolicy::All,
+            deliver_policy,
             ..Default::default()
         })
         .await?;
@@ -247,15 +273,20 @@ type Messages = consumer::pull::Ordered;
 type Message = Result<jetstream::Message, consumer::pull::OrderedError>;
 
 /// `first` and whatever else is ready now (at most [`FOLLOW_BATCH`]), as
-/// payloads, with the count the server says is still to come.
-fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>) {
+/// payloads, with the count the server says is still to come and the
+/// stream sequence of the last.
+fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>, Option<u64>) {
     let mut batch = Vec::new();
     let mut pending = None;
+    let mut last = None;
     let mut next = Some(first);
     while let Some(message) = next.take() {
         match message {
             Ok(message) => {
-                pending = message.info().ok().map(|info| info.pending);
+                if let Ok(info) = message.info() {
+                    pending = Some(info.pending);
+                    last = Some(info.stream_sequence);
+                }
                 batch.push(message.payload.clone());
             }
             Err(e) => tracing::warn!(
@@ -267,7 +298,7 @@ fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>) 
             next = messages.next().now_or_never().flatten();
         }
     }
-    (batch, pending)
+    (batch, pending, last)
 }
 
 /// Buffers and fans out what the stream delivered, as a local ingest.
@@ -297,7 +328,10 @@ const STREAM_CHECK: Duration = Duration::from_secs(1);
 /// miss what the new stream holds up to it, for ever and silently. So
 /// every [`STREAM_CHECK`] the node makes sure of the stream itself (a node
 /// alone could not publish otherwise) and, when it is another than the one
-/// it follows (`created`), follows the new one from its start.
+/// it follows (`created`), follows the new one from its start. And when
+/// the client connects again (`connected`), the node reads on from the
+/// last message it read on a consumer made anew: after a server restart
+/// the old one is gone, which it would find only by missed heartbeats.
 async fn follow(
     mut messages: Messages,
     hub: Arc<Hub>,
@@ -305,6 +339,9 @@ async fn follow(
     js: jetstream::Context,
     // When the stream followed was created (Unix nanoseconds).
     mut created: i128,
+    connected: Arc<tokio::sync::Notify>,
+    // The stream sequence of the last message read.
+    mut last: u64,
 ) {
     let mut check = tokio::time::interval(STREAM_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -317,14 +354,30 @@ async fn follow(
                     replaced = replaced(&js, &hub.config, created) => replaced,
                 };
                 if let Some((stream, now)) = replaced {
-                    match read_all(&stream).await {
+                    match read_from(&stream, 0).await {
                         Ok(new) => {
                             tracing::error!("the NATS stream {STREAM} was replaced (the server lost it): following the new one from its start");
                             messages = new;
                             created = now;
+                            last = 0;
                         }
                         Err(e) => tracing::warn!(error = %e, "cannot follow the new NATS stream {STREAM} yet"),
                     }
+                }
+                continue;
+            }
+            _ = connected.notified() => {
+                // Read on from the last message read, on a consumer made anew.
+                let again = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    again = async {
+                        let stream = js.get_stream(STREAM).await?;
+                        read_from(&stream, last).await
+                    } => again,
+                };
+                match again {
+                    Ok(again) => messages = again,
+                    Err(e) => tracing::warn!(error = %e, "cannot follow the NATS stream {STREAM} anew (its consumer makes itself anew later)"),
                 }
                 continue;
             }
@@ -334,7 +387,8 @@ async fn follow(
             tracing::error!("the NATS stream's consumer ended: this node no longer receives other nodes' events");
             return;
         };
-        let (batch, _) = gather(first, &mut messages);
+        let (batch, _, read) = gather(first, &mut messages);
+        last = read.unwrap_or(last);
         apply(&hub, &batch);
     }
 }
