@@ -330,6 +330,53 @@ async fn a_node_follows_the_stream_a_server_that_lost_it_holds_anew() {
 }
 
 #[tokio::test]
+async fn a_command_reaches_an_owner_on_its_node_once_and_every_node_keeps_it_once() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let (a, b) = (
+        common::start_with_token(node_config(&server), "t").await,
+        common::start_with_token(node_config(&server), "t").await,
+    );
+    let filter = json!({"session": "job"}).to_string();
+    let mut watcher_a = a.sse(&[("filter", &filter)]).await;
+    let mut watcher_b = b.sse(&[("filter", &filter)]).await;
+    let started = common::event("session.started", "job", 0);
+    let mut owner = a
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    owner.send(&started).await;
+    assert!(owner.sync("claimed").await.is_empty());
+    let mut sender = a.ws("consumer").await;
+    let cancel = common::command("control.cancel", "job");
+    sender.send(&cancel).await;
+    assert_eq!(owner.json().await["id"], cancel["id"]);
+    assert!(sender.sync("sent").await.is_empty(), "routed, no answer");
+    for watcher in [&mut watcher_a, &mut watcher_b] {
+        assert_eq!(watcher.event().await.json()["type"], "session.started");
+        assert_eq!(watcher.event().await.json()["id"], cancel["id"]);
+    }
+    for n in [&a, &b] {
+        let held = held(n, "job", 2).await;
+        assert_eq!(held.len(), 2, "once in the history of {}", n.addr);
+    }
+    // The owner back on a new connection re-sends what it is unsure of
+    // (a duplicate for the stream) and owns its session again by it.
+    drop(owner);
+    let mut back = a
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    back.send(&started).await;
+    assert!(back.sync("reclaimed").await.is_empty());
+    let pause = common::command("control.cancel", "job");
+    sender.send(&pause).await;
+    assert_eq!(back.json().await["id"], pause["id"]);
+    assert!(sender.sync("again").await.is_empty(), "routed, no answer");
+    // And the watcher on the other node got no second session.started.
+    assert_eq!(watcher_b.event().await.json()["id"], pause["id"]);
+}
+
+#[tokio::test]
 async fn a_server_restarted_on_its_store_loses_and_repeats_nothing() {
     let Some(mut server) = server(1 << 20).await else {
         return;
