@@ -62,6 +62,8 @@ const ACK_WINDOW: usize = 1024;
 /// A node's link to the cluster's stream.
 pub(crate) struct Nats {
     js: jetstream::Context,
+    /// Whether the node still follows the stream (its task runs).
+    following: Arc<std::sync::atomic::AtomicBool>,
     max_payload: usize,
     /// [`ACK_WINDOW`] places, taken a window of a batch at a time.
     window: tokio::sync::Semaphore,
@@ -234,17 +236,25 @@ pub(crate) async fn start(
     if discarded {
         hub.assume_evicted_before_held();
     }
-    tokio::spawn(follow(
-        messages,
-        hub,
-        shutdown,
-        js.clone(),
-        info.created.unix_timestamp_nanos(),
-        connected,
-        last,
-    ));
+    let following = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let ended = Following(following.clone());
+    let followed = js.clone();
+    tokio::spawn(async move {
+        let _ended = ended;
+        follow(
+            messages,
+            hub,
+            shutdown,
+            followed,
+            info.created.unix_timestamp_nanos(),
+            connected,
+            last,
+        )
+        .await
+    });
     Ok(Nats {
         js,
+        following,
         max_payload,
         window: tokio::sync::Semaphore::new(ACK_WINDOW),
     })
@@ -314,6 +324,15 @@ fn apply(hub: &Hub, payloads: &[Bytes]) {
         })
         .collect();
     hub.ingest(&admitted, None);
+}
+
+/// Says the node no longer follows the stream when its task ends.
+struct Following(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// How often a node makes sure the stream it follows is still the one
@@ -412,6 +431,19 @@ async fn replaced(
 }
 
 impl Nats {
+    /// The node's link to the stream, for `/healthz`: `connected`, or
+    /// `disconnected` (nothing can be stored, other nodes' events do not
+    /// arrive), or `not-following` (the node no longer reads the stream).
+    pub(crate) fn health(&self) -> &'static str {
+        if !self.following.load(std::sync::atomic::Ordering::Acquire) {
+            "not-following"
+        } else if self.js.client().connection_state() == async_nats::connection::State::Connected {
+            "connected"
+        } else {
+            "disconnected"
+        }
+    }
+
     /// Publishes `events` in order and waits until the server stored each;
     /// how many it already held (duplicates).
     pub(crate) async fn publish(&self, events: Vec<Outgoing>) -> Result<usize, Failed> {

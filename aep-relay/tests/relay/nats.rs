@@ -407,3 +407,23 @@ async fn a_server_restarted_on_its_store_loses_and_repeats_nothing() {
         assert_eq!(seqs(&held(n, "re", 3).await), [0, 1, 2]);
     }
 }
+
+#[tokio::test]
+async fn a_node_says_in_healthz_when_it_cannot_reach_the_stream() {
+    let Some(mut server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    let health = a.get("/healthz").await;
+    assert_eq!(health.status(), 200);
+    assert_eq!(json_body(health).await.1["nats"], "connected");
+    server.stop();
+    let down = a
+        .wait_health("the NATS link down", |h| h["nats"] == "disconnected")
+        .await;
+    assert_eq!(down["ok"], false);
+    assert_eq!(a.get("/healthz").await.status(), 503);
+    server.restart(false).await;
+    a.wait_health("the NATS link back", |h| h["ok"] == true)
+        .await;
+}
