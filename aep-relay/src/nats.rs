@@ -156,15 +156,22 @@ pub(crate) async fn start(
     // Told when the client connects again: the server may have lost the
     // consumer this node reads (a restart), which the consumer itself only
     // finds after missing heartbeats for some ten seconds.
+    // Only a connection after a disconnection tells (not the first).
     let connected = Arc::new(tokio::sync::Notify::new());
     let told = connected.clone();
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut options = async_nats::ConnectOptions::new()
         .name("aep-relay")
         .event_callback(move |event| {
-            let told = told.clone();
+            let (told, down) = (told.clone(), down.clone());
             async move {
-                if matches!(event, async_nats::Event::Connected) {
-                    told.notify_one();
+                use std::sync::atomic::Ordering;
+                match event {
+                    async_nats::Event::Disconnected => down.store(true, Ordering::Release),
+                    async_nats::Event::Connected if down.swap(false, Ordering::AcqRel) => {
+                        told.notify_one();
+                    }
+                    _ => {}
                 }
             }
         });
