@@ -53,6 +53,9 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// at most, when the stream hands it many at once.
 const FOLLOW_BATCH: usize = 256;
 
+/// How long a publish waits for the node to read back what it stored.
+const APPLY_WAIT: Duration = Duration::from_secs(5);
+
 /// The publishes of a node awaiting their acks at once, at most: under
 /// the NATS client's own bound (5000), which waits for a free place
 /// while holding the places already taken, so that a batch, or batches
@@ -62,6 +65,9 @@ const ACK_WINDOW: usize = 1024;
 /// A node's link to the cluster's stream.
 pub(crate) struct Nats {
     js: jetstream::Context,
+    /// The stream sequence of the last message the node buffered and fanned
+    /// out: a publish is answered once the node holds what it published.
+    applied: tokio::sync::watch::Receiver<u64>,
     /// Whether the node still follows the stream (its task runs).
     following: Arc<std::sync::atomic::AtomicBool>,
     max_payload: usize,
@@ -243,6 +249,7 @@ pub(crate) async fn start(
     if discarded {
         hub.assume_evicted_before_held();
     }
+    let (applied, applied_rx) = tokio::sync::watch::channel(last);
     let following = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let ended = Following(following.clone());
     let followed = js.clone();
@@ -256,12 +263,14 @@ pub(crate) async fn start(
             info.created.unix_timestamp_nanos(),
             connected,
             last,
+            applied,
         )
         .await
     });
     Ok(Nats {
         js,
         following,
+        applied: applied_rx,
         max_payload,
         window: tokio::sync::Semaphore::new(ACK_WINDOW),
     })
@@ -358,6 +367,7 @@ const STREAM_CHECK: Duration = Duration::from_secs(1);
 /// the client connects again (`connected`), the node reads on from the
 /// last message it read on a consumer made anew: after a server restart
 /// the old one is gone, which it would find only by missed heartbeats.
+#[allow(clippy::too_many_arguments)]
 async fn follow(
     mut messages: Messages,
     hub: Arc<Hub>,
@@ -368,6 +378,7 @@ async fn follow(
     connected: Arc<tokio::sync::Notify>,
     // The stream sequence of the last message read.
     mut last: u64,
+    applied: tokio::sync::watch::Sender<u64>,
 ) {
     let mut check = tokio::time::interval(STREAM_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -416,6 +427,7 @@ async fn follow(
         let (batch, _, read) = gather(first, &mut messages);
         last = read.unwrap_or(last);
         apply(&hub, &batch);
+        applied.send_replace(last);
     }
 }
 
@@ -466,6 +478,8 @@ impl Nats {
             });
         }
         let mut duplicates = 0;
+        // The stream sequence of the last event stored.
+        let mut through = 0;
         let mut events = events.into_iter().peekable();
         // A window at a time, its places taken whole before it is sent and
         // given back once its acks came: every publish's ack has a place.
@@ -490,7 +504,16 @@ impl Nats {
             for ack in acks {
                 let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
                 duplicates += usize::from(ack.duplicate);
+                through = through.max(ack.sequence);
             }
+        }
+        // Answered once this node holds what it stored, as one relay is: a
+        // read right after the answer finds it (bounded: it is stored
+        // whatever this node's consumer is doing).
+        let mut applied = self.applied.clone();
+        let held = applied.wait_for(|last| *last >= through);
+        if tokio::time::timeout(APPLY_WAIT, held).await.is_err() {
+            tracing::debug!("published events not yet read back from the stream");
         }
         Ok(duplicates)
     }

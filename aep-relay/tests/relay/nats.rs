@@ -287,13 +287,12 @@ async fn a_node_started_later_says_what_the_stream_discarded() {
     held(&a, "cut", 64).await;
     let d = node(&server).await;
     let from = json!([{"session": "cut", "epoch": 0, "seq": 0}]).to_string();
-    for n in [&a, &d] {
+    for (name, n) in [("a", &a), ("d", &d)] {
         let items = n.history(&[("from", &from)]).await;
         assert_eq!(
             items[0],
             SseItem::Comment("replay-exhausted cut 0:6".into()),
-            "a resume from 0 on {}",
-            n.addr
+            "a resume from 0 on {name}"
         );
         assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
         // From the last discarded position nothing is missing.
@@ -426,4 +425,19 @@ async fn a_node_says_in_healthz_when_it_cannot_reach_the_stream() {
     server.restart(false).await;
     a.wait_health("the NATS link back", |h| h["ok"] == true)
         .await;
+}
+
+#[tokio::test]
+async fn a_node_holds_what_it_answered_202_for() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    // Read right after each answer, without waiting: as on one relay.
+    for seq in 0..40 {
+        let (code, _) = json_body(post(&a, &[status("rw", seq, "notice")]).await).await;
+        assert_eq!(code, 202);
+        let held = seqs(&a.held("rw").await);
+        assert_eq!(held.last(), Some(&seq), "read after the 202 of {seq}");
+    }
 }
