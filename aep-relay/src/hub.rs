@@ -250,6 +250,12 @@ impl Hub {
         self.lock().buffers.assume_evicted_before_held();
     }
 
+    /// See [`Buffers::unread_before_new`].
+    #[cfg(feature = "nats")]
+    pub fn unread_before_new(&self, on: bool) {
+        self.lock().buffers.unread_before_new(on);
+    }
+
     /// Between two chunks of a batch: lets the threads waiting for the
     /// lock take it first (a bounded number of yields; a `std` mutex
     /// would otherwise let the batch take it straight back).

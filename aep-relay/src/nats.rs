@@ -230,7 +230,11 @@ pub(crate) async fn start(
     // What the stream holds, read before any connection is accepted.
     let mut caught_up = held == 0;
     // The stream sequence of the last message read.
-    let mut last = 0;
+    let mut last = if held == 0 {
+        info.state.last_sequence
+    } else {
+        0
+    };
     while !caught_up {
         let first = tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -241,10 +245,13 @@ pub(crate) async fn start(
                 "the stream {STREAM} ended while it was read"
             )));
         };
-        let (batch, pending, read) = gather(first, &mut messages);
+        let (batch, pending, read) = gather(&hub, last, first, &mut messages);
         last = read.unwrap_or(last);
         caught_up = pending == Some(0);
         apply(&hub, &batch);
+        if caught_up {
+            hub.unread_before_new(false);
+        }
     }
     if discarded {
         hub.assume_evicted_before_held();
@@ -301,15 +308,24 @@ type Message = Result<jetstream::Message, consumer::pull::OrderedError>;
 /// `first` and whatever else is ready now (at most [`FOLLOW_BATCH`]), as
 /// payloads, with the count the server says is still to come and the
 /// stream sequence of the last.
-fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>, Option<u64>) {
+/// `hub` is told when a message was discarded before this node read it
+/// (a gap after `after`, the sequence of the last message read).
+fn gather(
+    hub: &Hub,
+    after: u64,
+    first: Message,
+    messages: &mut Messages,
+) -> (Vec<Bytes>, Option<u64>, Option<u64>) {
     let mut batch = Vec::new();
     let mut pending = None;
     let mut last = None;
+    let mut gap = false;
     let mut next = Some(first);
     while let Some(message) = next.take() {
         match message {
             Ok(message) => {
                 if let Ok(info) = message.info() {
+                    gap |= info.stream_sequence > last.unwrap_or(after) + 1;
                     pending = Some(info.pending);
                     last = Some(info.stream_sequence);
                 }
@@ -323,6 +339,9 @@ fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>, 
         if batch.len() < FOLLOW_BATCH {
             next = messages.next().now_or_never().flatten();
         }
+    }
+    if gap {
+        hub.unread_before_new(true);
     }
     (batch, pending, last)
 }
@@ -424,9 +443,12 @@ async fn follow(
             tracing::error!("the NATS stream's consumer ended: this node no longer receives other nodes' events");
             return;
         };
-        let (batch, _, read) = gather(first, &mut messages);
+        let (batch, pending, read) = gather(&hub, last, first, &mut messages);
         last = read.unwrap_or(last);
         apply(&hub, &batch);
+        if pending == Some(0) {
+            hub.unread_before_new(false);
+        }
         applied.send_replace(last);
     }
 }
