@@ -103,6 +103,9 @@ pub(crate) struct Buffers {
     events: usize,
     /// Sessions evicted whole since [`Buffers::take_evicted`] last ran.
     evicted: Vec<Arc<str>>,
+    /// See [`Buffers::unread_before_new`].
+    #[cfg(feature = "nats")]
+    unread_before_new: bool,
 }
 
 impl Buffers {
@@ -121,6 +124,8 @@ impl Buffers {
             bytes: 0,
             events: 0,
             evicted: Vec::new(),
+            #[cfg(feature = "nats")]
+            unread_before_new: false,
         }
     }
 
@@ -170,6 +175,10 @@ impl Buffers {
             return Admission::Duplicate;
         }
         let key = stored.key().unwrap_or_else(|| after_last(session));
+        #[cfg(feature = "nats")]
+        if self.unread_before_new && session.entries.is_empty() && session.evicted.is_none() {
+            session.evicted = Some(before(&key));
+        }
         let size = stored.size();
         if size > self.max_session_bytes {
             // Larger than a session may hold: delivered live only, and
@@ -220,6 +229,31 @@ impl Buffers {
     /// with them).
     pub fn take_evicted(&mut self) -> Vec<Arc<str>> {
         std::mem::take(&mut self.evicted)
+    }
+
+    /// Takes every held session to have lost what came before its
+    /// earliest entry, unless an eviction already says more: what a node
+    /// of a cluster read from a stream that discarded events, so that a
+    /// resume from before what it holds is told `replay-exhausted`, as on
+    /// a node that saw them evicted.
+    #[cfg(feature = "nats")]
+    pub fn assume_evicted_before_held(&mut self) {
+        for session in self.sessions.values_mut() {
+            let Some((first, _)) = session.entries.front() else {
+                continue;
+            };
+            if session.evicted.is_none() {
+                session.evicted = Some(before(first));
+            }
+        }
+    }
+
+    /// While `on`, a session made anew is taken to have lost what came
+    /// before its first entry: a node of a cluster that found messages of
+    /// the stream discarded before it read them.
+    #[cfg(feature = "nats")]
+    pub fn unread_before_new(&mut self, on: bool) {
+        self.unread_before_new = on;
     }
 
     /// Evicts the least recently written session while at the cap.
@@ -414,6 +448,19 @@ fn after_last(session: &Session) -> Key {
 }
 
 /// The first positioned entry of a session.
+/// The key just before `key`.
+#[cfg(feature = "nats")]
+fn before(key: &Key) -> Key {
+    if key.minor > 0 {
+        Key {
+            minor: key.minor - 1,
+            ..*key
+        }
+    } else {
+        Key::after(key.epoch, key.seq - 1)
+    }
+}
+
 fn earliest(session: &Session) -> Option<Earliest> {
     session.entries.iter().find_map(|(k, s)| {
         s.seq.map(|seq| Earliest {
@@ -483,6 +530,32 @@ mod tests {
         // An evicted event redelivered is not re-admitted into the middle.
         b.admit(&stored("s", "e0", 1, Some(0)));
         assert_eq!(seqs(&b.replay("s", None)), [Some(2), Some(3), Some(4)]);
+    }
+
+    #[cfg(feature = "nats")]
+    #[test]
+    fn a_session_made_after_unread_messages_says_its_start_may_be_gone() {
+        let mut b = Buffers::new(10, 10);
+        b.admit(&stored("known", "k0", 1, Some(0)));
+        b.unread_before_new(true);
+        b.admit(&stored("known", "k1", 1, Some(1)));
+        b.admit(&stored("late", "l8", 1, Some(8)));
+        b.unread_before_new(false);
+        b.admit(&stored("fresh", "f0", 1, Some(0)));
+        // A session held before, and one made once caught up: as ever.
+        assert!(b
+            .replay("known", Some(Key::after(0, -1)))
+            .exhausted
+            .is_none());
+        assert!(b
+            .replay("fresh", Some(Key::after(0, -1)))
+            .exhausted
+            .is_none());
+        // One first read after the gap: what came before it is said gone,
+        // from its previous position on nothing is missing.
+        let r = b.replay("late", Some(Key::after(1, 0)));
+        assert_eq!(r.exhausted, Some(Earliest { epoch: 1, seq: 8 }));
+        assert!(b.replay("late", Some(Key::after(1, 7))).exhausted.is_none());
     }
 
     #[test]

@@ -282,6 +282,17 @@ async fn healthz(State(app): State<App>, headers: HeaderMap, Query(params): Para
         body["buffered_events"] = m.buffered_events.get().into();
         body["uptime_s"] = app.started.elapsed().as_secs().into();
     }
+    // A node of a cluster that cannot store, or no longer reads, the
+    // stream is not healthy: it says so, and why.
+    #[cfg(feature = "nats")]
+    if let Some(nats) = &app.nats {
+        let link = nats.health();
+        body["nats"] = link.into();
+        if link != "connected" {
+            body["ok"] = false.into();
+            return json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+        }
+    }
     json_response(StatusCode::OK, body)
 }
 

@@ -243,6 +243,19 @@ impl Hub {
         claim(&mut self.lock(), admitted, conn, duplicate);
     }
 
+    /// See [`Buffers::assume_evicted_before_held`]: a node of a cluster
+    /// that read a stream which discarded events.
+    #[cfg(feature = "nats")]
+    pub fn assume_evicted_before_held(&self) {
+        self.lock().buffers.assume_evicted_before_held();
+    }
+
+    /// See [`Buffers::unread_before_new`].
+    #[cfg(feature = "nats")]
+    pub fn unread_before_new(&self, on: bool) {
+        self.lock().buffers.unread_before_new(on);
+    }
+
     /// Between two chunks of a batch: lets the threads waiting for the
     /// lock take it first (a bounded number of yields; a `std` mutex
     /// would otherwise let the batch take it straight back).

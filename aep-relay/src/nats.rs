@@ -53,10 +53,26 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// at most, when the stream hands it many at once.
 const FOLLOW_BATCH: usize = 256;
 
+/// How long a publish waits for the node to read back what it stored.
+const APPLY_WAIT: Duration = Duration::from_secs(5);
+
+/// The publishes of a node awaiting their acks at once, at most: under
+/// the NATS client's own bound (5000), which waits for a free place
+/// while holding the places already taken, so that a batch, or batches
+/// together, over it would wait on each other for ever.
+const ACK_WINDOW: usize = 1024;
+
 /// A node's link to the cluster's stream.
 pub(crate) struct Nats {
     js: jetstream::Context,
+    /// The stream sequence of the last message the node buffered and fanned
+    /// out: a publish is answered once the node holds what it published.
+    applied: tokio::sync::watch::Receiver<u64>,
+    /// Whether the node still follows the stream (its task runs).
+    following: Arc<std::sync::atomic::AtomicBool>,
     max_payload: usize,
+    /// [`ACK_WINDOW`] places, taken a window of a batch at a time.
+    window: tokio::sync::Semaphore,
 }
 
 /// An event to publish: its subject, its dedupe id and its exact bytes.
@@ -121,6 +137,20 @@ fn failed(what: &str, e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{what}: {e}"))
 }
 
+/// The stream every node makes sure of, with this node's limits.
+fn stream_config(config: &crate::Config) -> stream::Config {
+    stream::Config {
+        name: STREAM.to_owned(),
+        subjects: vec![SUBJECTS.to_owned()],
+        max_messages_per_subject: i64::try_from(config.buffer).unwrap_or(i64::MAX),
+        max_bytes: i64::try_from(config.max_buffered_bytes).unwrap_or(i64::MAX),
+        discard: stream::DiscardPolicy::Old,
+        duplicate_window: DUPLICATE_WINDOW,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    }
+}
+
 /// Connects to the server, makes sure the stream is there with this
 /// node's limits, reads what it holds into `hub`, and follows it until
 /// `shutdown`.
@@ -129,7 +159,28 @@ pub(crate) async fn start(
     hub: Arc<Hub>,
     shutdown: CancellationToken,
 ) -> io::Result<Nats> {
-    let mut options = async_nats::ConnectOptions::new().name("aep-relay");
+    // Told when the client connects again: the server may have lost the
+    // consumer this node reads (a restart), which the consumer itself only
+    // finds after missing heartbeats for some ten seconds.
+    // Only a connection after a disconnection tells (not the first).
+    let connected = Arc::new(tokio::sync::Notify::new());
+    let told = connected.clone();
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut options = async_nats::ConnectOptions::new()
+        .name("aep-relay")
+        .event_callback(move |event| {
+            let (told, down) = (told.clone(), down.clone());
+            async move {
+                use std::sync::atomic::Ordering;
+                match event {
+                    async_nats::Event::Disconnected => down.store(true, Ordering::Release),
+                    async_nats::Event::Connected if down.swap(false, Ordering::AcqRel) => {
+                        told.notify_one();
+                    }
+                    _ => {}
+                }
+            }
+        });
     if let Some(creds) = &server.creds {
         options = options.credentials_file(creds).await.map_err(|e| {
             failed(
@@ -146,16 +197,7 @@ pub(crate) async fn start(
     let js = jetstream::new(client);
     let config = &hub.config;
     let mut stream = js
-        .get_or_create_stream(stream::Config {
-            name: STREAM.to_owned(),
-            subjects: vec![SUBJECTS.to_owned()],
-            max_messages_per_subject: i64::try_from(config.buffer).unwrap_or(i64::MAX),
-            max_bytes: i64::try_from(config.max_buffered_bytes).unwrap_or(i64::MAX),
-            discard: stream::DiscardPolicy::Old,
-            duplicate_window: DUPLICATE_WINDOW,
-            storage: stream::StorageType::File,
-            ..Default::default()
-        })
+        .get_or_create_stream(stream_config(config))
         .await
         .map_err(|e| {
             failed(
@@ -166,7 +208,8 @@ pub(crate) async fn start(
     let info = stream
         .info()
         .await
-        .map_err(|e| failed(&format!("cannot read the stream {STREAM}"), e))?;
+        .map_err(|e| failed(&format!("cannot read the stream {STREAM}"), e))?
+        .clone();
     let kept = info.config.max_messages_per_subject;
     if kept != i64::try_from(config.buffer).unwrap_or(i64::MAX) {
         return Err(io::Error::new(
@@ -178,19 +221,20 @@ pub(crate) async fn start(
         ));
     }
     let held = info.state.messages;
-    let consumer = stream
-        .create_consumer(consumer::pull::OrderedConfig {
-            deliver_policy: consumer::DeliverPolicy::All,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
-    let mut messages = consumer
-        .messages()
+    // Fewer messages than were ever stored: the stream discarded some, of
+    // sessions this node is about to hold the rest of.
+    let discarded = info.state.last_sequence > held;
+    let mut messages = read_from(&stream, 0)
         .await
         .map_err(|e| failed(&format!("cannot follow the stream {STREAM}"), e))?;
     // What the stream holds, read before any connection is accepted.
     let mut caught_up = held == 0;
+    // The stream sequence of the last message read.
+    let mut last = if held == 0 {
+        info.state.last_sequence
+    } else {
+        0
+    };
     while !caught_up {
         let first = tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -201,12 +245,60 @@ pub(crate) async fn start(
                 "the stream {STREAM} ended while it was read"
             )));
         };
-        let (batch, pending) = gather(first, &mut messages);
+        let (batch, pending, read) = gather(&hub, last, first, &mut messages);
+        last = read.unwrap_or(last);
         caught_up = pending == Some(0);
         apply(&hub, &batch);
+        if caught_up {
+            hub.unread_before_new(false);
+        }
     }
-    tokio::spawn(follow(messages, hub, shutdown));
-    Ok(Nats { js, max_payload })
+    if discarded {
+        hub.assume_evicted_before_held();
+    }
+    let (applied, applied_rx) = tokio::sync::watch::channel(last);
+    let following = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let ended = Following(following.clone());
+    let followed = js.clone();
+    tokio::spawn(async move {
+        let _ended = ended;
+        follow(
+            messages,
+            hub,
+            shutdown,
+            followed,
+            info.created.unix_timestamp_nanos(),
+            connected,
+            last,
+            applied,
+        )
+        .await
+    });
+    Ok(Nats {
+        js,
+        following,
+        applied: applied_rx,
+        max_payload,
+        window: tokio::sync::Semaphore::new(ACK_WINDOW),
+    })
+}
+
+/// What the stream holds after its sequence `last` (all of it for 0) and
+/// whatever comes after, in order.
+async fn read_from(stream: &stream::Stream, last: u64) -> Result<Messages, async_nats::Error> {
+    let deliver_policy = match last {
+        0 => consumer::DeliverPolicy::All,
+        last => consumer::DeliverPolicy::ByStartSequence {
+            start_sequence: last + 1,
+        },
+    };
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy,
+            ..Default::default()
+        })
+        .await?;
+    Ok(consumer.messages().await?)
 }
 
 /// The stream's messages one node reads.
@@ -214,15 +306,29 @@ type Messages = consumer::pull::Ordered;
 type Message = Result<jetstream::Message, consumer::pull::OrderedError>;
 
 /// `first` and whatever else is ready now (at most [`FOLLOW_BATCH`]), as
-/// payloads, with the count the server says is still to come.
-fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>) {
+/// payloads, with the count the server says is still to come and the
+/// stream sequence of the last.
+/// `hub` is told when a message was discarded before this node read it
+/// (a gap after `after`, the sequence of the last message read).
+fn gather(
+    hub: &Hub,
+    after: u64,
+    first: Message,
+    messages: &mut Messages,
+) -> (Vec<Bytes>, Option<u64>, Option<u64>) {
     let mut batch = Vec::new();
     let mut pending = None;
+    let mut last = None;
+    let mut gap = false;
     let mut next = Some(first);
     while let Some(message) = next.take() {
         match message {
             Ok(message) => {
-                pending = message.info().ok().map(|info| info.pending);
+                if let Ok(info) = message.info() {
+                    gap |= info.stream_sequence > last.unwrap_or(after) + 1;
+                    pending = Some(info.pending);
+                    last = Some(info.stream_sequence);
+                }
                 batch.push(message.payload.clone());
             }
             Err(e) => tracing::warn!(
@@ -234,7 +340,10 @@ fn gather(first: Message, messages: &mut Messages) -> (Vec<Bytes>, Option<u64>) 
             next = messages.next().now_or_never().flatten();
         }
     }
-    (batch, pending)
+    if gap {
+        hub.unread_before_new(true);
+    }
+    (batch, pending, last)
 }
 
 /// Buffers and fans out what the stream delivered, as a local ingest.
@@ -252,23 +361,130 @@ fn apply(hub: &Hub, payloads: &[Bytes]) {
     hub.ingest(&admitted, None);
 }
 
+/// Says the node no longer follows the stream when its task ends.
+struct Following(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// How often a node makes sure the stream it follows is still the one
+/// the server holds.
+const STREAM_CHECK: Duration = Duration::from_secs(1);
+
 /// Follows the stream until `shutdown`.
-async fn follow(mut messages: Messages, hub: Arc<Hub>, shutdown: CancellationToken) {
+///
+/// A server that lost the stream (its store wiped, or the stream deleted)
+/// holds a new one once any node makes sure of it, numbered from 1 again:
+/// the ordered consumer would resume after the last number it saw and
+/// miss what the new stream holds up to it, for ever and silently. So
+/// every [`STREAM_CHECK`] the node makes sure of the stream itself (a node
+/// alone could not publish otherwise) and, when it is another than the one
+/// it follows (`created`), follows the new one from its start. And when
+/// the client connects again (`connected`), the node reads on from the
+/// last message it read on a consumer made anew: after a server restart
+/// the old one is gone, which it would find only by missed heartbeats.
+#[allow(clippy::too_many_arguments)]
+async fn follow(
+    mut messages: Messages,
+    hub: Arc<Hub>,
+    shutdown: CancellationToken,
+    js: jetstream::Context,
+    // When the stream followed was created (Unix nanoseconds).
+    mut created: i128,
+    connected: Arc<tokio::sync::Notify>,
+    // The stream sequence of the last message read.
+    mut last: u64,
+    applied: tokio::sync::watch::Sender<u64>,
+) {
+    let mut check = tokio::time::interval(STREAM_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let next = tokio::select! {
             _ = shutdown.cancelled() => return,
+            _ = check.tick() => {
+                let replaced = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    replaced = replaced(&js, &hub.config, created) => replaced,
+                };
+                if let Some((stream, now)) = replaced {
+                    match read_from(&stream, 0).await {
+                        Ok(new) => {
+                            tracing::error!("the NATS stream {STREAM} was replaced (the server lost it): following the new one from its start");
+                            messages = new;
+                            created = now;
+                            last = 0;
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot follow the new NATS stream {STREAM} yet"),
+                    }
+                }
+                continue;
+            }
+            _ = connected.notified() => {
+                // Read on from the last message read, on a consumer made anew.
+                let again = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    again = async {
+                        let stream = js.get_stream(STREAM).await?;
+                        read_from(&stream, last).await
+                    } => again,
+                };
+                match again {
+                    Ok(again) => messages = again,
+                    Err(e) => tracing::warn!(error = %e, "cannot follow the NATS stream {STREAM} anew (its consumer makes itself anew later)"),
+                }
+                continue;
+            }
             next = messages.next() => next,
         };
         let Some(first) = next else {
             tracing::error!("the NATS stream's consumer ended: this node no longer receives other nodes' events");
             return;
         };
-        let (batch, _) = gather(first, &mut messages);
+        let (batch, pending, read) = gather(&hub, last, first, &mut messages);
+        last = read.unwrap_or(last);
         apply(&hub, &batch);
+        if pending == Some(0) {
+            hub.unread_before_new(false);
+        }
+        applied.send_replace(last);
     }
 }
 
+/// The stream, made sure of, when it is another than the one created at
+/// `created`, with its creation time.
+async fn replaced(
+    js: &jetstream::Context,
+    config: &crate::Config,
+    created: i128,
+) -> Option<(stream::Stream, i128)> {
+    let mut stream = match js.get_or_create_stream(stream_config(config)).await {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot check the NATS stream {STREAM}");
+            return None;
+        }
+    };
+    let now = stream.info().await.ok()?.created.unix_timestamp_nanos();
+    (now != created).then_some((stream, now))
+}
+
 impl Nats {
+    /// The node's link to the stream, for `/healthz`: `connected`, or
+    /// `disconnected` (nothing can be stored, other nodes' events do not
+    /// arrive), or `not-following` (the node no longer reads the stream).
+    pub(crate) fn health(&self) -> &'static str {
+        if !self.following.load(std::sync::atomic::Ordering::Acquire) {
+            "not-following"
+        } else if self.js.client().connection_state() == async_nats::connection::State::Connected {
+            "connected"
+        } else {
+            "disconnected"
+        }
+    }
+
     /// Publishes `events` in order and waits until the server stored each;
     /// how many it already held (duplicates).
     pub(crate) async fn publish(&self, events: Vec<Outgoing>) -> Result<usize, Failed> {
@@ -283,21 +499,43 @@ impl Nats {
                 max: self.max_payload,
             });
         }
-        let mut acks = Vec::with_capacity(events.len());
-        for event in events {
-            let mut headers = HeaderMap::new();
-            headers.insert("Nats-Msg-Id", event.msg_id.as_str());
-            let ack = self
-                .js
-                .publish_with_headers(event.subject, headers, event.bytes)
+        let mut duplicates = 0;
+        // The stream sequence of the last event stored.
+        let mut through = 0;
+        let mut events = events.into_iter().peekable();
+        // A window at a time, its places taken whole before it is sent and
+        // given back once its acks came: every publish's ack has a place.
+        while events.peek().is_some() {
+            let window: Vec<Outgoing> = events.by_ref().take(ACK_WINDOW).collect();
+            let _places = self
+                .window
+                .acquire_many(u32::try_from(window.len()).unwrap_or(u32::MAX))
                 .await
                 .map_err(|e| Failed::Unavailable(e.to_string()))?;
-            acks.push(ack);
+            let mut acks = Vec::with_capacity(window.len());
+            for event in window {
+                let mut headers = HeaderMap::new();
+                headers.insert("Nats-Msg-Id", event.msg_id.as_str());
+                let ack = self
+                    .js
+                    .publish_with_headers(event.subject, headers, event.bytes)
+                    .await
+                    .map_err(|e| Failed::Unavailable(e.to_string()))?;
+                acks.push(ack);
+            }
+            for ack in acks {
+                let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
+                duplicates += usize::from(ack.duplicate);
+                through = through.max(ack.sequence);
+            }
         }
-        let mut duplicates = 0;
-        for ack in acks {
-            let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
-            duplicates += usize::from(ack.duplicate);
+        // Answered once this node holds what it stored, as one relay is: a
+        // read right after the answer finds it (bounded: it is stored
+        // whatever this node's consumer is doing).
+        let mut applied = self.applied.clone();
+        let held = applied.wait_for(|last| *last >= through);
+        if tokio::time::timeout(APPLY_WAIT, held).await.is_err() {
+            tracing::debug!("published events not yet read back from the stream");
         }
         Ok(duplicates)
     }

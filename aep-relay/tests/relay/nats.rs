@@ -18,13 +18,15 @@ use crate::common::{self, json_body, seqs, status, SseItem, TestRelay, WAIT};
 struct Server {
     url: String,
     child: Child,
+    binary: String,
+    config: std::path::PathBuf,
+    port: u16,
     _store: tempfile::TempDir,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
     }
 }
 
@@ -50,9 +52,23 @@ async fn server(max_payload: usize) -> Option<Server> {
         ),
     )
     .unwrap();
-    let child = Command::new(&binary)
+    let child = spawn(&binary, &config);
+    let server = Server {
+        url: format!("nats://127.0.0.1:{port}"),
+        child,
+        binary,
+        config,
+        port,
+        _store: store,
+    };
+    server.listening().await;
+    Some(server)
+}
+
+fn spawn(binary: &str, config: &std::path::Path) -> Child {
+    Command::new(binary)
         .arg("-c")
-        .arg(&config)
+        .arg(config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -63,23 +79,40 @@ async fn server(max_payload: usize) -> Option<Server> {
                  set AEP_NATS_SERVER=/path/to/nats-server (.ci/run installs one), \
                  or AEP_SKIP_NATS_TESTS=1 to skip them"
             )
-        });
-    let server = Server {
-        url: format!("nats://127.0.0.1:{port}"),
-        child,
-        _store: store,
-    };
-    // Listening within the bound.
-    for _ in 0..400 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return Some(server);
+        })
+}
+
+impl Server {
+    /// Waits until the server listens (bounded).
+    async fn listening(&self) {
+        for _ in 0..400 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        panic!("nats-server did not listen on {} within 10 s", self.port);
     }
-    panic!("nats-server did not listen on {port} within 10 s");
+
+    /// Stops the server (its store is kept).
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on its port, on its store or (`wipe`) on
+    /// an empty one.
+    async fn restart(&mut self, wipe: bool) {
+        self.stop();
+        if wipe {
+            std::fs::remove_dir_all(self._store.path().join("js")).unwrap();
+        }
+        self.child = spawn(&self.binary, &self.config);
+        self.listening().await;
+    }
 }
 
 /// POSTs `events` as an NDJSON batch to `node`.
@@ -213,4 +246,198 @@ async fn a_node_with_another_buffer_depth_is_refused_at_start() {
         .expect("refused within the bound");
     let error = started.expect_err("a second depth is refused");
     assert!(error.to_string().contains("--buffer"), "{error}");
+}
+
+#[tokio::test]
+async fn a_batch_larger_than_the_clients_ack_window_is_stored() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    // More events than the NATS client lets wait for their acks at once
+    // (5000): each session keeps 64, so the stream holds the last 64.
+    let batch: Vec<Value> = (0..6000).map(|seq| status("wide", seq, "notice")).collect();
+    let (code, answer) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(answer, json!({"accepted": 6000, "duplicates": 0}));
+    // And the node still publishes what comes next.
+    let (code, _) = json_body(post(&a, &[status("wide", 6000, "notice")]).await).await;
+    assert_eq!(code, 202);
+    let mut last = Vec::new();
+    for _ in 0..400 {
+        last = seqs(&a.held("wide").await);
+        if last.last() == Some(&6000) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(last, (5937..=6000).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn a_node_started_later_says_what_the_stream_discarded() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    // The stream keeps a session's last 64: 0 to 5 are discarded.
+    let batch: Vec<Value> = (0..70).map(|seq| status("cut", seq, "notice")).collect();
+    let (code, _) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202);
+    held(&a, "cut", 64).await;
+    let d = node(&server).await;
+    let from = json!([{"session": "cut", "epoch": 0, "seq": 0}]).to_string();
+    for (name, n) in [("a", &a), ("d", &d)] {
+        let items = n.history(&[("from", &from)]).await;
+        assert_eq!(
+            items[0],
+            SseItem::Comment("replay-exhausted cut 0:6".into()),
+            "a resume from 0 on {name}"
+        );
+        assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
+        // From the last discarded position nothing is missing.
+        let from = json!([{"session": "cut", "epoch": 0, "seq": 5}]).to_string();
+        let items = n.history(&[("from", &from)]).await;
+        assert!(items[0].is_event(), "{:?}", items[0]);
+        assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
+    }
+}
+
+#[tokio::test]
+async fn a_node_follows_the_stream_a_server_that_lost_it_holds_anew() {
+    let Some(mut server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    let batch: Vec<Value> = (0..5).map(|seq| status("old", seq, "notice")).collect();
+    let (code, _) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202);
+    held(&a, "old", 5).await;
+    // The server comes back without its store: the stream is gone, and
+    // the one made anew numbers its messages from 1 again.
+    server.restart(true).await;
+    let b = node(&server).await;
+    let batch: Vec<Value> = (0..3).map(|seq| status("new", seq, "notice")).collect();
+    let (code, _) = json_body(post(&b, &batch).await).await;
+    assert_eq!(code, 202);
+    assert_eq!(seqs(&held(&a, "new", 3).await), [0, 1, 2]);
+    // And `a` publishes to it, and reads what it published.
+    let (code, answer) = json_body(post(&a, &[status("new", 3, "notice")]).await).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(seqs(&held(&b, "new", 4).await), [0, 1, 2, 3]);
+    assert_eq!(seqs(&held(&a, "new", 4).await), [0, 1, 2, 3]);
+}
+
+#[tokio::test]
+async fn a_command_reaches_an_owner_on_its_node_once_and_every_node_keeps_it_once() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let (a, b) = (
+        common::start_with_token(node_config(&server), "t").await,
+        common::start_with_token(node_config(&server), "t").await,
+    );
+    let filter = json!({"session": "job"}).to_string();
+    let mut watcher_a = a.sse(&[("filter", &filter)]).await;
+    let mut watcher_b = b.sse(&[("filter", &filter)]).await;
+    let started = common::event("session.started", "job", 0);
+    let mut owner = a
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    owner.send(&started).await;
+    assert!(owner.sync("claimed").await.is_empty());
+    let mut sender = a.ws("consumer").await;
+    let cancel = common::command("control.cancel", "job");
+    sender.send(&cancel).await;
+    assert_eq!(owner.json().await["id"], cancel["id"]);
+    assert!(sender.sync("sent").await.is_empty(), "routed, no answer");
+    for watcher in [&mut watcher_a, &mut watcher_b] {
+        assert_eq!(watcher.event().await.json()["type"], "session.started");
+        assert_eq!(watcher.event().await.json()["id"], cancel["id"]);
+    }
+    for n in [&a, &b] {
+        let held = held(n, "job", 2).await;
+        assert_eq!(held.len(), 2, "once in the history of {}", n.addr);
+    }
+    // The owner back on a new connection re-sends what it is unsure of
+    // (a duplicate for the stream) and owns its session again by it.
+    drop(owner);
+    let mut back = a
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    back.send(&started).await;
+    assert!(back.sync("reclaimed").await.is_empty());
+    let pause = common::command("control.cancel", "job");
+    sender.send(&pause).await;
+    assert_eq!(back.json().await["id"], pause["id"]);
+    assert!(sender.sync("again").await.is_empty(), "routed, no answer");
+    // And the watcher on the other node got no second session.started.
+    assert_eq!(watcher_b.event().await.json()["id"], pause["id"]);
+}
+
+#[tokio::test]
+async fn a_server_restarted_on_its_store_loses_and_repeats_nothing() {
+    let Some(mut server) = server(1 << 20).await else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let mut sse = b.sse(&[("filter", r#"{"session":"re"}"#)]).await;
+    let (code, _) = json_body(post(&a, &[status("re", 0, "notice")]).await).await;
+    assert_eq!(code, 202);
+    assert_eq!(seqs(&sse.events(1).await), [0]);
+    server.restart(false).await;
+    // Sent until stored (the client reconnects by itself; bounded).
+    for seq in 1..3 {
+        let mut stored = false;
+        for _ in 0..10 {
+            let (code, _) = json_body(post(&a, &[status("re", seq, "notice")]).await).await;
+            if code == 202 {
+                stored = true;
+                break;
+            }
+            assert_eq!(code, 503);
+        }
+        assert!(stored, "seq {seq} stored once the server is back");
+    }
+    // Delivered on the other node within the usual bound, not once its
+    // consumer misses heartbeats enough to make itself anew.
+    assert_eq!(seqs(&sse.events(2).await), [1, 2]);
+    for n in [&a, &b] {
+        assert_eq!(seqs(&held(n, "re", 3).await), [0, 1, 2]);
+    }
+}
+
+#[tokio::test]
+async fn a_node_says_in_healthz_when_it_cannot_reach_the_stream() {
+    let Some(mut server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    let health = a.get("/healthz").await;
+    assert_eq!(health.status(), 200);
+    assert_eq!(json_body(health).await.1["nats"], "connected");
+    server.stop();
+    let down = a
+        .wait_health("the NATS link down", |h| h["nats"] == "disconnected")
+        .await;
+    assert_eq!(down["ok"], false);
+    assert_eq!(a.get("/healthz").await.status(), 503);
+    server.restart(false).await;
+    a.wait_health("the NATS link back", |h| h["ok"] == true)
+        .await;
+}
+
+#[tokio::test]
+async fn a_node_holds_what_it_answered_202_for() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = node(&server).await;
+    // Read right after each answer, without waiting: as on one relay.
+    for seq in 0..40 {
+        let (code, _) = json_body(post(&a, &[status("rw", seq, "notice")]).await).await;
+        assert_eq!(code, 202);
+        let held = seqs(&a.held("rw").await);
+        assert_eq!(held.last(), Some(&seq), "read after the 202 of {seq}");
+    }
 }
