@@ -3,8 +3,15 @@
 //!
 //! Every node publishes what it admits into one JetStream stream,
 //! [`STREAM`], a subject per session (a digest of the session id, so any
-//! id is a safe subject) keeping `--buffer` messages per subject, oldest
-//! discarded first, within `--max-buffered-bytes` in all. Every node
+//! id is a safe subject), within `--max-buffered-bytes` in all, oldest
+//! discarded first. A session's depth (`--buffer`) is each node's
+//! buffers' bound, not the stream's: a subject the stream kept to
+//! `--buffer` messages would discard what a node reading behind a flood of
+//! one session has not read yet, and its subscribers would miss those
+//! events; the stream keeps them until the bytes bound takes them, and the
+//! node's buffers evict as one relay does (and say so on resume). Every
+//! node records its `--buffer` in the stream's metadata, and a node
+//! started with another is refused. Every node
 //! follows the whole stream with one ordered consumer and buffers and fans
 //! out what it reads exactly as it does a local ingest: each node's
 //! buffers hold what the stream holds, and replay and live delivery on any
@@ -52,6 +59,9 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// The events a node buffers and fans out under one taking of its lock,
 /// at most, when the stream hands it many at once.
 const FOLLOW_BATCH: usize = 256;
+
+/// The stream metadata key that records the nodes' `--buffer`.
+const BUFFER_KEY: &str = "aep-buffer";
 
 /// How long a publish waits for the node to read back what it stored.
 const APPLY_WAIT: Duration = Duration::from_secs(5);
@@ -142,7 +152,8 @@ fn stream_config(config: &crate::Config) -> stream::Config {
     stream::Config {
         name: STREAM.to_owned(),
         subjects: vec![SUBJECTS.to_owned()],
-        max_messages_per_subject: i64::try_from(config.buffer).unwrap_or(i64::MAX),
+        max_messages_per_subject: -1,
+        metadata: [(BUFFER_KEY.to_owned(), config.buffer.to_string())].into(),
         max_bytes: i64::try_from(config.max_buffered_bytes).unwrap_or(i64::MAX),
         discard: stream::DiscardPolicy::Old,
         duplicate_window: DUPLICATE_WINDOW,
@@ -210,12 +221,13 @@ pub(crate) async fn start(
         .await
         .map_err(|e| failed(&format!("cannot read the stream {STREAM}"), e))?
         .clone();
-    let kept = info.config.max_messages_per_subject;
-    if kept != i64::try_from(config.buffer).unwrap_or(i64::MAX) {
+    let kept = info.config.metadata.get(BUFFER_KEY).map(String::as_str);
+    if kept != Some(config.buffer.to_string().as_str()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "the stream {STREAM} keeps {kept} events per session and this node was started with --buffer {}: every node of a cluster takes the same --buffer",
+                "the stream {STREAM} was made for nodes keeping {} events per session and this node was started with --buffer {}: every node of a cluster takes the same --buffer",
+                kept.unwrap_or("an unknown number of"),
                 config.buffer
             ),
         ));
@@ -341,6 +353,11 @@ fn gather(
         }
     }
     if gap {
+        // Only the bytes bound discards, so the node read a whole stream's
+        // worth behind: its subscribers missed what it never read.
+        tracing::error!(
+            "this node read too far behind the NATS stream: messages were discarded (--max-buffered-bytes) before it read them, and its subscribers missed them; sessions it first sees now are taken to have lost their start"
+        );
         hub.unread_before_new(true);
     }
     (batch, pending, last)

@@ -280,7 +280,9 @@ async fn a_node_started_later_says_what_the_stream_discarded() {
         return;
     };
     let a = node(&server).await;
-    // The stream keeps a session's last 64: 0 to 5 are discarded.
+    // A node's buffer keeps a session's last 64: 0 to 5 are evicted (the
+    // stream keeps them; a node started later reads them and evicts them
+    // the same way).
     let batch: Vec<Value> = (0..70).map(|seq| status("cut", seq, "notice")).collect();
     let (code, _) = json_body(post(&a, &batch).await).await;
     assert_eq!(code, 202);
@@ -301,6 +303,38 @@ async fn a_node_started_later_says_what_the_stream_discarded() {
         assert!(items[0].is_event(), "{:?}", items[0]);
         assert_eq!(seqs(&items), (6..70).collect::<Vec<u64>>());
     }
+}
+
+#[tokio::test]
+async fn a_flood_past_the_buffer_reaches_a_live_subscriber_on_another_node_whole() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let mut sse = b.sse(&[("filter", r#"{"session":"flood"}"#)]).await;
+    // Twenty times the nodes' --buffer (64) in one session, at once: the
+    // stream keeps what a node reading behind has not read yet, so the
+    // subscriber misses nothing, whatever the node's lag.
+    let batch: Vec<Value> = (0..1280)
+        .map(|seq| status("flood", seq, "notice"))
+        .collect();
+    let (code, _) = json_body(post(&a, &batch).await).await;
+    assert_eq!(code, 202);
+    assert_eq!(
+        seqs(&sse.events(1280).await),
+        (0..1280).collect::<Vec<u64>>()
+    );
+    // The stream holds them all; each node's buffer the last 64.
+    let client = async_nats::connect(server.url.as_str()).await.unwrap();
+    let mut stream = async_nats::jetstream::new(client)
+        .get_stream("AEP_EVENTS")
+        .await
+        .unwrap();
+    assert_eq!(stream.info().await.unwrap().state.messages, 1280);
+    assert_eq!(
+        seqs(&held(&b, "flood", 64).await),
+        (1216..1280).collect::<Vec<u64>>()
+    );
 }
 
 #[tokio::test]
