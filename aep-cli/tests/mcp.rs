@@ -1177,6 +1177,37 @@ async fn over_http_the_bearer_scheme_is_case_insensitive() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_web_page_of_another_host_is_refused() {
+    let relay = relay().await;
+    let server = mcp_http(&relay.base, None, &[]).await;
+    let with_origin = |origin: &'static str| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "page", "version": "0"}}
+        });
+        reqwest::Client::new()
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("origin", origin)
+            .body(body.to_string())
+            .send()
+    };
+    let refused = timeout(WAIT, with_origin("http://evil.example"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let local = timeout(WAIT, with_origin("http://localhost:6274"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(local.status(), 200);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_a_non_loopback_address_needs_a_token() {
     let output = http_command("http://127.0.0.1:9", None, &["--http", "0.0.0.0:0"]).output();
     let output = timeout(WAIT, output)

@@ -7,7 +7,10 @@
 //! refusal of the sessionless protocol revisions (2026-07-28 on), whose
 //! every request would be a server, and an AEP session, of its own. rmcp
 //! bounds a request body (4 MiB) and, on a loopback address, refuses a
-//! `Host` that is not loopback (DNS rebinding).
+//! `Host` that is not loopback (DNS rebinding). A request from a web page
+//! (one with an `Origin`) is refused unless the page is on a loopback host
+//! or on the host the request names (the MCP transport's rule against DNS
+//! rebinding, beside the `Host` check).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -222,8 +225,21 @@ pub async fn serve(options: Options) -> Status {
     status
 }
 
-/// The token, the protocol revision and the bound on sessions.
+/// The origin, the token, the protocol revision and the bound on
+/// sessions.
 async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        if !origin.to_str().is_ok_and(|o| origin_allowed(o, host)) {
+            return (
+                StatusCode::FORBIDDEN,
+                "forbidden: a request from a web page on another host (its Origin); MCP \
+                 clients send none\n",
+            )
+                .into_response();
+        }
+    }
     if let Some(token) = &gate.token {
         let presented = request
             .headers()
@@ -288,9 +304,72 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     }
 }
 
+/// Whether a web page at `origin` may call: one on a loopback host, or on
+/// the host the request names (`host`, the `Host` header), port aside.
+fn origin_allowed(origin: &str, host: Option<&str>) -> bool {
+    let Some(authority) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let name = host_name(authority.split('/').next().unwrap_or_default());
+    let loopback = name.eq_ignore_ascii_case("localhost")
+        || name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    loopback || host.is_some_and(|host| host_name(host).eq_ignore_ascii_case(name))
+}
+
+/// The host of an authority (`host:port`, `[v6]:port`), without its port.
+fn host_name(authority: &str) -> &str {
+    match authority.rfind(':') {
+        Some(colon) if !authority[colon..].contains(']') => &authority[..colon],
+        _ => authority,
+    }
+}
+
 /// The token of an `Authorization: Bearer <token>` value; the scheme is
 /// case-insensitive (RFC 9110 §11.1).
 fn bearer(value: &str) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_or_same_host_pages_may_call() {
+        for origin in [
+            "http://localhost:3000",
+            "http://127.0.0.1:8788",
+            "http://127.0.0.2",
+            "http://[::1]:6274",
+            "https://LOCALHOST",
+        ] {
+            assert!(origin_allowed(origin, Some("127.0.0.1:8788")), "{origin}");
+        }
+        for origin in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example:80",
+            "null",
+            "file://",
+            "",
+        ] {
+            assert!(!origin_allowed(origin, Some("127.0.0.1:8788")), "{origin}");
+        }
+        assert!(origin_allowed(
+            "https://mcp.internal:8443",
+            Some("mcp.internal:8788")
+        ));
+        assert!(!origin_allowed("https://mcp.internal", None));
+        assert_eq!(host_name("[::1]:80"), "[::1]");
+        assert_eq!(host_name("[::1]"), "[::1]");
+        assert_eq!(host_name("a.b:1"), "a.b");
+    }
 }
