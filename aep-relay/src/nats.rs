@@ -60,6 +60,9 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// at most, when the stream hands it many at once.
 const FOLLOW_BATCH: usize = 256;
 
+/// The messages a node's consumer asks the server for at once.
+const PULL_BATCH: i64 = 64;
+
 /// The stream metadata key that records the nodes' `--buffer`.
 const BUFFER_KEY: &str = "aep-buffer";
 
@@ -307,6 +310,11 @@ async fn read_from(stream: &stream::Stream, last: u64) -> Result<Messages, async
     let consumer = stream
         .create_consumer(consumer::pull::OrderedConfig {
             deliver_policy,
+            // The messages one pull asks for, which the client holds until
+            // they are read: at most this many times the server's
+            // `max_payload` (the client's default, 500, would be 500 MiB
+            // of large events).
+            max_batch: PULL_BATCH,
             ..Default::default()
         })
         .await?;
