@@ -288,6 +288,7 @@ async fn healthz(State(app): State<App>, headers: HeaderMap, Query(params): Para
     if let Some(nats) = &app.nats {
         let link = nats.health();
         body["nats"] = link.into();
+        body["node"] = nats.node().into();
         if link != "connected" {
             body["ok"] = false.into();
             return json_response(StatusCode::SERVICE_UNAVAILABLE, body);

@@ -22,7 +22,7 @@ use crate::config::Config;
 use crate::fanout::{self, Forms, Outbox, Subscriber};
 use crate::ingest::Admitted;
 use crate::metrics::Metrics;
-use crate::routing::{Claiming, Command, Declared, Refused, Roster, Routes};
+use crate::routing::{Claiming, Command, Declared, Refused, Roster, Routed, Routes};
 use crate::stored::{Key, Stored};
 
 /// The events of a batch buffered and fanned out under one taking of the
@@ -384,19 +384,32 @@ impl Hub {
     /// Routes a command (its exact frame text) to its one owner, then
     /// keeps it in the session's history and fans it out (`keep`; a node
     /// of a cluster publishes it instead, and the stream delivers it).
-    pub fn route(&self, command: &Admitted, frame: Bytes, keep: bool) -> Result<(), Refused> {
+    /// An owner on another node of the cluster is named, for the caller
+    /// to forward the command to; `here_only` routes to this node's
+    /// connections alone (a command another node forwarded).
+    pub fn route(
+        &self,
+        command: &Admitted,
+        frame: Bytes,
+        keep: bool,
+        here_only: bool,
+    ) -> Result<Routed, Refused> {
         if !self.config.authenticated() {
             return Err(Refused::Unauthorized);
         }
         let session = command.event.session().unwrap_or_default();
         let mut state = self.lock();
         let event = &command.event;
-        state
-            .routes
-            .route(session, event.type_(), frame, Instant::now())?;
+        let routed =
+            state
+                .routes
+                .route(session, event.type_(), frame, Instant::now(), here_only)?;
+        if routed != Routed::Here {
+            return Ok(routed);
+        }
         self.metrics.commands_routed.inc();
         if !keep {
-            return Ok(());
+            return Ok(routed);
         }
         self.metrics.events_in.inc();
         let state = &mut *state;
@@ -412,13 +425,21 @@ impl Hub {
         );
         self.remove_cut(state, cut);
         self.update_gauges(state);
-        Ok(())
+        Ok(routed)
     }
 
-    /// The live claims, one entry per (connection, session), within
-    /// `budget` bytes; the reply is assembled outside the lock.
+    /// The live claims, one entry per (connection, session), then those
+    /// of the cluster's other nodes, within `budget` bytes; the reply is
+    /// assembled outside the lock.
     pub fn roster(&self, budget: usize) -> Roster {
-        self.lock().routes.roster(budget)
+        self.lock().routes.roster(budget, Instant::now())
+    }
+
+    /// Runs `f` on the routes (a node of a cluster publishing its claims
+    /// and taking the other nodes').
+    #[cfg(feature = "nats")]
+    pub fn with_routes<T>(&self, f: impl FnOnce(&mut Routes) -> T) -> T {
+        f(&mut self.lock().routes)
     }
 }
 

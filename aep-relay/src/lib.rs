@@ -22,7 +22,10 @@
 
 mod budget;
 mod buffer;
+#[cfg(feature = "nats")]
+mod cluster;
 mod config;
+mod directory;
 mod fanout;
 mod http;
 mod hub;

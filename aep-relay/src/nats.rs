@@ -29,10 +29,9 @@
 //! - Live delivery keeps the stream's order; a subscriber that joins a
 //!   node while events flow gets replay then live with no gap and no
 //!   duplicate at the seam (the node's own buffers, as without NATS).
-//! - Commands are routed to the owner connected to the node that received
-//!   them (routing across nodes is not done yet: an owner connected to
-//!   another node is `no-route`); a routed command is published like any
-//!   event, so every node keeps it in the session's history.
+//! - Commands are routed to their one owner in the cluster, on whichever
+//!   node it is connected to (`cluster`); a routed command is published
+//!   like any event, so every node keeps it in the session's history.
 
 use std::io;
 use std::sync::Arc;
@@ -77,6 +76,8 @@ const ACK_WINDOW: usize = 1024;
 
 /// A node's link to the cluster's stream.
 pub(crate) struct Nats {
+    /// The node's place in routing commands across the cluster.
+    cluster: crate::cluster::Cluster,
     js: jetstream::Context,
     /// The stream sequence of the last message the node buffered and fanned
     /// out: a publish is answered once the node holds what it published.
@@ -134,15 +135,19 @@ impl std::fmt::Display for Failed {
 /// The subject of a session's events.
 fn subject(session: Option<&str>) -> String {
     match session {
-        Some(session) => format!(
-            "aep.events.s.{}",
-            &hex(&Sha256::digest(session.as_bytes()))[..32]
-        ),
+        Some(session) => format!("aep.events.s.{}", digest(session)),
         None => "aep.events.none".to_owned(),
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// A session's name in subjects and keys: 32 hex digits of its SHA-256.
+pub(crate) fn digest(session: &str) -> String {
+    let mut digest = hex(&Sha256::digest(session.as_bytes()));
+    digest.truncate(32);
+    digest
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -271,6 +276,7 @@ pub(crate) async fn start(
     if discarded {
         hub.assume_evicted_before_held();
     }
+    let cluster = crate::cluster::join(&js, hub.clone(), shutdown.clone()).await?;
     let (applied, applied_rx) = tokio::sync::watch::channel(last);
     let following = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let ended = Following(following.clone());
@@ -290,6 +296,7 @@ pub(crate) async fn start(
         .await
     });
     Ok(Nats {
+        cluster,
         js,
         following,
         applied: applied_rx,
@@ -497,6 +504,21 @@ async fn replaced(
 }
 
 impl Nats {
+    /// Sends a command's exact bytes to `node`, which holds its session's
+    /// owner, and says whether that node delivered them.
+    pub(crate) async fn forward(
+        &self,
+        node: &str,
+        frame: Bytes,
+    ) -> Result<(), crate::routing::Refused> {
+        self.cluster.forward(node, frame).await
+    }
+
+    /// This node's name in the cluster (new at each start).
+    pub(crate) fn node(&self) -> &str {
+        self.cluster.node()
+    }
+
     /// The node's link to the stream, for `/healthz`: `connected`, or
     /// `disconnected` (nothing can be stored, other nodes' events do not
     /// arrive), or `not-following` (the node no longer reads the stream).

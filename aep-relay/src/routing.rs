@@ -36,10 +36,11 @@ use std::time::{Duration, Instant};
 
 use aep::frame::ErrorCode;
 use bytes::Bytes;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::budget::{Budget, Charge, WARN_INTERVAL};
+use crate::directory::{members_text, Directory, Held, HeldClaim};
 
 /// Claims one session may hold at once (live or in grace); past it the
 /// session is `ambiguous` until its claims are gone.
@@ -113,24 +114,24 @@ impl Declared {
             .is_some_and(|a| a.iter().any(|t| t.as_str() == Some(command_type)))
     }
 
-    /// The roster members after `session`, serialized once: `,"agent":…`
-    /// and so on, each present only when declared.
-    fn roster_members(&self) -> Arc<str> {
-        let mut text = String::new();
-        for (name, value) in [
+    /// What the connection declared: its `agent`, `instance`, `control`
+    /// and `emits`, each when declared.
+    fn declarations(&self) -> Map<String, Value> {
+        [
             ("agent", &self.agent),
             ("instance", &self.instance),
             ("control", &self.control),
             ("emits", &self.emits),
-        ] {
-            if let Some(value) = value {
-                text.push_str(",\"");
-                text.push_str(name);
-                text.push_str("\":");
-                text.push_str(&value.to_string());
-            }
-        }
-        Arc::from(text)
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| Some((name.to_owned(), value.clone()?)))
+        .collect()
+    }
+
+    /// The roster members after `session`, serialized once: `,"agent":…`
+    /// and so on, each present only when declared.
+    fn roster_members(&self) -> Arc<str> {
+        members_text(&self.declarations())
     }
 }
 
@@ -210,6 +211,12 @@ pub(crate) enum Refused {
     /// All command queues together hold this many bytes,
     /// `--max-command-bytes`.
     BusyRelay(usize),
+    /// The owner's node of the cluster did not answer (`no-route`).
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    NodeGone,
+    /// The owner's node of the cluster refused it, so.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    ByNode(ErrorCode, String),
 }
 
 impl Refused {
@@ -220,6 +227,8 @@ impl Refused {
             Refused::Ambiguous(_) => ErrorCode::Ambiguous,
             Refused::Unsupported => ErrorCode::Unsupported,
             Refused::Busy | Refused::BusyBytes(_) | Refused::BusyRelay(_) => ErrorCode::Busy,
+            Refused::NodeGone => ErrorCode::NoRoute,
+            Refused::ByNode(code, _) => code.clone(),
         }
     }
 
@@ -233,6 +242,8 @@ impl Refused {
             Refused::Busy => "the session's owner is not reading its commands (its queue is full)".into(),
             Refused::BusyBytes(n) => format!("the session's owner is not reading its commands ({n} bytes queued, the limit)"),
             Refused::BusyRelay(n) => format!("the relay's command queues are full ({n} bytes queued toward emitters that are not reading their commands, the limit)"),
+            Refused::NodeGone => format!("the owner of session {session:?} is connected to another node of the cluster, which does not answer"),
+            Refused::ByNode(_, detail) => detail.clone(),
         }
     }
 }
@@ -244,6 +255,28 @@ pub(crate) struct Routes {
     budget: Arc<Budget>,
     conns: HashMap<u64, Conn>,
     owners: HashMap<Arc<str>, Claims>,
+    /// The claims the other nodes of a cluster hold (empty on a relay of
+    /// one node).
+    pub remote: Directory,
+    /// On a node of a cluster, the sessions whose claims changed since
+    /// the node last published them (at most every session it holds or
+    /// held claims on since).
+    changed: Option<HashSet<Arc<str>>>,
+}
+
+/// Where a routed command went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Routed {
+    /// To a connection of this node.
+    Here,
+    /// To this other node of the cluster, which delivers it.
+    Node(Arc<str>),
+}
+
+/// The one live claimant of a session.
+enum Target {
+    Here(u64),
+    Node(Arc<str>),
 }
 
 /// A roster snapshot: `(session, serialized members)` per live claim,
@@ -285,7 +318,76 @@ impl Routes {
             budget: Arc::default(),
             conns: HashMap::new(),
             owners: HashMap::new(),
+            remote: Directory::default(),
+            changed: None,
         }
+    }
+
+    /// Records which sessions' claims change, for [`Routes::take_changed`]
+    /// (a node of a cluster publishes them).
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub fn track_changes(&mut self) {
+        self.changed.get_or_insert_with(HashSet::new);
+    }
+
+    fn changed(&mut self, session: &Arc<str>) {
+        if let Some(changed) = &mut self.changed {
+            changed.insert(session.clone());
+        }
+    }
+
+    /// The sessions whose claims changed since the last call.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub fn take_changed(&mut self) -> Vec<Arc<str>> {
+        self.changed
+            .as_mut()
+            .map(|changed| changed.drain().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every session this node holds claims on.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub fn claimed(&self) -> Vec<Arc<str>> {
+        self.owners.keys().cloned().collect()
+    }
+
+    /// What this node holds of `session`'s claims at `now`, for the other
+    /// nodes; `None` when it holds none.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub fn held(&mut self, session: &str, now: Instant) -> Option<Held> {
+        let claims = self.owners.get_mut(session)?;
+        claims.expire(now);
+        if claims.list.is_empty() {
+            self.owners.remove(session);
+            return None;
+        }
+        let held = claims
+            .list
+            .iter()
+            .map(|claim| match claim.holder {
+                Holder::Live(conn) => HeldClaim {
+                    source: claim.source.to_string(),
+                    live: Some(
+                        self.conns
+                            .get(&conn)
+                            .map_or_else(Map::new, |c| c.declared.declarations()),
+                    ),
+                    away_ms: 0,
+                },
+                Holder::Away(until) => HeldClaim {
+                    source: claim.source.to_string(),
+                    live: None,
+                    // At least 1: 0 would read as live-less and held for
+                    // no time at all.
+                    away_ms: (until.saturating_duration_since(now).as_millis() as u64).max(1),
+                },
+            })
+            .collect();
+        Some(Held {
+            session: session.to_owned(),
+            claims: held,
+            crowded: claims.crowded,
+        })
     }
 
     /// These routes, with the bytes of commands in all queues charged to
@@ -315,6 +417,7 @@ impl Routes {
         };
         let until = now + self.grace;
         for session in gone.claims {
+            self.changed(&session);
             if let Some(claims) = self.owners.get_mut(&session) {
                 for claim in &mut claims.list {
                     if claim.holder == Holder::Live(conn) {
@@ -375,62 +478,105 @@ impl Routes {
             });
         }
         c.claims.insert(session.clone());
+        self.changed(session);
     }
 
     /// Drops every claim on `session` (the buffer evicted it).
     pub fn forget_session(&mut self, session: &str) {
-        let Some(claims) = self.owners.remove(session) else {
+        let Some((session, claims)) = self.owners.remove_entry(session) else {
             return;
         };
+        self.changed(&session);
         for claim in claims.list {
             if let Holder::Live(conn) = claim.holder {
                 if let Some(c) = self.conns.get_mut(&conn) {
-                    c.claims.remove(session);
+                    c.claims.remove(&session);
                 }
             }
         }
     }
 
     /// Sends `command` (its exact frame text) to the one owner of
-    /// `session`, or says why not.
+    /// `session` in the cluster: delivered here when a connection of this
+    /// node owns it, else named (a claim in [`Routes::remote`] on one
+    /// other node, which delivers it); or says why not. `here_only`
+    /// weighs this node's claims alone (a command another node routed
+    /// here).
     pub fn route(
         &mut self,
         session: &str,
         command_type: &str,
         command: Bytes,
         now: Instant,
-    ) -> Result<(), Refused> {
-        let Some(claims) = self.owners.get_mut(session) else {
-            return Err(Refused::NoRoute);
+        here_only: bool,
+    ) -> Result<Routed, Refused> {
+        let (remote, remote_crowded) = if here_only {
+            (Vec::new(), false)
+        } else {
+            self.remote.claims(session, now)
         };
-        claims.expire(now);
-        if claims.list.is_empty() {
-            self.owners.remove(session);
+        let local = match self.owners.get_mut(session) {
+            Some(claims) => {
+                claims.expire(now);
+                if claims.list.is_empty() {
+                    self.owners.remove(session);
+                    None
+                } else {
+                    Some(&*claims)
+                }
+            }
+            None => None,
+        };
+        let local_claims = local.map_or(&[][..], |c| &c.list[..]);
+        let n = local_claims.len() + remote.len();
+        if n == 0 {
             return Err(Refused::NoRoute);
         }
-        let n = claims.list.len();
-        let first = &claims.list[0].source;
-        let mixed = claims.list.iter().any(|c| c.source != *first);
-        let mut live = claims.list.iter().filter_map(|c| match c.holder {
-            Holder::Live(conn) => Some(conn),
-            Holder::Away(_) => None,
-        });
+        let mut sources = local_claims
+            .iter()
+            .map(|c| &c.source)
+            .chain(remote.iter().map(|r| &r.source));
+        let first = sources.next().cloned().unwrap_or_default();
+        let mixed = sources.any(|s| *s != first);
+        let crowded = remote_crowded || local.is_some_and(|c| c.crowded);
+        let mut live = local_claims
+            .iter()
+            .filter_map(|c| match c.holder {
+                Holder::Live(conn) => Some(Target::Here(conn)),
+                Holder::Away(_) => None,
+            })
+            .chain(
+                remote
+                    .iter()
+                    .filter(|r| r.away_until.is_none())
+                    .map(|r| Target::Node(r.node.clone())),
+            );
         let one = live.next();
-        if claims.crowded || mixed || live.next().is_some() {
+        if crowded || mixed || live.next().is_some() {
             return Err(Refused::Ambiguous(n));
         }
-        let Some(conn) = one else {
-            let until = claims
-                .list
-                .iter()
-                .filter_map(|c| match c.holder {
-                    Holder::Away(until) => Some(until),
-                    Holder::Live(_) => None,
-                })
-                .max()
-                .unwrap_or(now);
-            return Err(Refused::Away(until.saturating_duration_since(now)));
+        let conn = match one {
+            Some(Target::Here(conn)) => conn,
+            Some(Target::Node(node)) => return Ok(Routed::Node(node)),
+            None => {
+                let until = local_claims
+                    .iter()
+                    .filter_map(|c| match c.holder {
+                        Holder::Away(until) => Some(until),
+                        Holder::Live(_) => None,
+                    })
+                    .chain(remote.iter().filter_map(|r| r.away_until))
+                    .max()
+                    .unwrap_or(now);
+                return Err(Refused::Away(until.saturating_duration_since(now)));
+            }
         };
+        self.deliver(conn, command_type, command)?;
+        Ok(Routed::Here)
+    }
+
+    /// Hands `command` to the queue of connection `conn`, its target.
+    fn deliver(&mut self, conn: u64, command_type: &str, command: Bytes) -> Result<(), Refused> {
         let owner = self.conns.get_mut(&conn).ok_or(Refused::NoRoute)?;
         if !owner.declared.accepts(command_type) {
             return Err(Refused::Unsupported);
@@ -470,7 +616,7 @@ impl Routes {
         self.owners.get_mut(session).is_some_and(|claims| {
             claims.expire(now);
             !claims.list.is_empty()
-        })
+        }) || !self.remote.claims(session, now).0.is_empty()
     }
 
     /// Whether `conn` may acknowledge a command to `session` with an event
@@ -491,27 +637,32 @@ impl Routes {
         let Some(session) = session else {
             return Err("an acknowledgement names the session of its command (AEP-0004 §3)".into());
         };
-        let Some(claims) = self.owners.get_mut(session) else {
-            return Ok(());
-        };
-        claims.expire(now);
-        if claims.list.is_empty() {
-            return Ok(());
+        let (remote, remote_crowded) = self.remote.claims(session, now);
+        // A claim on another node is another connection's: live, it owns
+        // the session; held, it is this source's only when it says so.
+        let mut crowded = remote_crowded;
+        let mut other_live = remote.iter().any(|r| r.away_until.is_none());
+        let mut foreign = remote.iter().any(|r| &*r.source != source);
+        if let Some(claims) = self.owners.get_mut(session) {
+            claims.expire(now);
+            crowded |= claims.crowded && !claims.list.is_empty();
+            other_live |= claims
+                .list
+                .iter()
+                .any(|c| matches!(c.holder, Holder::Live(live) if live != conn));
+            foreign |= claims.list.iter().any(|c| &*c.source != source);
         }
-        let other_live = claims
-            .list
-            .iter()
-            .any(|c| matches!(c.holder, Holder::Live(live) if live != conn));
-        let foreign = claims.list.iter().any(|c| &*c.source != source);
-        if claims.crowded || other_live || foreign {
+        if crowded || other_live || foreign {
             return Err(format!("session {session:?} has no single owner under {source:?} on this connection; only its owner acknowledges the commands it was sent (AEP-0004 §8)"));
         }
         Ok(())
     }
 
     /// The roster: one entry per live (connection, claimed session), in
-    /// connection then session order, stopping before `budget` bytes.
-    pub fn roster(&self, budget: usize) -> Roster {
+    /// connection then session order, then the live claims other nodes
+    /// of the cluster hold ([`Routes::remote`]), stopping before `budget`
+    /// bytes.
+    pub fn roster(&self, budget: usize, now: Instant) -> Roster {
         let mut entries = Vec::new();
         let mut omitted = 0;
         let mut used = 0;
@@ -534,6 +685,15 @@ impl Routes {
                 used += size;
                 entries.push(((*session).clone(), conn.members.clone()));
             }
+        }
+        for (session, members) in self.remote.roster(now) {
+            let size = 16 + json_len(&session) + members.len();
+            if omitted > 0 || used + size > budget {
+                omitted += 1;
+                continue;
+            }
+            used += size;
+            entries.push((session, members));
         }
         Roster { entries, omitted }
     }
@@ -580,7 +740,8 @@ mod tests {
 
     fn roster_values(routes: &Routes) -> Vec<Value> {
         let frame: Value =
-            serde_json::from_str(&routes.roster(usize::MAX).frame(&json!("r"))).unwrap();
+            serde_json::from_str(&routes.roster(usize::MAX, Instant::now()).frame(&json!("r")))
+                .unwrap();
         frame["entries"].as_array().unwrap().clone()
     }
 
@@ -593,15 +754,15 @@ mod tests {
         routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
         let cmd = Bytes::from_static(b"{\"type\":\"control.cancel\"}");
         routes
-            .route("s", "control.cancel", cmd.clone(), now)
+            .route("s", "control.cancel", cmd.clone(), now, false)
             .unwrap();
         assert_eq!(rx.try_recv().unwrap().0, cmd);
         assert_eq!(
-            routes.route("s", "control.pause", cmd.clone(), now),
+            routes.route("s", "control.pause", cmd.clone(), now, false),
             Err(Refused::Unsupported)
         );
         assert_eq!(
-            routes.route("t", "control.cancel", cmd, now),
+            routes.route("t", "control.cancel", cmd, now, false),
             Err(Refused::NoRoute)
         );
     }
@@ -620,17 +781,17 @@ mod tests {
         routes.claim(3, &Arc::from("c"), SRC, Claiming::Fresh, now);
         let cmd = Bytes::from_static(b"{}");
         assert_eq!(
-            routes.route("s", "control.cancel", cmd.clone(), now),
+            routes.route("s", "control.cancel", cmd.clone(), now, false),
             Err(Refused::Ambiguous(2))
         );
         assert_eq!(
-            routes.route("c", "control.cancel", cmd.clone(), now),
+            routes.route("c", "control.cancel", cmd.clone(), now, false),
             Err(Refused::NoRoute)
         );
         routes.disconnect(2, now);
         // The remaining owner's channel is closed (its receiver dropped).
         assert_eq!(
-            routes.route("s", "control.cancel", cmd, now),
+            routes.route("s", "control.cancel", cmd, now, false),
             Err(Refused::NoRoute)
         );
         assert_eq!(roster_values(&routes).len(), 1);
@@ -658,7 +819,7 @@ mod tests {
         let cmd = Bytes::from_static(b"{}");
         let at = t0 + Duration::from_secs(2);
         assert_eq!(
-            routes.route("s", "control.cancel", cmd.clone(), at),
+            routes.route("s", "control.cancel", cmd.clone(), at, false),
             Err(Refused::Ambiguous(2))
         );
         assert!(rx2.try_recv().is_err());
@@ -677,6 +838,7 @@ mod tests {
             "control.cancel",
             cmd.clone(),
             at + Duration::from_secs(1),
+            false,
         );
         assert_eq!(refused, Err(Refused::Away(Duration::from_secs(4))));
         assert_eq!(refused.unwrap_err().code(), ErrorCode::NoRoute);
@@ -690,6 +852,7 @@ mod tests {
                 "control.cancel",
                 cmd.clone(),
                 at + Duration::from_secs(2),
+                false,
             )
             .unwrap();
         assert_eq!(rx4.try_recv().unwrap().0, cmd);
@@ -713,7 +876,7 @@ mod tests {
         routes.claim(2, &s, "urn:other", Claiming::Fresh, t0 + GRACE);
         let cmd = Bytes::from_static(b"{}");
         routes
-            .route("s", "control.cancel", cmd.clone(), t0 + GRACE)
+            .route("s", "control.cancel", cmd.clone(), t0 + GRACE, false)
             .unwrap();
         assert_eq!(rx.try_recv().unwrap().0, cmd);
         assert!(routes.owners["s"].list.len() == 1);
@@ -795,8 +958,8 @@ mod tests {
         routes.connect(100, declared(Role::Emitter, &["control.cancel"]), tx);
         routes.claim(100, &s, SRC, Claiming::Fresh, later);
         assert_eq!(
-            routes.route("crowd", "control.cancel", Bytes::new(), later),
-            Ok(())
+            routes.route("crowd", "control.cancel", Bytes::new(), later, false),
+            Ok(Routed::Here)
         );
     }
 
@@ -831,7 +994,7 @@ mod tests {
             routes.disconnect(id, now);
         }
         // The one left over was never recorded: still refused, not routed.
-        let refused = routes.route("crowd", "control.cancel", Bytes::new(), now);
+        let refused = routes.route("crowd", "control.cancel", Bytes::new(), now, false);
         assert_eq!(refused, Err(Refused::Ambiguous(MAX_CLAIMANTS)));
     }
 
@@ -854,7 +1017,7 @@ mod tests {
                 json!({"session": "s1", "agent": "agent-x", "control": {"accepts": ["control.attention.respond"], "ack_window_ms": 10000}}),
             ]
         );
-        let small = routes.roster(150);
+        let small = routes.roster(150, Instant::now());
         assert_eq!((small.entries.len(), small.omitted), (1, 1));
         let frame: Value = serde_json::from_str(&small.frame(&json!(7))).unwrap();
         assert_eq!(frame["truncated"], true);
@@ -870,26 +1033,30 @@ mod tests {
         routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
         routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
         routes
-            .route("s", "control.cancel", Bytes::new(), now)
+            .route("s", "control.cancel", Bytes::new(), now, false)
             .unwrap();
         assert_eq!(
-            routes.route("s", "control.cancel", Bytes::new(), now),
+            routes.route("s", "control.cancel", Bytes::new(), now, false),
             Err(Refused::Busy)
         );
         let (tx, mut rx) = mpsc::channel(16);
         routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
         routes.claim(2, &Arc::from("t"), SRC, Claiming::Fresh, now);
         let big = || Bytes::from(vec![b' '; COMMAND_BYTES / 2]);
-        routes.route("t", "control.cancel", big(), now).unwrap();
-        routes.route("t", "control.cancel", big(), now).unwrap();
+        routes
+            .route("t", "control.cancel", big(), now, false)
+            .unwrap();
+        routes
+            .route("t", "control.cancel", big(), now, false)
+            .unwrap();
         assert_eq!(
-            routes.route("t", "control.cancel", Bytes::from_static(b"{}"), now),
+            routes.route("t", "control.cancel", Bytes::from_static(b"{}"), now, false),
             Err(Refused::BusyBytes(COMMAND_BYTES))
         );
         // Once the connection has written one, its bytes no longer count.
         drop(rx.try_recv().unwrap());
         routes
-            .route("t", "control.cancel", Bytes::from_static(b"{}"), now)
+            .route("t", "control.cancel", Bytes::from_static(b"{}"), now, false)
             .unwrap();
     }
 
@@ -906,19 +1073,201 @@ mod tests {
             routes.claim(id, &Arc::from(session), SRC, Claiming::Fresh, now);
         }
         let cmd = |n| Bytes::from(vec![b' '; n]);
-        routes.route("s", "control.cancel", cmd(60), now).unwrap();
-        routes.route("t", "control.cancel", cmd(40), now).unwrap();
+        routes
+            .route("s", "control.cancel", cmd(60), now, false)
+            .unwrap();
+        routes
+            .route("t", "control.cancel", cmd(40), now, false)
+            .unwrap();
         assert_eq!(budget.held(), 100);
         // Far below the connection's own bounds, past the relay's.
-        let refused = routes.route("t", "control.cancel", cmd(1), now);
+        let refused = routes.route("t", "control.cancel", cmd(1), now, false);
         assert_eq!(refused, Err(Refused::BusyRelay(100)));
         assert_eq!(refused.unwrap_err().code(), ErrorCode::Busy);
         // Taken: given back; a connection gone gives back its queue.
         drop(receivers[0].try_recv().unwrap());
         assert_eq!(budget.held(), 40);
-        routes.route("t", "control.cancel", cmd(1), now).unwrap();
+        routes
+            .route("t", "control.cancel", cmd(1), now, false)
+            .unwrap();
         routes.disconnect(2, now);
         drop(receivers.pop());
         assert_eq!(budget.held(), 0);
+    }
+
+    /// Another node's claims on `session` in `routes`' directory.
+    fn remote(routes: &mut Routes, node: &str, session: &str, claims: Value, now: Instant) {
+        let held = json!({"session": session, "claims": claims}).to_string();
+        routes
+            .remote
+            .put(&format!("{session}.{node}"), node, held.as_bytes(), now)
+            .unwrap();
+    }
+
+    fn live(source: &str) -> Value {
+        json!({"source": source, "live": {"agent": "far", "control": {"accepts": ["control.cancel"]}}})
+    }
+
+    #[test]
+    fn a_live_claim_on_one_other_node_names_that_node() {
+        let now = Instant::now();
+        let mut routes = routes();
+        remote(&mut routes, "n2", "s", json!([live(SRC)]), now);
+        let cmd = Bytes::from_static(b"{}");
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, false),
+            Ok(Routed::Node(Arc::from("n2")))
+        );
+        // Forwarded to that node, which weighs only its own claims.
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, true),
+            Err(Refused::NoRoute)
+        );
+        // A second node's live claim: ambiguous, never a broadcast.
+        remote(&mut routes, "n3", "s", json!([live(SRC)]), now);
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd, now, false),
+            Err(Refused::Ambiguous(2))
+        );
+    }
+
+    #[test]
+    fn claims_here_and_on_another_node_are_weighed_together() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let (tx, mut rx) = mpsc::channel(4);
+        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
+        let cmd = Bytes::from_static(b"{}");
+        // Live here and live there: ambiguous, nothing delivered.
+        remote(&mut routes, "n2", "s", json!([live(SRC)]), now);
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, false),
+            Err(Refused::Ambiguous(2))
+        );
+        assert!(rx.try_recv().is_err());
+        // The owner left there (held for its return) and came back here
+        // under its source: delivered here.
+        let away = json!([{"source": SRC, "away_ms": 3000}]);
+        remote(&mut routes, "n2", "s", away, now);
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, false),
+            Ok(Routed::Here)
+        );
+        assert_eq!(rx.try_recv().unwrap().0, cmd);
+        // Held there under another source: ambiguous.
+        let impostor = json!([{"source": "urn:other", "away_ms": 3000}]);
+        remote(&mut routes, "n2", "s", impostor, now);
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, false),
+            Err(Refused::Ambiguous(2))
+        );
+        // Only held, there: `no-route` for what is left of its grace.
+        routes.disconnect(1, now);
+        routes.forget_session("s");
+        remote(
+            &mut routes,
+            "n2",
+            "s",
+            json!([{"source": SRC, "away_ms": 3000}]),
+            now,
+        );
+        assert_eq!(
+            routes.route(
+                "s",
+                "control.cancel",
+                cmd.clone(),
+                now + Duration::from_secs(1),
+                false
+            ),
+            Err(Refused::Away(Duration::from_secs(2)))
+        );
+        // A node that stopped publishing: its claims are gone.
+        assert_eq!(
+            routes.route(
+                "s",
+                "control.cancel",
+                cmd,
+                now + crate::directory::TTL,
+                false
+            ),
+            Err(Refused::NoRoute)
+        );
+    }
+
+    #[test]
+    fn an_ack_is_refused_while_another_node_holds_the_owner() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let (tx, _rx) = mpsc::channel(4);
+        routes.connect(1, declared(Role::Emitter, &[]), tx);
+        assert!(routes.check_ack(1, Some("s"), SRC, now).is_ok());
+        assert!(!routes.owned("s", now));
+        remote(&mut routes, "n2", "s", json!([live(SRC)]), now);
+        assert!(routes.check_ack(1, Some("s"), SRC, now).is_err());
+        assert!(routes.owned("s", now));
+        // The owner back here, its claim there held for its return.
+        remote(
+            &mut routes,
+            "n2",
+            "s",
+            json!([{"source": SRC, "away_ms": 3000}]),
+            now,
+        );
+        routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
+        assert!(routes.check_ack(1, Some("s"), SRC, now).is_ok());
+        assert!(routes.check_ack(1, Some("s"), "urn:other", now).is_err());
+    }
+
+    #[test]
+    fn the_roster_lists_this_nodes_claims_then_the_other_nodes() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let (tx, _rx) = mpsc::channel(4);
+        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(1, &Arc::from("here"), SRC, Claiming::Fresh, now);
+        remote(&mut routes, "n2", "there", json!([live(SRC)]), now);
+        let entries = roster_values(&routes);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0]["session"], "here");
+        assert_eq!(entries[0]["agent"], "agent-x");
+        assert_eq!(entries[1]["session"], "there");
+        assert_eq!(entries[1]["agent"], "far");
+        // Past the budget, counted as left out.
+        let first = 16 + "here".len() + routes.roster(usize::MAX, now).entries[0].1.len();
+        let small = routes.roster(first, now);
+        assert_eq!((small.entries.len(), small.omitted), (1, 1));
+    }
+
+    #[test]
+    fn what_this_node_holds_is_published_when_it_changes() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let s: Arc<str> = Arc::from("s");
+        let (tx, _rx) = mpsc::channel(4);
+        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(1, &s, SRC, Claiming::Fresh, now);
+        // Not a node of a cluster: nothing tracked.
+        assert!(routes.take_changed().is_empty());
+        routes.track_changes();
+        routes.disconnect(1, now);
+        assert_eq!(routes.take_changed(), vec![s.clone()]);
+        assert!(routes.take_changed().is_empty());
+        let held = routes.held("s", now + Duration::from_secs(1)).unwrap();
+        assert_eq!(held.claims.len(), 1);
+        assert_eq!(held.claims[0].source, SRC);
+        assert_eq!(held.claims[0].live, None);
+        assert_eq!(held.claims[0].away_ms, 4000);
+        let (tx, _rx) = mpsc::channel(4);
+        routes.connect(2, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(2, &s, SRC, Claiming::Fresh, now);
+        assert_eq!(routes.take_changed(), vec![s.clone()]);
+        let held = routes.held("s", now).unwrap();
+        let live = held.claims[0].live.as_ref().unwrap();
+        assert_eq!(live["agent"], "agent-x");
+        assert_eq!(routes.claimed(), vec![s.clone()]);
+        routes.forget_session("s");
+        assert_eq!(routes.take_changed(), vec![s]);
+        assert_eq!(routes.held("s", now), None);
     }
 }

@@ -761,8 +761,23 @@ impl Connection {
             return Ok(());
         }
         let frame_bytes = Bytes::copy_from_slice(text);
-        match self.app.hub.route(&admitted, frame_bytes, nats.is_none()) {
-            Ok(()) => {
+        let routed = self
+            .app
+            .hub
+            .route(&admitted, frame_bytes.clone(), nats.is_none(), false);
+        // An owner on another node of the cluster: that node delivers it.
+        #[cfg(feature = "nats")]
+        let routed = match (routed, &nats) {
+            (Ok(routing::Routed::Node(node)), Some(nats)) => nats
+                .forward(&node, frame_bytes)
+                .await
+                .map(|()| routing::Routed::Node(node)),
+            (routed, _) => routed,
+        };
+        #[cfg(not(feature = "nats"))]
+        drop(frame_bytes);
+        match routed {
+            Ok(_) => {
                 // A node of a cluster keeps the command in every node's
                 // history through the stream.
                 #[cfg(feature = "nats")]

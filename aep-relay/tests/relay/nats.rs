@@ -475,3 +475,128 @@ async fn a_node_holds_what_it_answered_202_for() {
         assert_eq!(held.last(), Some(&seq), "read after the 202 of {seq}");
     }
 }
+
+/// Three token nodes of one cluster.
+async fn three_nodes(server: &Server) -> [TestRelay; 3] {
+    [
+        common::start_with_token(node_config(server), "t").await,
+        common::start_with_token(node_config(server), "t").await,
+        common::start_with_token(node_config(server), "t").await,
+    ]
+}
+
+/// An owner of `session` connected to `node`, once `seen_on` lists it in
+/// its roster (the claim went round the cluster).
+async fn owner(node: &TestRelay, session: &str, seen_on: &TestRelay) -> common::Ws {
+    let mut owner = node
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    owner
+        .send(&common::event("session.started", session, 0))
+        .await;
+    assert!(owner.sync("claimed").await.is_empty());
+    seen_on
+        .wait_roster("the owner on another node", |entries| {
+            entries.iter().any(|e| e["session"] == session)
+        })
+        .await;
+    owner
+}
+
+#[tokio::test]
+async fn a_command_sent_on_one_node_reaches_the_owner_on_another_once_and_its_ack_comes_back() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let [a, b, c] = three_nodes(&server).await;
+    let filter = json!({"session": "job"}).to_string();
+    let mut watcher_a = a.sse(&[("filter", &filter)]).await;
+    let mut watcher_c = c.sse(&[("filter", &filter)]).await;
+    let mut target = owner(&b, "job", &c).await;
+    let roster = c.wait_roster("one entry", |e| e.len() == 1).await;
+    assert_eq!(roster[0]["agent"], "test-agent", "{roster:?}");
+    assert_eq!(roster[0]["control"]["accepts"], json!(["control.cancel"]));
+    let mut sender = c.ws("consumer").await;
+    let cancel = common::command("control.cancel", "job");
+    // Byte for byte: the text as sent, with its own spacing.
+    let text = serde_json::to_string_pretty(&cancel).unwrap();
+    sender.send_text(&text).await;
+    assert_eq!(target.text().await, text);
+    assert!(sender.sync("sent").await.is_empty(), "routed, no answer");
+    // The owner acknowledges over its own connection; every node's
+    // watchers see the command and the ack once.
+    let mut ack = common::event("control.accepted", "job", 1);
+    ack["source"] = "urn:aep:test:emitter".into();
+    ack["cause"] = cancel["id"].clone();
+    target.send(&ack).await;
+    assert!(target.sync("acked").await.is_empty());
+    for watcher in [&mut watcher_a, &mut watcher_c] {
+        assert_eq!(watcher.event().await.json()["type"], "session.started");
+        assert_eq!(watcher.event().await.json()["id"], cancel["id"]);
+        assert_eq!(watcher.event().await.json()["id"], ack["id"]);
+    }
+    for n in [&a, &b, &c] {
+        assert_eq!(held(n, "job", 3).await.len(), 3, "once on {}", n.addr);
+    }
+    // Only the owner's connection acknowledges: an ack from elsewhere in
+    // the cluster is refused.
+    let mut impostor = a.ws_hello(common::emitter_hello("impostor/1", &[])).await;
+    let mut forged = common::event("control.accepted", "job", 2);
+    forged["cause"] = cancel["id"].clone();
+    impostor.send(&forged).await;
+    let refused = impostor.json().await;
+    assert_eq!(refused["code"], "unauthorized", "{refused}");
+    // The command reached the owner once.
+    assert!(target.sync("once").await.is_empty());
+}
+
+#[tokio::test]
+async fn owners_on_two_nodes_are_ambiguous_and_a_stopped_nodes_owner_is_no_route() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let [a, b, c] = three_nodes(&server).await;
+    let mut first = owner(&a, "job", &c).await;
+    let mut second = owner(&b, "job", &a).await;
+    c.wait_roster("both owners", |e| e.len() == 2).await;
+    let mut sender = c.ws("consumer").await;
+    let cancel = common::command("control.cancel", "job");
+    sender.send(&cancel).await;
+    let refused = sender.json().await;
+    assert_eq!(refused["code"], "ambiguous", "{refused}");
+    assert_eq!(refused["cause"], cancel["id"]);
+    assert!(first.sync("a").await.is_empty(), "never a broadcast");
+    assert!(second.sync("b").await.is_empty(), "never a broadcast");
+    // Node A stops: its claim leaves the cluster; B's owner alone gets
+    // the next command.
+    drop(first);
+    a.stop().await;
+    let mut routed = None;
+    for n in 0..400 {
+        let cancel = common::command("control.cancel", "job");
+        sender.send(&cancel).await;
+        let answer = sender.sync(&format!("try-{n}")).await;
+        if answer.is_empty() {
+            routed = Some(cancel);
+            break;
+        }
+        assert_eq!(answer[0]["code"], "ambiguous", "{answer:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let routed = routed.expect("routed to B within 10 s of A's stop");
+    assert_eq!(second.json().await["id"], routed["id"]);
+    // B stops too: nobody owns the session.
+    drop(second);
+    b.stop().await;
+    let mut last = Value::Null;
+    for n in 0..400 {
+        sender.send(&common::command("control.cancel", "job")).await;
+        let answer = sender.sync(&format!("gone-{n}")).await;
+        last = answer.first().cloned().unwrap_or_default();
+        if last["code"] == "no-route" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(last["code"], "no-route", "{last}");
+}
