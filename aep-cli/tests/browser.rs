@@ -28,6 +28,9 @@ const ENTER: &str = "\u{E007}";
 const END: &str = "\u{E010}";
 const BACKSPACE: &str = "\u{E003}";
 const DOWN: &str = "\u{E015}";
+const UP: &str = "\u{E013}";
+const HOME: &str = "\u{E011}";
+const PAGE_DOWN: &str = "\u{E00F}";
 /// The most timeline rows the page holds at once: the rows of the view
 /// (70% of the 1 000 px window, rows about 30 px) and 30 on each side.
 const WINDOW_ROWS: usize = 120;
@@ -2319,6 +2322,164 @@ fn a_long_timeline_draws_only_the_rows_near_the_view() {
         b.close().await;
         served.stop().await;
     });
+}
+
+/// A 2 000-event timeline from the keyboard: a focused row keeps the
+/// focus however far the view scrolls from it (it stays drawn), and the
+/// timeline is one Tab stop whose rows the arrow keys, PageDown, Home and
+/// End walk across, drawing and scrolling to the row they reach.
+#[test]
+fn a_long_timeline_is_walked_with_the_keyboard_and_keeps_its_focus() {
+    run(
+        "a_long_timeline_is_walked_with_the_keyboard_and_keeps_its_focus",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let lines: Vec<String> = (0..2_000u64)
+                .map(|seq| {
+                    let extra = if seq.is_multiple_of(10) {
+                        json!({"run": "r1", "data": {"tool": {"name": "Bash", "call_id": format!("c{seq}")}}})
+                    } else {
+                        json!({"run": "r1", "capture": "full", "data": {"message": format!("step {seq}")}})
+                    };
+                    let kind = if seq.is_multiple_of(10) {
+                        "tool.requested"
+                    } else {
+                        "progress.status"
+                    };
+                    event(&format!("K{seq}"), kind, "keys", seq, extra).to_string()
+                })
+                .collect();
+            post(served.addr, &lines).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='keys']", "the session", |_| true)
+                .await;
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:keys', 'keys']))",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_script(
+                "return document.querySelector('table.timeline')?.getAttribute('aria-rowcount') === '2002' && document.querySelector(\"tr[data-event='K1999']\") !== null",
+                "the whole timeline",
+                WAIT,
+            )
+            .await;
+            // Where the focus is: the focused row's event (or call), its
+            // place among the rows, whether it is in the page, and how
+            // many rows the page holds.
+            let focus = "const a = document.activeElement; return { row: a.dataset.event ?? a.dataset.call ?? a.dataset.runHead ?? a.tagName, index: a.getAttribute('aria-rowindex'), inPage: a.isConnected && document.querySelector('table.timeline tbody').contains(a), rows: document.querySelectorAll('table.timeline tbody tr[aria-rowindex]').length, stops: document.querySelectorAll('table.timeline tbody tr[tabindex=\"0\"]').length };";
+            // A row focused at the top...
+            b.client
+                .execute(
+                    "document.querySelector('.timeline-box').scrollTop = 0",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_script(
+                "return document.querySelector(\"tr[data-event='K5']\") !== null",
+                "the top rows",
+                WAIT,
+            )
+            .await;
+            b.client
+                .execute(
+                    "document.querySelector(\"tr[data-event='K5']\").focus()",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            // ...keeps the focus when the view scrolls to the end, far
+            // beyond the rows drawn around it.
+            b.client
+                .execute(
+                    "const box = document.querySelector('.timeline-box'); box.scrollTop = box.scrollHeight;",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_script(
+                "return document.querySelector(\"tr[data-event='K1999']\") !== null && document.querySelector(\"tr[data-event='K300']\") === null",
+                "the end drawn, the middle not",
+                WAIT,
+            )
+            .await;
+            let far = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(far["row"], "K5", "the focus stays on its row: {far}");
+            assert_eq!(far["inPage"], true, "the focused row stays drawn: {far}");
+            assert!(
+                far["rows"].as_u64().unwrap() as usize <= WINDOW_ROWS + 1,
+                "{far}"
+            );
+            // The timeline is one Tab stop: the focused row.
+            assert_eq!(far["stops"], 1, "{far}");
+
+            // End moves to the last row, across the 2 001: drawn, shown,
+            // focused.
+            keys(&b, END).await;
+            let end = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(end["row"], "K1999", "{end}");
+            assert_eq!(end["index"], "2002", "{end}");
+            // Home to the first (the run's head), then down 40 rows, one
+            // at a time, beyond the rows drawn at first.
+            keys(&b, HOME).await;
+            let home = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(home["row"], "r1", "{home}");
+            assert_eq!(home["index"], "2", "{home}");
+            for _ in 0..40 {
+                keys(&b, DOWN).await;
+            }
+            let down = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(down["index"], "42", "{down}");
+            assert_eq!(down["inPage"], true, "{down}");
+            // j and k too, and a page at a time.
+            keys(&b, "jjk").await;
+            assert_eq!(
+                b.client.execute(focus, vec![]).await.unwrap()["index"],
+                "43"
+            );
+            keys(&b, UP).await;
+            assert_eq!(
+                b.client.execute(focus, vec![]).await.unwrap()["index"],
+                "42"
+            );
+            for _ in 0..30 {
+                keys(&b, PAGE_DOWN).await;
+            }
+            let paged = b.client.execute(focus, vec![]).await.unwrap();
+            let index: u64 = paged["index"].as_str().unwrap().parse().unwrap();
+            assert!(index > 42 + 30 * 10, "each page moves many rows: {paged}");
+            // The row reached is in the view, and the page holds no more
+            // than the rows near it.
+            let shown = b
+                .client
+                .execute(
+                    "const box = document.querySelector('.timeline-box').getBoundingClientRect(); const row = document.activeElement.getBoundingClientRect(); return row.top >= box.top - 1 && row.bottom <= box.bottom + 1;",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                shown,
+                json!(true),
+                "the row reached is in the view: {paged}"
+            );
+            assert!(
+                paged["rows"].as_u64().unwrap() as usize <= WINDOW_ROWS + 1,
+                "{paged}"
+            );
+            assert_eq!(paged["stops"], 1, "{paged}");
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
 }
 
 /// `aep mcp` as an MCP client starts it, asking a person through the page:

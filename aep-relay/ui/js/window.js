@@ -61,19 +61,53 @@ export function rowAt(offs, y) {
  * `after` (the px the rows not drawn above and below stand for) and
  * `total`.
  *
- * Invariant: `before + (offs[end] - offs[start]) + after === total`, so
- * the list is as tall drawn in part as drawn whole; every row the view
- * meets is drawn; at most the view's rows and `2 * margin` are.
+ * `pinned` (an index, or -1 for none) is a row drawn wherever the view is
+ * (the row that has the keyboard focus, so it never leaves the page):
+ * when it falls outside `start..end`, `pin` is `{ index, gap }`, the row
+ * drawn on its own above the others (`index < start`) or below them, and
+ * `gap` the px of the rows between it and them; `before` (or `after`)
+ * then stands for the rows beyond it. Else `pin` is null.
+ *
+ * Invariant: `before + (offs[end] - offs[start]) + after === total`, with
+ * a pin's `gap` and own height added to the left side when there is one,
+ * so the list is as tall drawn in part as drawn whole; every row the view
+ * meets is drawn; at most the view's rows, `2 * margin` and the pinned
+ * row are.
  */
-export function rowWindow(offs, top, height, margin = MARGIN_ROWS) {
+export function rowWindow(offs, top, height, margin = MARGIN_ROWS, pinned = -1) {
   const n = offs.length - 1;
   const total = offs[n];
-  if (n <= 0) return { start: 0, end: 0, before: 0, after: 0, total };
+  if (n <= 0) return { start: 0, end: 0, before: 0, after: 0, total, pin: null };
   const from = Math.max(0, Math.min(top, total - height));
   const first = rowAt(offs, from);
   let last = rowAt(offs, from + Math.max(height, 0));
   if (offs[last] >= from + height && last > first) last -= 1;
   const start = Math.max(0, first - margin);
   const end = Math.min(n, last + 1 + margin);
-  return { start, end, before: offs[start], after: total - offs[end], total };
+  const w = { start, end, before: offs[start], after: total - offs[end], total, pin: null };
+  if (!Number.isInteger(pinned) || pinned < 0 || pinned >= n || (pinned >= start && pinned < end)) return w;
+  if (pinned < start) {
+    w.pin = { index: pinned, gap: offs[start] - offs[pinned + 1] };
+    w.before = offs[pinned];
+  } else {
+    w.pin = { index: pinned, gap: offs[pinned] - offs[end] };
+    w.after = total - offs[pinned + 1];
+  }
+  return w;
+}
+
+/**
+ * The row a key moves the keyboard's place to in a list of `n` rows, from
+ * row `at` (-1 when none has it yet): ArrowDown/j and ArrowUp/k one row,
+ * PageDown/PageUp `page` rows, Home and End the first and last. Returns
+ * the row (clamped to the list), or null for a key that does not move.
+ */
+export function moveBy(key, at, n, page = 1) {
+  if (n <= 0) return null;
+  const step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: Math.max(1, page), PageUp: -Math.max(1, page) }[key];
+  if (key === 'Home') return 0;
+  if (key === 'End') return n - 1;
+  if (step === undefined) return null;
+  if (at < 0 || at >= n) return step > 0 ? 0 : n - 1;
+  return Math.min(n - 1, Math.max(0, at + step));
 }

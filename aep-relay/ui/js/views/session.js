@@ -10,7 +10,7 @@ import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago, severityOf, shortId, summarize } from '../summary.js';
 import { FRAME_BUDGET_MS, within } from '../pace.js';
-import { MARGIN_ROWS, offsets, rowAt, rowWindow } from '../window.js';
+import { MARGIN_ROWS, moveBy, offsets, rowAt, rowWindow } from '../window.js';
 import { Calls, SEVERITY_LEVELS, callStatus, durationMs, everything, family, formatDuration, matches, narrows } from '../timeline.js';
 
 function clock(time) {
@@ -35,7 +35,22 @@ export class SessionView {
     this.dropped = h('p', { class: 'note', hidden: true });
     // Rows are laid out one by one, not as a table's (see style.css), so
     // the table's roles are said outright.
-    this.timeline = h('tbody', { role: 'rowgroup' });
+    // The rows are one Tab stop (a roving tabindex): the row that last
+    // had the focus (`current`, else the first the view shows) takes it,
+    // and the arrow keys, j/k, PageUp/PageDown and Home/End move it from
+    // row to row, drawing and scrolling to the row they reach. The row
+    // with the focus is drawn wherever the view is, so it keeps it.
+    this.timeline = h('tbody', {
+      role: 'rowgroup',
+      on: {
+        keydown: (e) => this.onKey(e),
+        focusin: (e) => this.onFocus(e),
+      },
+    });
+    this.current = null;
+    this.itemOf = new WeakMap();
+    // What the rows between a pinned row and the others stand for.
+    this.gap = h('tr', { class: 'gap', role: 'presentation', 'aria-hidden': 'true' });
     this.head = h('thead', { role: 'rowgroup' }, h('tr', { role: 'row', 'aria-rowindex': '1' }, ['Time', 'Type', 'Severity', 'Summary', 'Cause'].map((t) => h('th', { scope: 'col', role: 'columnheader', text: t }))));
     // Only the rows near the view are in the page (see `draw`): the
     // table says how many rows it has, each row its place among them.
@@ -277,11 +292,11 @@ export class SessionView {
     if (item.el) return item.el;
     if (item.kind === 'run') {
       const run = item.key;
-      item.el = h('tr', { class: 'run-head', role: 'row', 'data-run-head': run, tabindex: '0', 'aria-expanded': 'true', on: { click: () => this.toggleRun(run), keydown: (e) => this.activate(e, () => this.toggleRun(run)) } });
+      item.el = h('tr', { class: 'run-head', role: 'row', 'data-run-head': run, tabindex: '-1', 'aria-expanded': 'true', on: { click: () => this.toggleRun(run), keydown: (e) => this.activate(e, () => this.toggleRun(run)) } });
       this.drawRunHead(item.el, this.session()?.runs.get(run), run);
     } else if (item.kind === 'call') {
       const key = item.key;
-      item.el = h('tr', { class: 'call', role: 'row', 'data-call': key, tabindex: '0', 'aria-expanded': 'false', on: { click: () => this.toggleCall(key), keydown: (e) => this.activate(e, () => this.toggleCall(key)) } });
+      item.el = h('tr', { class: 'call', role: 'row', 'data-call': key, tabindex: '-1', 'aria-expanded': 'false', on: { click: () => this.toggleCall(key), keydown: (e) => this.activate(e, () => this.toggleCall(key)) } });
       if (item.run !== null) item.el.dataset.run = item.run;
       const call = this.calls.get(key);
       if (call) this.drawCall(item.el, call);
@@ -295,6 +310,7 @@ export class SessionView {
       }
       item.el = tr;
     }
+    this.itemOf.set(item.el, item);
     return item.el;
   }
 
@@ -441,33 +457,47 @@ export class SessionView {
     const { rows, offs, head, view } = this.geometry();
     const pinned = this.following && !this.pointerInside;
     const top = pinned ? offs[rows.length] + head - view : this.box.scrollTop;
-    const w = rowWindow(offs, top - head, view, MARGIN_ROWS);
-    const nodes = [];
-    for (let i = w.start; i < w.end; i += 1) {
+    if (this.current && (this.current.gone || !rows.includes(this.current))) this.current = null;
+    const w = rowWindow(offs, top - head, view, MARGIN_ROWS, this.current ? rows.indexOf(this.current) : -1);
+    const at = (i) => {
       const el = this.element(rows[i]);
       const index = String(i + 2);
       if (el.getAttribute('aria-rowindex') !== index) el.setAttribute('aria-rowindex', index);
-      nodes.push(el);
-    }
+      return el;
+    };
+    const nodes = [];
+    if (w.pin && w.pin.index < w.start) nodes.push(at(w.pin.index), this.gap);
+    for (let i = w.start; i < w.end; i += 1) nodes.push(at(i));
+    if (w.pin && w.pin.index >= w.end) nodes.push(this.gap, at(w.pin.index));
     keep(this.timeline, nodes);
     this.table.setAttribute('aria-rowcount', String(rows.length + 1));
     this.table.dataset.events = String(this.order.length);
-    this.timeline.style.paddingTop = `${w.before}px`;
-    this.timeline.style.paddingBottom = `${w.after}px`;
-    // Measured: the rows drawn keep their heights; the padding follows.
+    // The one Tab stop: the current row, else the first the view shows.
     const anchor = rowAt(offs, Math.max(0, top - head));
+    const stop = this.current ?? (anchor < rows.length ? rows[anchor] : null);
+    if (this.tabStop && this.tabStop !== stop?.el) this.tabStop.tabIndex = -1;
+    this.tabStop = stop?.el ?? null;
+    if (this.tabStop) this.tabStop.tabIndex = 0;
+    const pad = (o) => {
+      this.timeline.style.paddingTop = `${w.pin && w.pin.index < w.start ? o[w.pin.index] : o[w.start]}px`;
+      this.timeline.style.paddingBottom = `${o[rows.length] - (w.pin && w.pin.index >= w.end ? o[w.pin.index + 1] : o[w.end])}px`;
+      if (w.pin) this.gap.style.height = `${w.pin.index < w.start ? o[w.start] - o[w.pin.index + 1] : o[w.pin.index] - o[w.end]}px`;
+    };
+    pad(offs);
+    // Measured: the rows drawn keep their heights; the padding follows.
     let moved = false;
-    for (let i = w.start; i < w.end; i += 1) {
+    const measure = (i) => {
       const height = rows[i].el.offsetHeight;
       if (height > 0 && height !== rows[i].height) {
         rows[i].height = height;
         moved = true;
       }
-    }
+    };
+    for (let i = w.start; i < w.end; i += 1) measure(i);
+    if (w.pin) measure(w.pin.index);
     if (moved) {
       const now = offsets(rows.map((item) => item.height));
-      this.timeline.style.paddingTop = `${now[w.start]}px`;
-      this.timeline.style.paddingBottom = `${now[rows.length] - now[w.end]}px`;
+      pad(now);
       if (!pinned && anchor < rows.length && now[anchor] !== offs[anchor]) this.scrollBy(now[anchor] - offs[anchor]);
     }
     if (pinned) this.toLatest();
@@ -522,6 +552,56 @@ export class SessionView {
     const atEnd = this.atEnd();
     if (!atEnd && this.following && moved < 0) this.setFollowing(false, false);
     else if (atEnd && !this.following && moved > 0) this.setFollowing(true, false);
+  }
+
+  /** The row that took the focus (a click, a cause followed, Tab) is the
+   * timeline's place for the keyboard from now on. */
+  onFocus(e) {
+    const tr = e.target.closest?.('tr');
+    const item = tr ? this.itemOf.get(tr) : null;
+    if (!item || item === this.current) return;
+    this.current = item;
+    if (this.tabStop && this.tabStop !== tr) this.tabStop.tabIndex = -1;
+    this.tabStop = tr;
+    tr.tabIndex = 0;
+  }
+
+  /** The arrow keys, j/k, PageUp/PageDown and Home/End move the focus
+   * from row to row (keys typed into a link or with a modifier are left
+   * alone, but for the arrows on a link). */
+  onKey(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target.closest('a') && (e.key === 'j' || e.key === 'k' || e.key === ' ')) return;
+    const { rows, offs, view } = this.geometry();
+    const at = this.current ? rows.indexOf(this.current) : -1;
+    const from = at < 0 ? 0 : offs[at];
+    const page = Math.max(1, rowAt(offs, from + view) - Math.max(at, 0) - 1);
+    const next = moveBy(e.key, at, rows.length, page);
+    if (next === null) return;
+    e.preventDefault();
+    this.moveTo(rows[next]);
+  }
+
+  /** Moves the focus to the row of `item`: the view scrolled to show it
+   * (following stops), the row drawn and focused. */
+  moveTo(item) {
+    this.setFollowing(false, false);
+    this.current = item;
+    let { rows, offs, head, view } = this.geometry();
+    let i = rows.indexOf(item);
+    if (i < 0) return;
+    const top = this.box.scrollTop;
+    if (head + offs[i] < top + head) this.scrollBy(offs[i] - top);
+    else if (head + offs[i + 1] > top + view) this.scrollBy(head + offs[i + 1] - view - top);
+    this.draw();
+    // Drawn and measured: its place may have moved with the measures.
+    ({ rows, offs, head, view } = this.geometry());
+    i = rows.indexOf(item);
+    const now = this.box.scrollTop;
+    if (offs[i] < now) this.scrollBy(offs[i] - now);
+    else if (head + offs[i + 1] > now + view) this.scrollBy(head + offs[i + 1] - view - now);
+    this.draw();
+    this.element(item).focus({ preventScroll: true });
   }
 
   row(event) {
@@ -585,6 +665,8 @@ export class SessionView {
     const { rows, offs, head, view } = this.geometry();
     const at = rows.indexOf(item);
     this.scrollBy(head + offs[at] - view / 2 - this.box.scrollTop);
+    this.draw();
+    this.current = item;
     this.draw();
     const target = this.element(item);
     this.followed = target;
