@@ -4,7 +4,7 @@
 //! Malformed members fail closed with the closed §6.5 codes.
 
 use aep::filter::Filter;
-use aep::frame::ErrorCode;
+use aep::frame::{CaptureError, ErrorCode, FromError, Resume, Seq};
 use aep::Capture;
 use serde_json::Value;
 
@@ -130,63 +130,61 @@ pub(crate) fn json_len(value: &impl serde::Serialize, cap: usize) -> usize {
 pub(crate) fn ceiling(value: Option<&str>) -> Result<Option<Capture>, Refusal> {
     value
         .map(|v| {
-            v.parse::<Capture>().map_err(|_| {
-                invalid(format!(
-                    "capture {v:?} is not one of none, metadata, redacted, full"
-                ))
-            })
+            v.parse::<Capture>()
+                .map_err(|_| invalid(CaptureError(v.to_owned()).to_string()))
         })
         .transpose()
 }
 
-/// Resume positions: the string `all`, or an array of
-/// `{session, epoch?, seq?}` (`epoch` 0 and `seq` -1, the start, when
-/// absent), at most `max` of them.
+/// A `subscribe` frame's capture ceiling, as [`aep::frame`] read it.
+pub(crate) fn read_ceiling(
+    read: Result<Option<Capture>, CaptureError>,
+) -> Result<Option<Capture>, Refusal> {
+    read.map_err(|e| invalid(e.to_string()))
+}
+
+/// Resume positions as JSON (the SSE `from` parameter): see [`positions`].
 pub(crate) fn from(value: Option<&Value>, max: usize) -> Result<Option<From>, Refusal> {
-    let items =
-        match value {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::String(s)) if s == "all" => return Ok(Some(From::All)),
-            Some(Value::Array(items)) => items,
-            Some(_) => return Err(invalid(
-                "from must be an array of {session, epoch, seq} positions or the string \"all\"",
-            )),
-        };
-    if items.len() > max {
-        return Err(Refusal {
-            code: ErrorCode::LimitExceeded,
-            detail: format!(
-                "from has {} positions; this relay replays at most {max} (--max-from)",
-                items.len()
-            ),
-        });
+    positions(
+        value
+            .filter(|v| !v.is_null())
+            .map(Resume::from_value)
+            .transpose(),
+        max,
+    )
+}
+
+/// Resume positions, as [`aep::frame`] read them: the string `all`, or
+/// an array of `{session, epoch?, seq?}` (`epoch` 0 and `seq` -1, the
+/// start, when absent), at most `max` of them (counted before any is
+/// looked at).
+pub(crate) fn positions(
+    read: Result<Option<Resume>, FromError>,
+    max: usize,
+) -> Result<Option<From>, Refusal> {
+    let count = match &read {
+        Ok(Some(Resume::Positions(positions))) => positions.len(),
+        Err(FromError::Position { of, .. }) => *of,
+        Ok(None | Some(Resume::All)) | Err(FromError::NotPositions) => 0,
+    };
+    if count > max {
+        return Err(limit(format!(
+            "from has {count} positions; this relay replays at most {max} (--max-from)"
+        )));
     }
-    let mut positions = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let bad = |what: &str| invalid(format!("from[{i}]: {what}"));
-        let session = match item.get("session") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            _ => return Err(bad("session must be a non-empty string")),
-        };
-        let epoch = match item.get("epoch") {
-            None => 0,
-            Some(v) => v
-                .as_u64()
-                .ok_or_else(|| bad("epoch must be an integer >= 0"))?,
-        };
-        let seq = match item.get("seq") {
-            None => -1,
-            Some(v) => match v.as_i64() {
-                Some(seq) if seq >= -1 => i128::from(seq),
-                _ => match v.as_u64() {
-                    Some(seq) => i128::from(seq),
-                    None => return Err(bad("seq must be an integer >= -1")),
-                },
-            },
-        };
-        positions.push((session, epoch, seq));
+    match read.map_err(|e| invalid(e.to_string()))? {
+        None => Ok(None),
+        Some(Resume::All) => Ok(Some(From::All)),
+        Some(Resume::Positions(positions)) => Ok(Some(From::Positions(
+            positions
+                .into_iter()
+                .map(|p| {
+                    let seq = p.seq.unwrap_or(Seq::Start).get();
+                    (p.session, p.epoch.unwrap_or(0), seq)
+                })
+                .collect(),
+        ))),
     }
-    Ok(Some(From::Positions(positions)))
 }
 
 /// The position a `Last-Event-ID` names: `session:epoch:seq`, split from
@@ -244,6 +242,20 @@ mod tests {
         assert_eq!(
             from(Some(&many), 2).unwrap_err().code,
             ErrorCode::LimitExceeded
+        );
+        // Too many positions is the refusal, malformed or not.
+        let many = Value::Array(vec![json!({"seq": -9}); 3]);
+        let refused = from(Some(&many), 2).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::LimitExceeded);
+        assert_eq!(
+            refused.detail,
+            "from has 3 positions; this relay replays at most 2 (--max-from)"
+        );
+        assert_eq!(
+            from(Some(&json!([{"session": "s", "seq": -2}])), 2)
+                .unwrap_err()
+                .detail,
+            "from[0]: seq must be an integer >= -1"
         );
         assert_eq!(
             filter(Some(&json!({"seq": 1}))).unwrap_err().code,

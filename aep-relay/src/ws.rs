@@ -699,16 +699,16 @@ impl Connection {
                 }))
                 .await;
         }
-        let frame: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        match &*kind {
-            "subscribe" => self.on_subscribe(&frame).await,
-            "unsubscribe" => self.on_unsubscribe(&frame).await,
-            "roster" => self.on_roster(&frame).await,
-            "ping" => {
-                let t = frame.get("t").cloned().filter(|t| !t.is_null());
-                self.send_frame(Frame::Pong(Ping { t })).await
+        // The text is a JSON object with a string type: read, it is a
+        // request (a frame of another type was let go of above).
+        match frame::Request::read(&text) {
+            Ok(Some(frame::Request::Subscribe(request))) => self.on_subscribe(request).await,
+            Ok(Some(frame::Request::Unsubscribe(frame::Id { id }))) => {
+                self.on_unsubscribe(id).await
             }
-            _ => Ok(()),
+            Ok(Some(frame::Request::Roster(frame::Id { id }))) => self.on_roster(id).await,
+            Ok(Some(frame::Request::Ping(ping))) => self.send_frame(Frame::Pong(ping)).await,
+            Ok(None) | Err(_) => Ok(()),
         }
     }
 
@@ -836,8 +836,8 @@ impl Connection {
         }
     }
 
-    async fn on_subscribe(&mut self, frame: &Value) -> Result<(), End> {
-        let id = RequestId(frame.get("id").cloned().unwrap_or(Value::Null));
+    async fn on_subscribe(&mut self, request: frame::SubscribeRequest) -> Result<(), End> {
+        let id = request.id;
         let refuse = |code: ErrorCode, detail: String| {
             Frame::Error(ErrorFrame {
                 id: Some(id.clone()),
@@ -880,13 +880,9 @@ impl Connection {
                 .send_frame(refuse(ErrorCode::LimitExceeded, detail))
                 .await;
         }
-        let parsed = subscribe::filter(frame.get("filter")).and_then(|filter| {
-            let ceiling = match frame.get("capture") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(c)) => subscribe::ceiling(Some(c))?,
-                Some(other) => subscribe::ceiling(Some(&other.to_string()))?,
-            };
-            let from = subscribe::from(frame.get("from"), hub.config.max_positions())?;
+        let parsed = subscribe::filter(request.filter.as_ref()).and_then(|filter| {
+            let ceiling = subscribe::read_ceiling(request.capture)?;
+            let from = subscribe::positions(request.from, hub.config.max_positions())?;
             Ok((filter, ceiling, from))
         });
         let (filter, ceiling, from) = match parsed {
@@ -900,7 +896,7 @@ impl Connection {
                 return self.send_frame(refuse(r.code, r.detail)).await;
             }
         };
-        let filter_len = frame.get("filter").map_or(0, |f| f.to_string().len());
+        let filter_len = request.filter.as_ref().map_or(0, |f| f.to_string().len());
         let cost = subscription_cost(name.len(), filter_len);
         let Some(state) = self.charge_state(cost) else {
             hub.metrics.refuse(Refusal::Limit);
@@ -970,8 +966,7 @@ impl Connection {
         Ok(())
     }
 
-    async fn on_unsubscribe(&mut self, frame: &Value) -> Result<(), End> {
-        let id = RequestId(frame.get("id").cloned().unwrap_or(Value::Null));
+    async fn on_unsubscribe(&mut self, id: RequestId) -> Result<(), End> {
         if let Some(internal) = self.by_name.remove(&id.0.to_string()) {
             self.subs.remove(&internal);
             self.positions.remove(internal);
@@ -980,12 +975,11 @@ impl Connection {
         self.send_frame(Frame::Unsubscribed(frame::Id { id })).await
     }
 
-    async fn on_roster(&mut self, frame: &Value) -> Result<(), End> {
-        let id = frame.get("id").cloned().unwrap_or(Value::Null);
+    async fn on_roster(&mut self, id: RequestId) -> Result<(), End> {
         if !self.role.watches() {
             return self
                 .send_frame(Frame::Error(ErrorFrame {
-                    id: Some(RequestId(id)),
+                    id: Some(id),
                     ..ErrorFrame::new(
                         ErrorCode::Unauthorized,
                         "roster is answered on consumer and both connections (AEP-0003 §4.1)",
@@ -1001,7 +995,7 @@ impl Connection {
         // has no room. A reply takes at most a quarter of that budget.
         let config = &self.app.hub.config;
         let limit = config.max_frame.min(config.max_inflight_bytes / 4);
-        let envelope = 128 + id.to_string().len();
+        let envelope = 128 + id.0.to_string().len();
         let budget = limit.saturating_sub(envelope);
         let charge = 2 * limit;
         let Some(mut held) = u32::try_from(charge)
@@ -1011,7 +1005,7 @@ impl Connection {
             self.app.hub.metrics.refuse(Refusal::Limit);
             return self
                 .send_frame(Frame::Error(ErrorFrame {
-                    id: Some(RequestId(id)),
+                    id: Some(id),
                     ..ErrorFrame::new(
                         ErrorCode::Busy,
                         "the relay is reading and answering other requests up to its --max-inflight-bytes; ask again shortly",
@@ -1020,7 +1014,7 @@ impl Connection {
                 .await;
         };
         let roster = self.app.hub.roster(budget);
-        let frame = Bytes::from(roster.frame(&id));
+        let frame = Bytes::from(roster.frame(&id.0));
         drop(roster);
         // While it is written, only the frame is held.
         drop(held.split(held.num_permits().saturating_sub(frame.len())));

@@ -9,6 +9,10 @@
 //! control senders) speak through this module, so a frame's members are
 //! named once.
 //!
+//! An endpoint reads the requests it serves (`subscribe`, `unsubscribe`,
+//! `roster`, `ping`) with [`Request::read`], which types each member on its
+//! own and keeps a malformed one as its error, to be refused by name.
+//!
 //! Forward compatibility, as the spec asks: a frame type this revision does
 //! not define decodes as [`Decoded::Unknown`] (to be ignored), members a
 //! frame does not define are ignored, and an error code outside the known
@@ -134,6 +138,115 @@ pub fn decode_value(value: Value) -> Result<Decoded, FrameError> {
             detail: e.to_string(),
         })
 }
+
+/// A request frame as an endpoint reads it: what a peer asks of the
+/// endpoint that serves it (`subscribe`, `unsubscribe`, `roster`, `ping`).
+///
+/// Unlike [`decode`], reading never fails on a member: each one is typed
+/// on its own, and a malformed member is kept as its error
+/// ([`SubscribeRequest`]), so the endpoint refuses it in its own order
+/// among its own limits. As in [`decode`], members a frame does not define
+/// are ignored; a member sent twice counts once, with its last value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// A consumer opens a subscription (AEP-0003 §6.5).
+    Subscribe(SubscribeRequest),
+    /// A consumer ends a subscription.
+    Unsubscribe(Id),
+    /// A roster request (AEP-0003 §4.1): its `id` alone is read.
+    Roster(Id),
+    /// Liveness: to be answered by a `pong` echoing `t`.
+    Ping(Ping),
+}
+
+impl Request {
+    /// Reads a request frame's text. `None` when the frame is not a
+    /// request (an event, a reply, an unknown frame type).
+    pub fn read(text: &str) -> Result<Option<Request>, FrameError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| FrameError::Json(e.to_string()))?;
+        let Value::Object(mut members) = value else {
+            return Err(FrameError::NotAFrame);
+        };
+        let kind = match members.remove("type") {
+            Some(Value::String(kind)) => kind,
+            _ => return Err(FrameError::NotAFrame),
+        };
+        let mut id = || Id {
+            id: RequestId(members.remove("id").unwrap_or(Value::Null)),
+        };
+        Ok(Some(match kind.as_str() {
+            "subscribe" => Request::Subscribe(SubscribeRequest::from_members(members)),
+            "unsubscribe" => Request::Unsubscribe(id()),
+            "roster" => Request::Roster(id()),
+            "ping" => Request::Ping(Ping {
+                t: members.remove("t").filter(|t| !t.is_null()),
+            }),
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// A `subscribe` frame as an endpoint reads it, each member typed on its
+/// own (AEP-0003 §6.5: a malformed `filter` or `from` is `invalid-filter`,
+/// as is a capture ceiling that names no capture level).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubscribeRequest {
+    /// The subscription's id, any JSON (`null` when absent, which the
+    /// endpoint refuses: an answer could not name it).
+    pub id: RequestId,
+    /// The `attr-match` filter ([`crate::filter`] parses it); `None` when
+    /// absent or `null`.
+    pub filter: Option<Value>,
+    /// The capture ceiling; `None` when absent or `null`.
+    pub capture: Result<Option<crate::Capture>, CaptureError>,
+    /// Where replay starts; `None` when absent or `null`.
+    pub from: Result<Option<Resume>, FromError>,
+}
+
+impl SubscribeRequest {
+    fn from_members(mut members: Map<String, Value>) -> SubscribeRequest {
+        let id = RequestId(members.remove("id").unwrap_or(Value::Null));
+        let mut member = |name: &str| members.remove(name).filter(|v| !v.is_null());
+        let filter = member("filter");
+        let capture = member("capture")
+            .map(|capture| {
+                let text = match capture {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                text.parse::<crate::Capture>()
+                    .map_err(|_| CaptureError(text))
+            })
+            .transpose();
+        let from = member("from")
+            .map(|from| Resume::from_value(&from))
+            .transpose();
+        SubscribeRequest {
+            id,
+            filter,
+            capture,
+            from,
+        }
+    }
+}
+
+/// A `capture` member that names no capture level: its text (a JSON
+/// value other than a string, as JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureError(pub String);
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "capture {:?} is not one of none, metadata, redacted, full",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for CaptureError {}
 
 /// The frame types of AEP 0.1 (AEP-0003 §2).
 pub const KNOWN: [&str; 11] = [
@@ -350,33 +463,184 @@ impl Serialize for Resume {
 
 impl<'de> Deserialize<'de> for Resume {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Wire {
-            Word(String),
-            Positions(Vec<Position>),
-        }
-        match Wire::deserialize(deserializer)? {
-            Wire::Word(word) if word == "all" => Ok(Resume::All),
-            Wire::Word(word) => Err(serde::de::Error::custom(format!(
-                "from is an array of positions or \"all\", not {word:?}"
-            ))),
-            Wire::Positions(positions) => Ok(Resume::Positions(positions)),
+        let value = Value::deserialize(deserializer)?;
+        Resume::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Resume {
+    /// `from` as JSON: `"all"`, or an array of positions, each read by
+    /// [`Position::from_value`]. The first malformed position is named
+    /// with its index, and the array's length is kept (an endpoint may
+    /// refuse that many positions before it looks at them).
+    pub fn from_value(value: &Value) -> Result<Resume, FromError> {
+        match value {
+            Value::String(word) if word == "all" => Ok(Resume::All),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| {
+                    Position::from_value(item).map_err(|error| FromError::Position {
+                        index,
+                        of: items.len(),
+                        error,
+                    })
+                })
+                .collect::<Result<_, _>>()
+                .map(Resume::Positions),
+            _ => Err(FromError::NotPositions),
         }
     }
 }
 
+/// Why a `from` member is malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FromError {
+    /// Neither an array nor the string `"all"`.
+    NotPositions,
+    /// A position of the array is malformed.
+    Position {
+        /// Its index.
+        index: usize,
+        /// How many positions the array holds.
+        of: usize,
+        /// What is wrong with it.
+        error: PositionError,
+    },
+}
+
+impl fmt::Display for FromError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FromError::NotPositions => f.write_str(
+                "from must be an array of {session, epoch, seq} positions or the string \"all\"",
+            ),
+            FromError::Position { index, error, .. } => write!(f, "from[{index}]: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for FromError {}
+
 /// A resume position: replay what follows it (AEP-0003 §7).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Position {
-    /// The session.
+    /// The session (not empty).
     pub session: String,
     /// Its epoch (0 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epoch: Option<u64>,
-    /// The last sequence number seen (none: from the start).
+    /// The last sequence number seen (absent: [`Seq::Start`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq: Option<u64>,
+    pub seq: Option<Seq>,
+}
+
+impl<'de> Deserialize<'de> for Position {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Position::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Position {
+    /// A position as JSON: `{session, epoch?, seq?}`, with a non-empty
+    /// `session`, an `epoch` >= 0 and a `seq` >= -1 when present (a
+    /// `null` is not an absent member). Other members are ignored.
+    pub fn from_value(value: &Value) -> Result<Position, PositionError> {
+        let session = match value.get("session") {
+            Some(Value::String(session)) if !session.is_empty() => session.clone(),
+            _ => return Err(PositionError::Session),
+        };
+        let epoch = value
+            .get("epoch")
+            .map(|epoch| epoch.as_u64().ok_or(PositionError::Epoch))
+            .transpose()?;
+        let seq = value
+            .get("seq")
+            .map(|seq| Seq::from_value(seq).ok_or(PositionError::Seq))
+            .transpose()?;
+        Ok(Position {
+            session,
+            epoch,
+            seq,
+        })
+    }
+}
+
+/// Why a resume position is malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionError {
+    /// `session` is absent, empty or not a string (or the position is not
+    /// an object).
+    Session,
+    /// `epoch` is not an integer >= 0.
+    Epoch,
+    /// `seq` is not an integer >= -1.
+    Seq,
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PositionError::Session => "session must be a non-empty string",
+            PositionError::Epoch => "epoch must be an integer >= 0",
+            PositionError::Seq => "seq must be an integer >= -1",
+        })
+    }
+}
+
+impl std::error::Error for PositionError {}
+
+/// A resume position's `seq`: the last sequence number seen, or `-1`,
+/// none yet: the position before the epoch's first event, so replay
+/// starts at its beginning (sequence numbers start at 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Seq {
+    /// `-1`: nothing seen of the epoch.
+    Start,
+    /// The last sequence number seen.
+    Seen(u64),
+}
+
+impl Seq {
+    /// The `seq` a JSON value spells: an integer >= -1.
+    pub fn from_value(value: &Value) -> Option<Seq> {
+        match (value.as_u64(), value.as_i64()) {
+            (Some(seq), _) => Some(Seq::Seen(seq)),
+            (None, Some(-1)) => Some(Seq::Start),
+            _ => None,
+        }
+    }
+
+    /// The number: -1 for [`Seq::Start`].
+    pub fn get(self) -> i128 {
+        match self {
+            Seq::Start => -1,
+            Seq::Seen(seq) => i128::from(seq),
+        }
+    }
+}
+
+impl From<u64> for Seq {
+    fn from(seq: u64) -> Self {
+        Seq::Seen(seq)
+    }
+}
+
+impl Serialize for Seq {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Seq::Start => serializer.serialize_i64(-1),
+            Seq::Seen(seq) => serializer.serialize_u64(*seq),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Seq {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Seq::from_value(&value).ok_or_else(|| serde::de::Error::custom(PositionError::Seq))
+    }
 }
 
 /// The `roster` frame: a request, or its reply with `entries`

@@ -325,7 +325,8 @@ fn respond(args: &Args) -> Result<Status, Stop> {
             FreeText::Redacted(&emitter)
         }
     };
-    let event = event::build(&request, &answer, args.emit, &sender, text).map_err(Stop::Bug)?;
+    let event = event::build(&request, &answer, args.emit, &sender, text)
+        .map_err(|e| Stop::Bug(e.to_string()))?;
     if let (Mode::Relay(relay), Some(runtime)) = (&mode, &runtime) {
         let id = event.id.clone();
         let sent = runtime.block_on(crate::live::send::send(relay, token, event, &args.acks));

@@ -33,7 +33,7 @@ impl From {
                     .map(|p| frame::Position {
                         session: p.session.clone(),
                         epoch: Some(p.epoch),
-                        seq: Some(p.seq),
+                        seq: Some(frame::Seq::Seen(p.seq)),
                     })
                     .collect(),
             )),

@@ -151,10 +151,170 @@ fn resume_positions_and_all() {
             Position {
                 session: "b".into(),
                 epoch: Some(2),
-                seq: Some(7)
+                seq: Some(Seq::Seen(7))
             },
         ]))
     );
+}
+
+#[test]
+fn a_seq_of_minus_one_is_the_epochs_start() {
+    same_after_round_trip(
+        r#"{"type":"subscribe","id":"s","from":[{"session":"a","epoch":1,"seq":-1}]}"#,
+    );
+    let Frame::Subscribe(sub) =
+        frame(r#"{"type":"subscribe","id":"s","from":[{"session":"a","seq":-1}]}"#)
+    else {
+        panic!()
+    };
+    let Some(Resume::Positions(positions)) = sub.from else {
+        panic!()
+    };
+    assert_eq!(positions[0].seq, Some(Seq::Start));
+    assert_eq!(Seq::Start.get(), -1);
+    assert_eq!(Seq::from(7).get(), 7);
+}
+
+/// The member-by-member read of a request: what it says of each
+/// malformed member, what it ignores.
+#[test]
+fn a_request_names_its_malformed_member() {
+    let read = |text: &str| match Request::read(text) {
+        Ok(Some(Request::Subscribe(sub))) => sub,
+        other => panic!("{text} read as {other:?}"),
+    };
+    for (from, detail) in [
+        (
+            json!({}),
+            r#"from must be an array of {session, epoch, seq} positions or the string "all""#,
+        ),
+        (
+            json!("some"),
+            r#"from must be an array of {session, epoch, seq} positions or the string "all""#,
+        ),
+        (
+            json!([{"epoch": 1}]),
+            "from[0]: session must be a non-empty string",
+        ),
+        (
+            json!([{"session": ""}]),
+            "from[0]: session must be a non-empty string",
+        ),
+        (json!(["s"]), "from[0]: session must be a non-empty string"),
+        (
+            json!([{"session": "s"}, {"session": "s", "seq": -2}]),
+            "from[1]: seq must be an integer >= -1",
+        ),
+        (
+            json!([{"session": "s", "seq": null}]),
+            "from[0]: seq must be an integer >= -1",
+        ),
+        (
+            json!([{"session": "s", "seq": 1.5}]),
+            "from[0]: seq must be an integer >= -1",
+        ),
+        (
+            json!([{"session": "s", "epoch": "1"}]),
+            "from[0]: epoch must be an integer >= 0",
+        ),
+        (
+            json!([{"session": "s", "epoch": -1}]),
+            "from[0]: epoch must be an integer >= 0",
+        ),
+    ] {
+        let text = json!({"type": "subscribe", "id": "s", "from": from}).to_string();
+        let sub = read(&text);
+        assert_eq!(sub.from.unwrap_err().to_string(), detail, "{text}");
+        // The other members are read all the same.
+        assert_eq!(sub.id, "s");
+        assert_eq!(sub.capture, Ok(None));
+    }
+    // The array's length is kept with its first malformed position.
+    let sub = read(r#"{"type":"subscribe","id":"s","from":[{"session":"a"},{},{}]}"#);
+    assert!(matches!(
+        sub.from,
+        Err(FromError::Position {
+            index: 1,
+            of: 3,
+            error: PositionError::Session
+        })
+    ));
+
+    for (capture, detail) in [
+        (
+            json!("everything"),
+            r#"capture "everything" is not one of none, metadata, redacted, full"#,
+        ),
+        (
+            json!(5),
+            r#"capture "5" is not one of none, metadata, redacted, full"#,
+        ),
+        (
+            json!(["full"]),
+            r#"capture "[\"full\"]" is not one of none, metadata, redacted, full"#,
+        ),
+    ] {
+        let text = json!({"type": "subscribe", "id": "s", "capture": capture}).to_string();
+        assert_eq!(
+            read(&text).capture.unwrap_err().to_string(),
+            detail,
+            "{text}"
+        );
+    }
+
+    // Absent and null members are alike; unknown ones are ignored; a
+    // member sent twice counts with its last value.
+    let sub = read(
+        r#"{"type":"subscribe","filter":null,"capture":null,"from":null,"x-later":{"a":1},"capture":"full","from":"all"}"#,
+    );
+    assert_eq!(
+        sub,
+        SubscribeRequest {
+            id: RequestId(Value::Null),
+            filter: None,
+            capture: Ok(Some(crate::Capture::Full)),
+            from: Ok(Some(Resume::All)),
+        }
+    );
+}
+
+#[test]
+fn requests_other_than_subscribe_read_their_members() {
+    assert_eq!(
+        Request::read(r#"{"type":"roster","id":"r-1","entries":"not a list"}"#),
+        Ok(Some(Request::Roster(Id { id: "r-1".into() })))
+    );
+    assert_eq!(
+        Request::read(r#"{"type":"roster"}"#),
+        Ok(Some(Request::Roster(Id {
+            id: RequestId(Value::Null)
+        })))
+    );
+    assert_eq!(
+        Request::read(r#"{"id":{"n":1},"type":"unsubscribe","why":0}"#),
+        Ok(Some(Request::Unsubscribe(Id {
+            id: RequestId(json!({"n": 1}))
+        })))
+    );
+    assert_eq!(
+        Request::read(r#"{"type":"ping","t":null}"#),
+        Ok(Some(Request::Ping(Ping { t: None })))
+    );
+    assert_eq!(
+        Request::read(r#"{"type":"ping","t":[1],"t":2}"#),
+        Ok(Some(Request::Ping(Ping { t: Some(json!(2)) })))
+    );
+    for not_a_request in [
+        r#"{"type":"pong"}"#,
+        r#"{"type":"subscribed","id":"s"}"#,
+        r#"{"type":"whisper"}"#,
+        r#"{"type":"session.started"}"#,
+    ] {
+        assert_eq!(Request::read(not_a_request), Ok(None), "{not_a_request}");
+    }
+    assert_eq!(Request::read("[1]"), Err(FrameError::NotAFrame));
+    assert_eq!(Request::read(r#"{"type":1}"#), Err(FrameError::NotAFrame));
+    assert!(matches!(Request::read("{"), Err(FrameError::Json(_))));
 }
 
 #[test]
@@ -265,6 +425,11 @@ fn request_id() -> impl Strategy<Value = RequestId> {
     ]
 }
 
+/// A resume position's `seq`: -1 included.
+fn seq() -> impl Strategy<Value = Seq> {
+    prop_oneof![Just(Seq::Start), any::<u64>().prop_map(Seq::Seen)]
+}
+
 fn code() -> impl Strategy<Value = ErrorCode> {
     prop_oneof![
         Just(ErrorCode::LimitExceeded),
@@ -274,21 +439,34 @@ fn code() -> impl Strategy<Value = ErrorCode> {
     ]
 }
 
-fn any_frame() -> impl Strategy<Value = Frame> {
+fn capture() -> impl Strategy<Value = crate::Capture> {
+    prop_oneof![
+        Just(crate::Capture::None),
+        Just(crate::Capture::Metadata),
+        Just(crate::Capture::Redacted),
+        Just(crate::Capture::Full),
+    ]
+}
+
+fn resume() -> impl Strategy<Value = Resume> {
     let position = (
-        text(),
+        text().prop_filter("a session is not empty", |s| !s.is_empty()),
         prop::option::of(any::<u64>()),
-        prop::option::of(any::<u64>()),
+        prop::option::of(seq()),
     )
         .prop_map(|(session, epoch, seq)| Position {
             session,
             epoch,
             seq,
         });
-    let resume = prop_oneof![
+    prop_oneof![
         Just(Resume::All),
         prop::collection::vec(position, 0..3).prop_map(Resume::Positions),
-    ];
+    ]
+}
+
+fn any_frame() -> impl Strategy<Value = Frame> {
+    let resume = resume();
     let role = prop::option::of(prop_oneof![
         Just(Role::Emitter),
         Just(Role::Consumer),
@@ -412,5 +590,52 @@ proptest! {
     fn every_frame_decodes_as_it_was_encoded(frame in any_frame()) {
         let text = frame.encode();
         prop_assert_eq!(decode(&text), Ok(Decoded::Frame(frame)), "{}", text);
+    }
+
+    /// A `subscribe` an endpoint reads is the one a client encoded, member
+    /// for member (a capture ceiling named by its level).
+    #[test]
+    fn a_subscribe_reads_as_it_was_encoded(
+        id in request_id(),
+        filter in some_value(),
+        from in prop::option::of(resume()),
+        capture in prop::option::of(capture()),
+        extra in value(),
+    ) {
+        let frame = Frame::Subscribe(Subscribe {
+            id: id.clone(),
+            filter: filter.clone(),
+            from: from.clone(),
+            capture: capture.map(|c| c.as_str().to_owned()),
+        });
+        let mut members: Value = serde_json::from_str(&frame.encode()).unwrap();
+        // A member this revision does not define is ignored.
+        members["x-later"] = extra;
+        let read = Request::read(&members.to_string());
+        prop_assert_eq!(
+            read,
+            Ok(Some(Request::Subscribe(SubscribeRequest {
+                id,
+                filter,
+                capture: Ok(capture),
+                from: Ok(from),
+            })))
+        );
+    }
+
+    /// Any integer from -1 up is a `seq`, and encodes as it was sent.
+    #[test]
+    fn a_seq_round_trips(seq in seq()) {
+        let text = serde_json::to_string(&seq).unwrap();
+        prop_assert_eq!(serde_json::from_str::<Seq>(&text).unwrap(), seq);
+        prop_assert_eq!(Seq::from_value(&json!(seq.get() as f64)), None);
+    }
+
+    /// Below -1 is no `seq`.
+    #[test]
+    fn below_minus_one_is_no_seq(seq in i64::MIN..-1) {
+        prop_assert_eq!(Seq::from_value(&json!(seq)), None);
+        let position = json!({"session": "s", "seq": seq});
+        prop_assert_eq!(Position::from_value(&position), Err(PositionError::Seq));
     }
 }

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use super::answer::{fields, Answer};
 use super::Request;
+use crate::common::error::{Context, Error, Result};
 use crate::common::sender::{DEFAULT_AGENT, DEFAULT_SOURCE};
 
 /// Which event an answer is written as.
@@ -58,7 +59,7 @@ pub fn build(
     emit: Emit,
     sender: &Sender,
     text: FreeText<'_>,
-) -> Result<Event, String> {
+) -> Result<Event> {
     let asked = &request.event;
     let capture = if answer.carries_free_text(fields(&request.payload)) {
         // Built at `full`, as typed; the pipeline below makes it `redacted`.
@@ -121,12 +122,11 @@ pub fn build(
             );
         }
     }
-    let mut event: Event =
-        serde_json::from_value(event).map_err(|e| format!("the event does not decode: {e}"))?;
+    let mut event: Event = serde_json::from_value(event).context("the event does not decode")?;
     if let (Capture::Full, FreeText::Redacted(emitter)) = (capture, text) {
         event = emitter
             .emit(&event, Capture::Redacted)
-            .map_err(|e| format!("the answer cannot be redacted: {e}"))?;
+            .context("the answer cannot be redacted")?;
     }
     check(&event, request)?;
     Ok(event)
@@ -134,20 +134,25 @@ pub fn build(
 
 /// The checks an event passes before it is written: the schemas and the
 /// capture rule (`Event::validate`), then the form values' capture gate.
-fn check(event: &Event, request: &Request) -> Result<(), String> {
-    event.validate().map_err(|v| v.to_string())?;
+fn check(event: &Event, request: &Request) -> Result<()> {
+    event.validate().map_err(Error::msg)?;
     let ceiling = event.capture_or_default();
-    let payload = event.payload().map_err(|e| e.to_string())?;
+    let payload = event.payload().map_err(Error::msg)?;
     let answer = match &payload {
         Payload::ControlAttentionRespond(p) => &p.answer,
         Payload::AttentionAnswered(p) => &p.answer,
-        other => return Err(format!("unexpected payload {:?}", other.event_type())),
+        other => {
+            return Err(Error::msg(format_args!(
+                "unexpected payload {:?}",
+                other.event_type()
+            )))
+        }
     };
     if let Some(values) = &answer.values {
         if &gate_values(fields(&request.payload), values, ceiling) != values {
-            return Err(format!(
+            return Err(Error::msg(format_args!(
                 "answer.values carries entries above its capture `{ceiling}`"
-            ));
+            )));
         }
     }
     Ok(())
@@ -232,7 +237,8 @@ mod tests {
             &sender,
             FreeText::Full,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(error.contains("/source"), "{error}");
     }
 }
