@@ -140,6 +140,23 @@ fn subject(session: Option<&str>) -> String {
     }
 }
 
+/// Whether a nats-server of `version` can hold a cluster: 2.10 or newer
+/// (the stream's metadata records the nodes' `--buffer`; an older server
+/// drops it, and its per-subject limits are slow); else why not.
+fn supported(version: &str) -> Result<(), String> {
+    let mut parts = version.trim_start_matches('v').split(['.', '-', '+']);
+    let mut number = || parts.next().and_then(|p| p.parse::<u64>().ok());
+    match (number(), number()) {
+        (Some(major), Some(minor)) if (major, minor) >= (2, 10) => Ok(()),
+        (Some(_), Some(_)) => Err(format!(
+            "nats-server {version}; a cluster of relay nodes needs 2.10 or newer (stream metadata, per-subject limits that perform)"
+        )),
+        _ => Err(format!(
+            "of an unknown version ({version:?}); a cluster of relay nodes needs nats-server 2.10 or newer"
+        )),
+    }
+}
+
 /// A session's name in subjects and keys: 32 hex digits of its SHA-256.
 pub(crate) fn digest(session: &str) -> String {
     let mut digest = hex(&Sha256::digest(session.as_bytes()));
@@ -212,6 +229,13 @@ pub(crate) async fn start(
         .connect(server.url.as_str())
         .await
         .map_err(|e| failed(&format!("cannot connect to NATS at {}", server.url), e))?;
+    let version = client.server_info().version;
+    if let Err(why) = supported(&version) {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("the NATS server at {} is {why}", server.url),
+        ));
+    }
     let max_payload = client.max_payload();
     let js = jetstream::new(client);
     let config = &hub.config;
@@ -591,6 +615,21 @@ impl Nats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_older_than_2_10_are_refused_by_name() {
+        for ok in ["2.10.0", "2.14.0", "v2.11.3", "3.0.0", "2.10.0-beta.1"] {
+            assert_eq!(supported(ok), Ok(()), "{ok}");
+        }
+        let old = supported("2.9.10").unwrap_err();
+        assert!(
+            old.contains("nats-server 2.9.10") && old.contains("2.10 or newer"),
+            "{old}"
+        );
+        assert!(supported("1.4.1").is_err());
+        assert!(supported("").unwrap_err().contains("unknown version"));
+        assert!(supported("two.ten").is_err());
+    }
 
     #[test]
     fn any_session_is_a_safe_subject_token() {
