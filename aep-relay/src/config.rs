@@ -54,6 +54,13 @@ pub const CONNECTION_BYTES: usize = 192 * 1024;
 /// read and the session.
 pub const TLS_CONNECTION_BYTES: usize = 96 * 1024;
 
+/// What a node of a cluster ([`Config::nats`]) holds besides one relay,
+/// at most: its NATS client's messages not yet read (two pulls of 64
+/// messages of the server's `max_payload`, counted at its default of
+/// 1 MiB: a server with a larger `max_payload` adds in proportion) and
+/// the other nodes' claims (16 MiB).
+pub const NATS_NODE_BYTES: usize = 2 * 64 * (1 << 20) + (16 << 20);
+
 /// A PEM certificate chain and private key for TLS.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
@@ -473,12 +480,18 @@ impl Config {
     ///   + max-command-bytes + max-state-bytes + max-connections × 192 KiB
     /// ```
     ///
-    /// With TLS, each connection adds [`TLS_CONNECTION_BYTES`]. The
+    /// With TLS, each connection adds [`TLS_CONNECTION_BYTES`]; a node of
+    /// a cluster ([`Config::nats`]) adds [`NATS_NODE_BYTES`]. The
     /// process's own code, runtime and allocator come on top.
     ///
     /// ```
     /// let worst = aep_relay::Config::default().worst_case_bytes();
     /// assert!(worst < 1 << 30, "under 1 GiB with the defaults");
+    /// let node = aep_relay::Config::default().nats(Some(aep_relay::NatsServer {
+    ///     url: "nats://127.0.0.1:4222".into(),
+    ///     creds: None,
+    /// }));
+    /// assert_eq!(node.worst_case_bytes(), worst + aep_relay::NATS_NODE_BYTES as u64);
     /// ```
     pub fn worst_case_bytes(&self) -> u64 {
         let bytes = |n: usize| n as u64;
@@ -488,6 +501,7 @@ impl Config {
             + bytes(self.max_command_bytes)
             + bytes(self.max_state_bytes)
             + bytes(self.max_connections) * bytes(self.connection_bytes())
+            + self.nats.as_ref().map_or(0, |_| bytes(NATS_NODE_BYTES))
     }
 
     /// What one connection may hold that no budget counts.

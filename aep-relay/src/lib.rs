@@ -44,7 +44,9 @@ mod ui;
 mod ws;
 mod wsio;
 
-pub use config::{Config, NatsServer, TlsFiles, Token, CONNECTION_BYTES, TLS_CONNECTION_BYTES};
+pub use config::{
+    Config, NatsServer, TlsFiles, Token, CONNECTION_BYTES, NATS_NODE_BYTES, TLS_CONNECTION_BYTES,
+};
 pub use server::{Drained, Relay, ShutdownHandle};
 
 #[cfg(doctest)]

@@ -61,6 +61,12 @@ const FOLLOW_BATCH: usize = 256;
 
 /// The messages a node's consumer asks the server for at once.
 const PULL_BATCH: i64 = 64;
+// What a node holds of NATS is counted in the worst case: two pulls of
+// the default `max_payload`, and the directory of the other nodes' claims.
+const _: () = assert!(
+    crate::config::NATS_NODE_BYTES
+        >= 2 * PULL_BATCH as usize * (1 << 20) + crate::directory::MAX_BYTES
+);
 
 /// The stream metadata key that records the nodes' `--buffer`.
 const BUFFER_KEY: &str = "aep-buffer";

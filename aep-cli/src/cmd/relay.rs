@@ -35,8 +35,8 @@ Every limit is a flag with an environment twin. Clients holding the token
 can make the relay hold at most about
   max-buffered-bytes + 3 x max-inflight-bytes + 2 x max-queued-bytes
     + max-command-bytes + max-state-bytes + max-connections x 192 KiB
-(960 MiB with the defaults; the start-up line gives the figure for the
-limits in force). SIGTERM or SIGINT drains:
+(960 MiB with the defaults; a node on NATS adds 144 MiB; the start-up
+line gives the figure for the limits in force). SIGTERM or SIGINT drains:
 no new connections, `: shutting-down` to SSE streams, a `closing` frame and
 close 1001 to WebSockets, exit 0 within 5 s.";
 
