@@ -138,6 +138,17 @@ impl Buffers {
         self
     }
 
+    /// Whether the buffer holds `stored` (the same `source` and `id`):
+    /// a redelivery another node of a cluster was sent.
+    #[cfg(feature = "nats")]
+    pub fn holds(&self, stored: &Stored) -> bool {
+        stored
+            .session
+            .as_ref()
+            .and_then(|name| self.sessions.get(name))
+            .is_some_and(|session| session.ids.contains(&stored.dedupe))
+    }
+
     /// Offers `stored` for replay.
     pub fn admit(&mut self, stored: &Arc<Stored>) -> Admission {
         let Some(name) = stored.session.clone() else {

@@ -243,6 +243,33 @@ impl Hub {
         claim(&mut self.lock(), admitted, conn, duplicate);
     }
 
+    /// Forwards to the live subscribers the events of `batch` the buffers
+    /// hold: copies the NATS server did not store again (within its
+    /// duplicate window), sent to one node of a cluster. A live
+    /// subscription forwards a redelivery as received (AEP-0003 §5), as
+    /// one relay does; an event this node does not hold yet comes through
+    /// the stream.
+    #[cfg(feature = "nats")]
+    pub fn redeliver(&self, batch: &[Admitted]) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let depths = fanout::depths(&state.subscribers);
+        let mut cut = 0;
+        for admitted in batch {
+            if state.buffers.holds(&admitted.stored) {
+                cut += fanout::fan_out(
+                    &state.subscribers,
+                    &depths,
+                    &admitted.event,
+                    &admitted.stored,
+                    &self.metrics,
+                );
+            }
+        }
+        self.remove_cut(state, cut);
+        self.update_gauges(state);
+    }
+
     /// See [`Buffers::assume_evicted_before_held`]: a node of a cluster
     /// that read a stream which discarded events.
     #[cfg(feature = "nats")]

@@ -53,6 +53,10 @@ pub(crate) const STREAM: &str = "AEP_EVENTS";
 /// The stream's subjects: `aep.events.s.<digest>` per session, and
 /// `aep.events.none` for events without one.
 const SUBJECTS: &str = "aep.events.>";
+/// The subjects a node sends a copy the stream did not store again on
+/// (`aep.redelivered.` and the rest of the event's subject), for every
+/// node's live subscribers; not the stream's.
+const REDELIVERED: &str = "aep.redelivered.>";
 /// How long the server remembers a `Nats-Msg-Id` to drop a second copy.
 const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// The events a node buffers and fans out under one taking of its lock,
@@ -307,6 +311,24 @@ pub(crate) async fn start(
         hub.assume_evicted_before_held();
     }
     let cluster = crate::cluster::join(&js, hub.clone(), shutdown.clone()).await?;
+    let mut redelivered = js
+        .client()
+        .subscribe(REDELIVERED)
+        .await
+        .map_err(|e| failed("cannot take the cluster's redeliveries", e))?;
+    let (live, stop) = (hub.clone(), shutdown.clone());
+    tokio::spawn(async move {
+        loop {
+            let message = tokio::select! {
+                _ = stop.cancelled() => return,
+                message = redelivered.next() => message,
+            };
+            let Some(message) = message else { return };
+            if let Ok(admitted) = ingest::admit(&message.payload) {
+                live.redeliver(std::slice::from_ref(&admitted));
+            }
+        }
+    });
     let (applied, applied_rx) = tokio::sync::watch::channel(last);
     let following = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let ended = Following(following.clone());
@@ -577,6 +599,8 @@ impl Nats {
             });
         }
         let mut duplicates = 0;
+        // What the server already held, for the live subscribers.
+        let mut again = Vec::new();
         // The stream sequence of the last event stored.
         let mut through = 0;
         let mut events = events.into_iter().peekable();
@@ -595,15 +619,26 @@ impl Nats {
                 headers.insert("Nats-Msg-Id", event.msg_id.as_str());
                 let ack = self
                     .js
-                    .publish_with_headers(event.subject, headers, event.bytes)
+                    .publish_with_headers(event.subject.clone(), headers, event.bytes.clone())
                     .await
                     .map_err(|e| Failed::Unavailable(e.to_string()))?;
-                acks.push(ack);
+                acks.push((ack, event));
             }
-            for ack in acks {
+            for (ack, event) in acks {
                 let ack = ack.await.map_err(|e| Failed::Unavailable(e.to_string()))?;
                 duplicates += usize::from(ack.duplicate);
                 through = through.max(ack.sequence);
+                if ack.duplicate {
+                    again.push(event);
+                }
+            }
+        }
+        // A redelivery is forwarded live by every node (best effort: core
+        // NATS; the event itself is in the stream).
+        for event in again {
+            let subject = event.subject.replacen("aep.events.", "aep.redelivered.", 1);
+            if let Err(e) = self.js.client().publish(subject, event.bytes).await {
+                tracing::debug!(error = %e, "a redelivery was not forwarded to the cluster");
             }
         }
         // Answered once this node holds what it stored, as one relay is: a
