@@ -1,12 +1,16 @@
 #!/bin/sh
-# What NATS JetStream costs `aep relay`: one node on a nats-server against
-# the same relay in process, under the same load, from the repository root:
+# What NATS JetStream costs `aep relay`: one node on a nats-server, and
+# three nodes on one nats-server posted to on one node and read on
+# another, against the same relay in process, under the same load, from
+# the repository root:
 #   bench/peers/nats.sh [RUNS]   (default 3; every figure is a median)
 # Both sides are this build of `aep relay` (release, with the `nats`
 # feature); every run of the node starts a fresh nats-server (JetStream on
 # a temporary store), so no run reads what another left. The load posts to
 # the node and reads from it, so each event goes to the server and back
-# (publish, store, the node's ordered consumer) before it is fanned out.
+# (publish, store, the node's ordered consumer) before it is fanned out;
+# with three nodes it posts to node A and reads on node B (memory and
+# CPU are node A's).
 # Environment: AEP_NATS_SERVER (the nats-server, else `nats-server` on the
 # PATH), AEP_BENCH_BUFFER (replay depth per session, default 1000),
 # AEP_BENCH_OUT (reports and logs, default /tmp/aep-nats-bench), extra
@@ -21,8 +25,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/aep-nats-bench.XXXXXX")
 relay_pid=
 nats_pid=
+other_pids=
 cleanup() {
     if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; fi
+    for pid in $other_pids; do kill "$pid" 2>/dev/null || true; done
     if [ -n "$nats_pid" ]; then kill "$nats_pid" 2>/dev/null || true; fi
     rm -rf "$tmp"
 }
@@ -30,7 +36,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$out"
-rm -f "$out"/nats-*.json "$out"/local-*.json
+rm -f "$out"/nats-*.json "$out"/three-*.json "$out"/local-*.json
 
 cargo build --release -q -p aep-cli -p aep-bench --features aep-cli/nats --manifest-path "$root/Cargo.toml"
 bin="$root/target/release"
@@ -53,9 +59,26 @@ start_nats() { # run
     done
 }
 
+node() { # label run name port
+    "$bin/aep" relay --listen "127.0.0.1:$4" --buffer "$buffer" \
+        --nats "nats://127.0.0.1:$nats_port" >"$out/$1-$2-$3.log" 2>&1 &
+}
+
 measure() { # label run
     port=$(free_port)
+    read_url="http://127.0.0.1:$port"
     case $1 in
+    three)
+        start_nats "$2"
+        port_b=$(free_port)
+        port_c=$(free_port)
+        node "$1" "$2" b "$port_b"
+        other_pids="$!"
+        node "$1" "$2" c "$port_c"
+        other_pids="$other_pids $!"
+        read_url="http://127.0.0.1:$port_b"
+        node "$1" "$2" a "$port"
+        ;;
     nats)
         start_nats "$2"
         "$bin/aep" relay --listen "127.0.0.1:$port" --buffer "$buffer" \
@@ -67,11 +90,14 @@ measure() { # label run
     esac
     relay_pid=$!
     # shellcheck disable=SC2086 # AEP_BENCH_FLAGS is a list of flags
-    "$bin/relay-load" --url "http://127.0.0.1:$port" --label "$1" --pid "$relay_pid" \
-        --json "$out/$1-$2.json" $flags >"$out/$1-$2.txt"
-    kill "$relay_pid"
-    wait "$relay_pid" 2>/dev/null || true
+    "$bin/relay-load" --url "http://127.0.0.1:$port" --read-url "$read_url" --label "$1" \
+        --pid "$relay_pid" --json "$out/$1-$2.json" $flags >"$out/$1-$2.txt"
+    for pid in $relay_pid $other_pids; do
+        kill "$pid"
+        wait "$pid" 2>/dev/null || true
+    done
     relay_pid=
+    other_pids=
     if [ -n "$nats_pid" ]; then
         kill "$nats_pid"
         wait "$nats_pid" 2>/dev/null || true
@@ -84,6 +110,7 @@ measure() { # label run
 i=1
 while [ "$i" -le "$runs" ]; do
     measure nats "$i"
+    measure three "$i"
     measure local "$i"
     i=$((i + 1))
 done
@@ -91,3 +118,7 @@ done
 echo "aep relay ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)): one node on $("$server" --version) against the relay in process, replay depth $buffer, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$bin/relay-load" compare --no-aims --ours "$out"/nats-*.json --reference "$out"/local-*.json
+echo
+echo "three nodes, posted to on node A and read on node B, against the relay in process"
+echo
+"$bin/relay-load" compare --no-aims --ours "$out"/three-*.json --reference "$out"/local-*.json

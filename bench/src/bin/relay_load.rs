@@ -15,6 +15,8 @@ Measures one AEP relay on a loopback address; see bench/peers/README.md.
 options (defaults in brackets):
   --label NAME              what the relay is called in the report [relay]
   --pid PID                 the relay's process: memory and CPU figures [none]
+  --read-url URL            fan-out and latency subscribers read there
+                            (another node of a cluster) [--url]
   --json FILE               also write the report as JSON
   --phases LIST             of memory,ingest,fanout,latency [all]
   --events N                ingest: events posted [500000]
@@ -81,6 +83,7 @@ fn measure(args: &[String]) -> Result<(), Failure> {
         match flag.as_str() {
             "--url" => options.url = value.clone(),
             "--label" => options.label = value.clone(),
+            "--read-url" => options.read_url = Some(value.clone()),
             "--pid" => options.pid = Some(number(flag, value)?),
             "--json" => json = Some(PathBuf::from(value)),
             "--events" => options.ingest_events = number(flag, value)?,

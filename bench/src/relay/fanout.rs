@@ -54,10 +54,12 @@ pub struct Shape {
     pub window: u64,
 }
 
-/// Runs one fan-out measurement; with the relay's `pid`, its CPU time
-/// is metered too.
+/// Runs one fan-out measurement, posting to `target` and reading from
+/// `readers` (another node of a cluster, or the same relay); with the
+/// relay's `pid`, its CPU time is metered too.
 pub async fn run(
     target: &Target,
+    readers: &Target,
     pid: Option<u32>,
     generator: &Generator,
     shape: Shape,
@@ -76,7 +78,7 @@ pub async fn run(
     let subscribers: Vec<Subscriber> = (0..shape.subscribers)
         .map(|_| {
             sse::spawn(
-                target,
+                readers,
                 Plan {
                     session: session.clone(),
                     until: shape.events,

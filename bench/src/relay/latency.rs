@@ -40,9 +40,11 @@ pub struct Latency {
 const POSTERS: usize = 4;
 
 /// Runs the latency measurement: `rate` events per second for
-/// `seconds`, in batches of `batch`.
+/// `seconds`, in batches of `batch`, posted to `target` and read from
+/// `readers` (another node of a cluster, or the same relay).
 pub async fn run(
     target: &Target,
+    readers: &Target,
     generator: &Generator,
     rate: u64,
     seconds: u64,
@@ -61,7 +63,7 @@ pub async fn run(
     let clock = Clock::start();
     let progress = Arc::new(Notify::new());
     let subscriber = sse::spawn(
-        target,
+        readers,
         Plan {
             session: session.clone(),
             until: events,

@@ -58,6 +58,9 @@ impl std::error::Error for Error {}
 pub struct Options {
     /// The relay's root, `http://127.0.0.1:PORT`.
     pub url: String,
+    /// Where the fan-out and latency subscribers read (another node of a
+    /// cluster); `None`: `url`.
+    pub read_url: Option<String>,
     /// What the relay is called in the report.
     pub label: String,
     /// The relay's process, for the memory figures (none: not measured).
@@ -151,6 +154,7 @@ impl Options {
     pub fn new(url: impl Into<String>, label: impl Into<String>) -> Options {
         Options {
             url: url.into(),
+            read_url: None,
             label: label.into(),
             pid: None,
             tag: run_tag(),
@@ -192,6 +196,10 @@ fn run_tag() -> String {
 /// Runs every measurement against the relay `options.url`.
 pub async fn run(options: &Options) -> Result<Report, Error> {
     let target = Target::parse(&options.url)?;
+    let readers = match &options.read_url {
+        Some(url) => Target::parse(url)?,
+        None => Target::parse(&options.url)?,
+    };
     let limit = Duration::from_secs(options.limit_secs.max(1));
     let generator = Generator::new(options.tag.clone());
     let buffer = discover(&target, limit.min(Duration::from_secs(15))).await?;
@@ -230,12 +238,13 @@ pub async fn run(options: &Options) -> Result<Report, Error> {
             batch: options.batch,
             window: options.window.max(1),
         };
-        fanouts.push(fanout::run(&target, options.pid, &generator, shape, limit).await?);
+        fanouts.push(fanout::run(&target, &readers, options.pid, &generator, shape, limit).await?);
     }
     let latency = if phases.latency {
         Some(
             latency::run(
                 &target,
+                &readers,
                 &generator,
                 options.rate,
                 options.latency_seconds,
