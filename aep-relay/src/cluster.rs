@@ -51,6 +51,8 @@ pub(crate) const BUCKET: &str = "AEP_CLAIMS";
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// How long a node waits for the owning node's answer to a command.
 const FORWARD_WAIT: Duration = Duration::from_secs(5);
+/// Every key of the bucket.
+const ALL_KEYS: &str = ">";
 
 /// This node's place in the cluster's command routing.
 pub(crate) struct Cluster {
@@ -117,10 +119,37 @@ pub(crate) async fn join(
         .await
         .map_err(|e| failed("cannot take commands from the cluster", e))?;
     hub.with_routes(|routes| routes.track_changes());
-    let watch = store
-        .watch_all()
+    // What the bucket holds, then every change: the other nodes' claims
+    // are weighed before this node serves, not at their next refresh
+    // (`watch_all` alone delivers only what is put from now on).
+    let mut watch = store
+        .watch_with_history(ALL_KEYS)
         .await
         .map_err(|e| failed(&format!("cannot watch the bucket {BUCKET}"), e))?;
+    let held = store
+        .status()
+        .await
+        .map_err(|e| failed(&format!("cannot read the bucket {BUCKET}"), e))?
+        .values();
+    if held > 0 {
+        let read = async {
+            while let Some(entry) = watch.next().await {
+                match entry {
+                    Ok(entry) => {
+                        take(&hub, &node, &entry);
+                        if entry.delta == 0 {
+                            return;
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "reading the cluster's claims"),
+                }
+            }
+        };
+        if tokio::time::timeout(FORWARD_WAIT, read).await.is_err() {
+            tracing::warn!("the cluster's claims were not all read in time: commands are refused ambiguous until they are put again");
+            hub.with_routes(|routes| routes.remote.blind(Instant::now()));
+        }
+    }
     tokio::spawn(watch_claims(
         watch,
         store.clone(),
@@ -272,7 +301,7 @@ async fn watch_claims(
                     _ = shutdown.cancelled() => return,
                     _ = tokio::time::sleep(Duration::from_secs(1)) => {}
                 }
-                match store.watch_all().await {
+                match store.watch_with_history(ALL_KEYS).await {
                     Ok(again) => watch = again,
                     Err(e) => {
                         tracing::warn!(error = %e, "cannot watch the cluster's claims anew yet")
@@ -281,26 +310,31 @@ async fn watch_claims(
                 continue;
             }
         };
-        let Some((_, of)) = entry.key.rsplit_once('.') else {
-            continue;
-        };
-        if of == &*node {
-            continue;
-        }
-        let now = Instant::now();
-        let created = SystemTime::from(entry.created);
-        hub.with_routes(|routes| match entry.operation {
-            kv::Operation::Put => {
-                if let Err(e) = routes
-                    .remote
-                    .put(&entry.key, of, &entry.value, seen(created, now))
-                {
-                    tracing::warn!(key = %entry.key, error = %e, "a node's claims were not taken: commands to its sessions are refused");
-                }
-            }
-            kv::Operation::Delete | kv::Operation::Purge => routes.remote.remove(&entry.key),
-        });
+        take(&hub, &node, &entry);
     }
+}
+
+/// Takes a put or deletion of another node's entry into the directory.
+fn take(hub: &Hub, node: &str, entry: &kv::Entry) {
+    let Some((_, of)) = entry.key.rsplit_once('.') else {
+        return;
+    };
+    if of == node {
+        return;
+    }
+    let now = Instant::now();
+    let created = SystemTime::from(entry.created);
+    hub.with_routes(|routes| match entry.operation {
+        kv::Operation::Put => {
+            if let Err(e) = routes
+                .remote
+                .put(&entry.key, of, &entry.value, seen(created, now))
+            {
+                tracing::warn!(key = %entry.key, error = %e, "a node's claims were not taken: commands to its sessions are refused");
+            }
+        }
+        kv::Operation::Delete | kv::Operation::Purge => routes.remote.remove(&entry.key),
+    });
 }
 
 /// Keeps this node's claims in the bucket until `shutdown`, then deletes

@@ -200,6 +200,12 @@ impl Directory {
         Ok(())
     }
 
+    /// Claims may be unseen (the bucket was not all read): every session
+    /// counts as crowded for a [`TTL`] from `now`.
+    pub fn blind(&mut self, now: Instant) {
+        self.blind_until = Some(now + TTL);
+    }
+
     /// Forgets what `key` held (deleted, or purged).
     pub fn remove(&mut self, key: &str) {
         let Some((session, node)) = self.keys.remove(key) else {
