@@ -16,7 +16,8 @@
 //!   `aep.node.<node>.command` (never a queue group, never a broadcast,
 //!   AEP-0004 §4.5), and that node hands them, byte for byte, to its
 //!   connection that owns the session, or refuses as it would its own
-//!   (`no-route`, `unsupported`, `busy`), and the first node answers the
+//!   (`no-route`, `ambiguous` when it knows of a claim the first node did
+//!   not see yet, `unsupported`, `busy`; it never routes it onward), and the first node answers the
 //!   sender so. A node that does not answer within [`FORWARD_WAIT`] is
 //!   `no-route`. The first node then publishes the command to the stream,
 //!   so every node keeps it in the session's history.
