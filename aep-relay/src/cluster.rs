@@ -60,6 +60,8 @@ pub(crate) struct Cluster {
     client: async_nats::Client,
     node: Arc<str>,
     max_payload: usize,
+    /// Cancelled once this node's entries are deleted after `shutdown`.
+    left: CancellationToken,
 }
 
 /// A node's name in the cluster: random, new at each start.
@@ -158,11 +160,13 @@ pub(crate) async fn join(
         hub.clone(),
         shutdown.clone(),
     ));
+    let left = CancellationToken::new();
     tokio::spawn(put_claims(
         store,
         node.clone(),
         hub.clone(),
         shutdown.clone(),
+        left.clone(),
     ));
     let (replies, serving) = (client.clone(), hub);
     tokio::spawn(async move {
@@ -189,6 +193,7 @@ pub(crate) async fn join(
         max_payload: client.max_payload(),
         client,
         node,
+        left,
     })
 }
 
@@ -256,6 +261,12 @@ impl Cluster {
     /// This node's name in the cluster.
     pub(crate) fn node(&self) -> &str {
         &self.node
+    }
+
+    /// Returns once this node's entries are deleted from the bucket,
+    /// after `shutdown` (the deletions take 2 s at most).
+    pub(crate) async fn left(&self) {
+        self.left.cancelled().await;
     }
 }
 
@@ -339,8 +350,14 @@ fn take(hub: &Hub, node: &str, entry: &kv::Entry) {
 }
 
 /// Keeps this node's claims in the bucket until `shutdown`, then deletes
-/// them.
-async fn put_claims(store: kv::Store, node: Arc<str>, hub: Arc<Hub>, shutdown: CancellationToken) {
+/// them, and says so on `left`.
+async fn put_claims(
+    store: kv::Store,
+    node: Arc<str>,
+    hub: Arc<Hub>,
+    shutdown: CancellationToken,
+    left: CancellationToken,
+) {
     let mut tick = tokio::time::interval(PUBLISH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut refreshed = Instant::now();
@@ -402,6 +419,7 @@ async fn put_claims(store: kv::Store, node: Arc<str>, hub: Arc<Hub>, shutdown: C
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), deletes).await;
+    left.cancel();
 }
 
 #[cfg(test)]

@@ -632,3 +632,40 @@ async fn a_node_started_after_a_claim_weighs_it_at_once() {
     assert!(impostor.sync("never").await.is_empty(), "never diverted");
     assert!(target.sync("never").await.is_empty(), "never diverted");
 }
+
+#[tokio::test]
+async fn a_stopped_node_has_deleted_its_claims_when_it_returns() {
+    use futures_util::StreamExt;
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = common::start_with_token(node_config(&server), "t").await;
+    let b = common::start_with_token(node_config(&server), "t").await;
+    let mut agent = a
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    for n in 0..50 {
+        agent
+            .send(&common::event("session.started", &format!("job{n}"), 0))
+            .await;
+    }
+    assert!(agent.sync("claimed").await.is_empty());
+    b.wait_roster("every claim", |e| e.len() == 50).await;
+    // The agent left (its claims held for its return): nothing to drain.
+    drop(agent);
+    b.wait_roster("the agent gone", |e| e.is_empty()).await;
+    // Serving returns once the node's entries are gone from the bucket:
+    // the process may exit right after (`aep relay` drops its runtime).
+    a.stop().await;
+    let client = async_nats::connect(server.url.as_str()).await.unwrap();
+    let claims = async_nats::jetstream::new(client)
+        .get_key_value("AEP_CLAIMS")
+        .await
+        .unwrap();
+    let mut keys = claims.keys().await.unwrap();
+    let mut left = Vec::new();
+    while let Some(key) = keys.next().await {
+        left.push(key.unwrap());
+    }
+    assert!(left.is_empty(), "{} entries left: {left:?}", left.len());
+}
