@@ -16,7 +16,8 @@
 //!   `aep.node.<node>.command` (never a queue group, never a broadcast,
 //!   AEP-0004 §4.5), and that node hands them, byte for byte, to its
 //!   connection that owns the session, or refuses as it would its own
-//!   (`no-route`, `unsupported`, `busy`), and the first node answers the
+//!   (`no-route`, `ambiguous` when it knows of a claim the first node did
+//!   not see yet, `unsupported`, `busy`; it never routes it onward), and the first node answers the
 //!   sender so. A node that does not answer within [`FORWARD_WAIT`] is
 //!   `no-route`. The first node then publishes the command to the stream,
 //!   so every node keeps it in the session's history.
@@ -51,12 +52,16 @@ pub(crate) const BUCKET: &str = "AEP_CLAIMS";
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// How long a node waits for the owning node's answer to a command.
 const FORWARD_WAIT: Duration = Duration::from_secs(5);
+/// Every key of the bucket.
+const ALL_KEYS: &str = ">";
 
 /// This node's place in the cluster's command routing.
 pub(crate) struct Cluster {
     client: async_nats::Client,
     node: Arc<str>,
     max_payload: usize,
+    /// Cancelled once this node's entries are deleted after `shutdown`.
+    left: CancellationToken,
 }
 
 /// A node's name in the cluster: random, new at each start.
@@ -117,10 +122,37 @@ pub(crate) async fn join(
         .await
         .map_err(|e| failed("cannot take commands from the cluster", e))?;
     hub.with_routes(|routes| routes.track_changes());
-    let watch = store
-        .watch_all()
+    // What the bucket holds, then every change: the other nodes' claims
+    // are weighed before this node serves, not at their next refresh
+    // (`watch_all` alone delivers only what is put from now on).
+    let mut watch = store
+        .watch_with_history(ALL_KEYS)
         .await
         .map_err(|e| failed(&format!("cannot watch the bucket {BUCKET}"), e))?;
+    let held = store
+        .status()
+        .await
+        .map_err(|e| failed(&format!("cannot read the bucket {BUCKET}"), e))?
+        .values();
+    if held > 0 {
+        let read = async {
+            while let Some(entry) = watch.next().await {
+                match entry {
+                    Ok(entry) => {
+                        take(&hub, &node, &entry);
+                        if entry.delta == 0 {
+                            return;
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "reading the cluster's claims"),
+                }
+            }
+        };
+        if tokio::time::timeout(FORWARD_WAIT, read).await.is_err() {
+            tracing::warn!("the cluster's claims were not all read in time: commands are refused ambiguous until they are put again");
+            hub.with_routes(|routes| routes.remote.blind(Instant::now()));
+        }
+    }
     tokio::spawn(watch_claims(
         watch,
         store.clone(),
@@ -128,11 +160,13 @@ pub(crate) async fn join(
         hub.clone(),
         shutdown.clone(),
     ));
+    let left = CancellationToken::new();
     tokio::spawn(put_claims(
         store,
         node.clone(),
         hub.clone(),
         shutdown.clone(),
+        left.clone(),
     ));
     let (replies, serving) = (client.clone(), hub);
     tokio::spawn(async move {
@@ -159,6 +193,7 @@ pub(crate) async fn join(
         max_payload: client.max_payload(),
         client,
         node,
+        left,
     })
 }
 
@@ -227,6 +262,12 @@ impl Cluster {
     pub(crate) fn node(&self) -> &str {
         &self.node
     }
+
+    /// Returns once this node's entries are deleted from the bucket,
+    /// after `shutdown` (the deletions take 2 s at most).
+    pub(crate) async fn left(&self) {
+        self.left.cancelled().await;
+    }
 }
 
 /// When an entry the bucket holds was put, as an instant of this clock
@@ -272,7 +313,7 @@ async fn watch_claims(
                     _ = shutdown.cancelled() => return,
                     _ = tokio::time::sleep(Duration::from_secs(1)) => {}
                 }
-                match store.watch_all().await {
+                match store.watch_with_history(ALL_KEYS).await {
                     Ok(again) => watch = again,
                     Err(e) => {
                         tracing::warn!(error = %e, "cannot watch the cluster's claims anew yet")
@@ -281,31 +322,42 @@ async fn watch_claims(
                 continue;
             }
         };
-        let Some((_, of)) = entry.key.rsplit_once('.') else {
-            continue;
-        };
-        if of == &*node {
-            continue;
-        }
-        let now = Instant::now();
-        let created = SystemTime::from(entry.created);
-        hub.with_routes(|routes| match entry.operation {
-            kv::Operation::Put => {
-                if let Err(e) = routes
-                    .remote
-                    .put(&entry.key, of, &entry.value, seen(created, now))
-                {
-                    tracing::warn!(key = %entry.key, error = %e, "a node's claims were not taken: commands to its sessions are refused");
-                }
-            }
-            kv::Operation::Delete | kv::Operation::Purge => routes.remote.remove(&entry.key),
-        });
+        take(&hub, &node, &entry);
     }
 }
 
+/// Takes a put or deletion of another node's entry into the directory.
+fn take(hub: &Hub, node: &str, entry: &kv::Entry) {
+    let Some((_, of)) = entry.key.rsplit_once('.') else {
+        return;
+    };
+    if of == node {
+        return;
+    }
+    let now = Instant::now();
+    let created = SystemTime::from(entry.created);
+    hub.with_routes(|routes| match entry.operation {
+        kv::Operation::Put => {
+            if let Err(e) = routes
+                .remote
+                .put(&entry.key, of, &entry.value, seen(created, now))
+            {
+                tracing::warn!(key = %entry.key, error = %e, "a node's claims were not taken: commands to its sessions are refused");
+            }
+        }
+        kv::Operation::Delete | kv::Operation::Purge => routes.remote.remove(&entry.key),
+    });
+}
+
 /// Keeps this node's claims in the bucket until `shutdown`, then deletes
-/// them.
-async fn put_claims(store: kv::Store, node: Arc<str>, hub: Arc<Hub>, shutdown: CancellationToken) {
+/// them, and says so on `left`.
+async fn put_claims(
+    store: kv::Store,
+    node: Arc<str>,
+    hub: Arc<Hub>,
+    shutdown: CancellationToken,
+    left: CancellationToken,
+) {
     let mut tick = tokio::time::interval(PUBLISH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut refreshed = Instant::now();
@@ -367,6 +419,7 @@ async fn put_claims(store: kv::Store, node: Arc<str>, hub: Arc<Hub>, shutdown: C
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), deletes).await;
+    left.cancel();
 }
 
 #[cfg(test)]

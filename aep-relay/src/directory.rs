@@ -89,6 +89,8 @@ pub(crate) struct Remote {
 }
 
 struct Entry {
+    /// The key it was published under.
+    key: String,
     held: Held,
     /// The roster members of each live claim (`,"agent":…`), in order.
     members: Vec<Arc<str>>,
@@ -165,6 +167,8 @@ impl Directory {
             return Err(Refused::TooLarge(value.len()));
         }
         let held: Held = serde_json::from_slice(value).map_err(|e| {
+            // What the key held before is no longer what its node holds.
+            self.remove(key);
             self.blind_until = Some(now + TTL);
             Refused::Malformed(e.to_string())
         })?;
@@ -188,16 +192,29 @@ impl Directory {
         self.bytes += value.len();
         self.keys
             .insert(key.to_owned(), (session.clone(), node.clone()));
-        self.sessions.entry(session).or_default().insert(
+        let replaced = self.sessions.entry(session).or_default().insert(
             node,
             Entry {
+                key: key.to_owned(),
                 held,
                 members,
                 seen: now,
                 size: value.len(),
             },
         );
+        // Another key named the same session of the same node: it holds
+        // nothing any more (its bytes are freed, its deletion is a no-op).
+        if let Some(old) = replaced {
+            self.bytes -= old.size;
+            self.keys.remove(&old.key);
+        }
         Ok(())
+    }
+
+    /// Claims may be unseen (the bucket was not all read): every session
+    /// counts as crowded for a [`TTL`] from `now`.
+    pub fn blind(&mut self, now: Instant) {
+        self.blind_until = Some(now + TTL);
     }
 
     /// Forgets what `key` held (deleted, or purged).
@@ -206,8 +223,10 @@ impl Directory {
             return;
         };
         if let Some(nodes) = self.sessions.get_mut(&session) {
-            if let Some(gone) = nodes.remove(&node) {
-                self.bytes -= gone.size;
+            if nodes.get(&node).is_some_and(|e| e.key == key) {
+                if let Some(gone) = nodes.remove(&node) {
+                    self.bytes -= gone.size;
+                }
             }
             if nodes.is_empty() {
                 self.sessions.remove(&session);
@@ -362,6 +381,28 @@ mod tests {
         assert_eq!(&*claims[0].node, "n2");
         dir.remove("k.n2");
         dir.remove("k.unknown");
+        assert_eq!(dir.bytes(), 0);
+    }
+
+    #[test]
+    fn two_keys_naming_one_session_of_one_node_keep_the_books_straight() {
+        let t0 = Instant::now();
+        let mut dir = Directory::default();
+        let first = held("s", vec![live("urn:a")]);
+        let second = held("s", vec![live("urn:b")]);
+        dir.put("k1.n", "n", &first, t0).unwrap();
+        dir.put("k2.n", "n", &second, t0).unwrap();
+        assert_eq!(dir.bytes(), second.len());
+        // Deleting the key it replaced leaves the newer entry alone.
+        dir.remove("k1.n");
+        assert_eq!(&*dir.claims("s", t0).0[0].source, "urn:b");
+        dir.remove("k2.n");
+        assert_eq!(dir.bytes(), 0);
+        assert!(dir.keys.is_empty() && dir.sessions.is_empty());
+        // A key whose value turns malformed no longer holds its claims.
+        dir.put("k1.n", "n", &first, t0).unwrap();
+        assert!(dir.put("k1.n", "n", b"{", t0).is_err());
+        assert!(dir.claims("s", t0).0.is_empty());
         assert_eq!(dir.bytes(), 0);
     }
 

@@ -566,6 +566,12 @@ impl Nats {
         self.cluster.forward(node, frame).await
     }
 
+    /// Returns once this node's claims are deleted from the cluster's
+    /// bucket, after the shutdown.
+    pub(crate) async fn left(&self) {
+        self.cluster.left().await;
+    }
+
     /// This node's name in the cluster (new at each start).
     pub(crate) fn node(&self) -> &str {
         self.cluster.node()

@@ -499,9 +499,10 @@ impl Routes {
     /// Sends `command` (its exact frame text) to the one owner of
     /// `session` in the cluster: delivered here when a connection of this
     /// node owns it, else named (a claim in [`Routes::remote`] on one
-    /// other node, which delivers it); or says why not. `here_only`
-    /// weighs this node's claims alone (a command another node routed
-    /// here).
+    /// other node, which delivers it); or says why not. `here_only` (a
+    /// command another node routed here) is weighed the same, over this
+    /// node's claims and the directory's, but never named onward: an
+    /// owner elsewhere is `no-route`.
     pub fn route(
         &mut self,
         session: &str,
@@ -510,11 +511,9 @@ impl Routes {
         now: Instant,
         here_only: bool,
     ) -> Result<Routed, Refused> {
-        let (remote, remote_crowded) = if here_only {
-            (Vec::new(), false)
-        } else {
-            self.remote.claims(session, now)
-        };
+        // A forwarded command is weighed over the whole cluster too: the
+        // node that sent it may not have seen every claim yet.
+        let (remote, remote_crowded) = self.remote.claims(session, now);
         let local = match self.owners.get_mut(session) {
             Some(claims) => {
                 claims.expire(now);
@@ -557,6 +556,8 @@ impl Routes {
         }
         let conn = match one {
             Some(Target::Here(conn)) => conn,
+            // Never routed onward: the sender's node saw the owner here.
+            Some(Target::Node(_)) if here_only => return Err(Refused::NoRoute),
             Some(Target::Node(node)) => return Ok(Routed::Node(node)),
             None => {
                 let until = local_claims
@@ -1129,6 +1130,31 @@ mod tests {
             routes.route("s", "control.cancel", cmd, now, false),
             Err(Refused::Ambiguous(2))
         );
+    }
+
+    #[test]
+    fn a_forwarded_command_is_weighed_over_the_claims_this_node_knows() {
+        let now = Instant::now();
+        let mut routes = routes();
+        let (tx, mut rx) = mpsc::channel(4);
+        routes.connect(1, declared(Role::Emitter, &["control.cancel"]), tx);
+        routes.claim(1, &Arc::from("s"), SRC, Claiming::Fresh, now);
+        // The sending node saw only this node's claim; this node also
+        // knows one on a third node: ambiguous, not delivered.
+        remote(&mut routes, "n3", "s", json!([live("urn:other")]), now);
+        let cmd = Bytes::from_static(b"{}");
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, true),
+            Err(Refused::Ambiguous(2))
+        );
+        assert!(rx.try_recv().is_err());
+        // That claim left: delivered here.
+        routes.remote.remove("s.n3");
+        assert_eq!(
+            routes.route("s", "control.cancel", cmd.clone(), now, true),
+            Ok(Routed::Here)
+        );
+        assert_eq!(rx.try_recv().unwrap().0, cmd);
     }
 
     #[test]

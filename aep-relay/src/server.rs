@@ -221,6 +221,12 @@ impl Relay {
         let http = tokio::time::timeout_at(deadline, connections.wait())
             .await
             .is_ok();
+        // A node of a cluster returns once its claims are deleted from the
+        // bucket (else they would live their TTL after the process).
+        #[cfg(feature = "nats")]
+        if let Some(nats) = &app.nats {
+            let _ = tokio::time::timeout(Duration::from_secs(3), nats.left()).await;
+        }
         Ok(Drained {
             clean: http && sockets,
         })

@@ -619,3 +619,72 @@ async fn owners_on_two_nodes_are_ambiguous_and_a_stopped_nodes_owner_is_no_route
     }
     assert_eq!(last["code"], "no-route", "{last}");
 }
+
+#[tokio::test]
+async fn a_node_started_after_a_claim_weighs_it_at_once() {
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = common::start_with_token(node_config(&server), "t").await;
+    let b = common::start_with_token(node_config(&server), "t").await;
+    let mut target = owner(&a, "job", &b).await;
+    // A node started now reads the claims the bucket holds before it
+    // serves, not at their next refresh: an impostor under another source
+    // makes the session ambiguous there at once, and is never sent the
+    // command.
+    let d = common::start_with_token(node_config(&server), "t").await;
+    let mut watcher = d.ws("consumer").await;
+    let roster = watcher.roster("at-once").await;
+    assert_eq!(roster.len(), 1, "{roster:?}");
+    let mut impostor = d
+        .ws_hello(common::emitter_hello("impostor/1", &["control.cancel"]))
+        .await;
+    let mut claim = common::event("session.started", "job", 1);
+    claim["source"] = "urn:aep:test:impostor".into();
+    impostor.send(&claim).await;
+    assert!(impostor.sync("claimed").await.is_empty());
+    let mut sender = d.ws("consumer").await;
+    let cancel = common::command("control.cancel", "job");
+    sender.send(&cancel).await;
+    let refused = sender.json().await;
+    assert_eq!(refused["code"], "ambiguous", "{refused}");
+    assert!(impostor.sync("never").await.is_empty(), "never diverted");
+    assert!(target.sync("never").await.is_empty(), "never diverted");
+}
+
+#[tokio::test]
+async fn a_stopped_node_has_deleted_its_claims_when_it_returns() {
+    use futures_util::StreamExt;
+    let Some(server) = server(1 << 20).await else {
+        return;
+    };
+    let a = common::start_with_token(node_config(&server), "t").await;
+    let b = common::start_with_token(node_config(&server), "t").await;
+    let mut agent = a
+        .ws_hello(common::emitter_hello("target/1", &["control.cancel"]))
+        .await;
+    for n in 0..50 {
+        agent
+            .send(&common::event("session.started", &format!("job{n}"), 0))
+            .await;
+    }
+    assert!(agent.sync("claimed").await.is_empty());
+    b.wait_roster("every claim", |e| e.len() == 50).await;
+    // The agent left (its claims held for its return): nothing to drain.
+    drop(agent);
+    b.wait_roster("the agent gone", |e| e.is_empty()).await;
+    // Serving returns once the node's entries are gone from the bucket:
+    // the process may exit right after (`aep relay` drops its runtime).
+    a.stop().await;
+    let client = async_nats::connect(server.url.as_str()).await.unwrap();
+    let claims = async_nats::jetstream::new(client)
+        .get_key_value("AEP_CLAIMS")
+        .await
+        .unwrap();
+    let mut keys = claims.keys().await.unwrap();
+    let mut left = Vec::new();
+    while let Some(key) = keys.next().await {
+        left.push(key.unwrap());
+    }
+    assert!(left.is_empty(), "{} entries left: {left:?}", left.len());
+}
