@@ -168,7 +168,7 @@ pub(crate) async fn join(
         shutdown.clone(),
         left.clone(),
     ));
-    let (replies, serving) = (client.clone(), hub);
+    let (replies, serving, stream) = (client.clone(), hub, js.clone());
     tokio::spawn(async move {
         loop {
             let message = tokio::select! {
@@ -182,7 +182,17 @@ pub(crate) async fn join(
             let Some(reply) = message.reply else {
                 continue;
             };
-            let answer = deliver(&serving, &message.payload);
+            let (answer, keep) = deliver(&serving, &message.payload);
+            if let Some(command) = keep {
+                let kept = crate::nats::publish_one(&stream, command);
+                match tokio::time::timeout(FORWARD_WAIT, kept).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "a routed command was not kept in the stream")
+                    }
+                    Err(_) => tracing::warn!("a routed command was not kept in the stream in time"),
+                }
+            }
             if let Err(e) = replies.publish(reply, answer).await {
                 tracing::warn!(error = %e, "cannot answer a command routed from another node");
             }
@@ -198,12 +208,19 @@ pub(crate) async fn join(
 }
 
 /// Hands a command another node routed here to this node's connection
-/// that owns its session; the answer for that node.
-fn deliver(hub: &Hub, frame: &Bytes) -> Bytes {
+/// that owns its session; the answer for that node, and when delivered,
+/// the command to keep in the stream (this node, which delivered it,
+/// keeps it: the history holds what reached the owner).
+fn deliver(hub: &Hub, frame: &Bytes) -> (Bytes, Option<crate::nats::Outgoing>) {
     let refused = match ingest::admit(frame) {
         Ok(admitted) if admitted.is_command() => {
             match hub.route(&admitted, frame.clone(), false, true) {
-                Ok(_) => return Bytes::from_static(b"{}"),
+                Ok(_) => {
+                    return (
+                        Bytes::from_static(b"{}"),
+                        Some(crate::nats::Outgoing::of(&admitted)),
+                    )
+                }
                 Err(refused) => {
                     let session = admitted.event.session().unwrap_or_default();
                     let detail = refused.detail(session, admitted.event.type_());
@@ -217,7 +234,8 @@ fn deliver(hub: &Hub, frame: &Bytes) -> Bytes {
         ),
         Err(e) => (e.code(), e.detail().to_owned()),
     };
-    Bytes::from(json!({"code": refused.0.as_str(), "detail": refused.1}).to_string())
+    let answer = json!({"code": refused.0.as_str(), "detail": refused.1});
+    (Bytes::from(answer.to_string()), None)
 }
 
 impl Cluster {
@@ -241,7 +259,7 @@ impl Cluster {
                 tracing::debug!(node, error = %e, "the owner's node did not take a command");
                 return Err(Refused::NodeGone);
             }
-            Err(_) => return Err(Refused::NodeGone),
+            Err(_) => return Err(Refused::NodeSilent(FORWARD_WAIT)),
         };
         if answer.payload.as_ref() == b"{}" {
             return Ok(());
@@ -268,16 +286,6 @@ impl Cluster {
     pub(crate) async fn left(&self) {
         self.left.cancelled().await;
     }
-}
-
-/// When an entry the bucket holds was put, as an instant of this clock
-/// (its age by the wall clock, at most [`TTL`]).
-fn seen(created: SystemTime, now: Instant) -> Instant {
-    let age = SystemTime::now()
-        .duration_since(created)
-        .unwrap_or_default()
-        .min(TTL);
-    now.checked_sub(age).unwrap_or(now)
 }
 
 /// Keeps the other nodes' claims in the hub's directory, until
@@ -334,14 +342,15 @@ fn take(hub: &Hub, node: &str, entry: &kv::Entry) {
     if of == node {
         return;
     }
+    // Seen when it arrives, not when the server says it was put: the
+    // server's clock and this node's may differ, and a claim read as
+    // older than it is would be dropped while it holds (a command then
+    // diverted); read as newer, an entry of a node that died is held up
+    // to a TTL more (the bucket keeps none longer), which only refuses.
     let now = Instant::now();
-    let created = SystemTime::from(entry.created);
     hub.with_routes(|routes| match entry.operation {
         kv::Operation::Put => {
-            if let Err(e) = routes
-                .remote
-                .put(&entry.key, of, &entry.value, seen(created, now))
-            {
+            if let Err(e) = routes.remote.put(&entry.key, of, &entry.value, now) {
                 tracing::warn!(key = %entry.key, error = %e, "a node's claims were not taken: commands to its sessions are refused");
             }
         }
@@ -436,14 +445,5 @@ mod tests {
         assert_eq!(of, &*node);
         assert!(digest.bytes().all(|b| b.is_ascii_hexdigit()));
         assert_eq!(commands_subject("n1"), "aep.node.n1.command");
-    }
-
-    #[test]
-    fn an_entry_put_long_ago_is_seen_at_most_a_ttl_ago() {
-        let now = Instant::now();
-        let old = SystemTime::now() - Duration::from_secs(3600);
-        assert!(seen(old, now) + TTL <= now + Duration::from_millis(1));
-        let fresh = seen(SystemTime::now(), now);
-        assert!(now.duration_since(fresh) < Duration::from_secs(1));
     }
 }

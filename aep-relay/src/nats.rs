@@ -106,6 +106,20 @@ pub(crate) struct Outgoing {
     bytes: Bytes,
 }
 
+/// Publishes one event and waits until the server stored it (or already
+/// held it).
+pub(crate) async fn publish_one(
+    js: &jetstream::Context,
+    event: Outgoing,
+) -> Result<(), async_nats::Error> {
+    let mut headers = HeaderMap::new();
+    headers.insert("Nats-Msg-Id", event.msg_id.as_str());
+    js.publish_with_headers(event.subject, headers, event.bytes)
+        .await?
+        .await?;
+    Ok(())
+}
+
 impl Outgoing {
     /// What `admitted` is published as.
     pub(crate) fn of(admitted: &Admitted<'_>) -> Outgoing {

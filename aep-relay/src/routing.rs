@@ -211,9 +211,13 @@ pub(crate) enum Refused {
     /// All command queues together hold this many bytes,
     /// `--max-command-bytes`.
     BusyRelay(usize),
-    /// The owner's node of the cluster did not answer (`no-route`).
+    /// The owner's node of the cluster is gone (`no-route`).
     #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     NodeGone,
+    /// The owner's node of the cluster did not answer in time
+    /// (`no-route`): the command may have reached the owner.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    NodeSilent(Duration),
     /// The owner's node of the cluster refused it, so.
     #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     ByNode(ErrorCode, String),
@@ -227,7 +231,7 @@ impl Refused {
             Refused::Ambiguous(_) => ErrorCode::Ambiguous,
             Refused::Unsupported => ErrorCode::Unsupported,
             Refused::Busy | Refused::BusyBytes(_) | Refused::BusyRelay(_) => ErrorCode::Busy,
-            Refused::NodeGone => ErrorCode::NoRoute,
+            Refused::NodeGone | Refused::NodeSilent(_) => ErrorCode::NoRoute,
             Refused::ByNode(code, _) => code.clone(),
         }
     }
@@ -243,6 +247,7 @@ impl Refused {
             Refused::BusyBytes(n) => format!("the session's owner is not reading its commands ({n} bytes queued, the limit)"),
             Refused::BusyRelay(n) => format!("the relay's command queues are full ({n} bytes queued toward emitters that are not reading their commands, the limit)"),
             Refused::NodeGone => format!("the owner of session {session:?} is connected to another node of the cluster, which does not answer"),
+            Refused::NodeSilent(wait) => format!("the owner of session {session:?} is connected to another node of the cluster, which did not answer within {} s: the command may have reached it (its target acknowledges a command sent again with the same id once)", wait.as_secs()),
             Refused::ByNode(_, detail) => detail.clone(),
         }
     }

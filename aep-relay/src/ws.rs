@@ -777,11 +777,13 @@ impl Connection {
         #[cfg(not(feature = "nats"))]
         drop(frame_bytes);
         match routed {
-            Ok(_) => {
+            #[cfg_attr(not(feature = "nats"), allow(unused_variables))]
+            Ok(routed) => {
                 // A node of a cluster keeps the command in every node's
-                // history through the stream.
+                // history through the stream (the node that delivered it:
+                // this one, or the owner's).
                 #[cfg(feature = "nats")]
-                if let Some(nats) = nats {
+                if let (Some(nats), routing::Routed::Here) = (nats, routed) {
                     if let Err(e) = nats
                         .publish(vec![crate::nats::Outgoing::of(&admitted)])
                         .await
