@@ -1973,6 +1973,17 @@ fn ui_figures() {
         )
         .await;
         let first = t0.elapsed();
+        // Where the time went: the page's performance measures (`aep:*`,
+        // see docs/ui.md), summed per stage, in ms since the page opened.
+        let stages = b
+            .client
+            .execute(
+                "const out = { at: Math.round(performance.now()) }; for (const e of performance.getEntriesByType('measure')) { if (!e.name.startsWith('aep:')) continue; const s = (out[e.name.slice(4)] ||= { n: 0, ms: 0, max: 0, from: e.startTime, to: 0 }); s.n += 1; s.ms += e.duration; s.max = Math.max(s.max, e.duration); s.to = Math.max(s.to, e.startTime + e.duration); } for (const s of Object.values(out)) if (typeof s === 'object') for (const k of ['ms', 'max', 'from', 'to']) s[k] = Math.round(s[k]); return out;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        println!("UI STAGES: {stages}");
         let filter_ms = b
             .client
             .execute(

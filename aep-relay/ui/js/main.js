@@ -90,11 +90,13 @@ function schedule() {
 }
 
 function render() {
+  const start = performance.now();
   scheduled = false;
   for (const card of app.cards.values()) card.update();
   if (app.view && app.view.update()) schedule();
   // Only what a person can still answer: not the requests of ended sessions.
   badge(app.fleet.inbox().length);
+  performance.measure('aep:render', { start, end: performance.now() });
 }
 
 function route() {

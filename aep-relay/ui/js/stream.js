@@ -105,9 +105,18 @@ export class EventStream {
     const decoder = new TextDecoder('utf-8');
     const parser = new SseParser();
     for (;;) {
+      // The stages of reading, as performance measures (see docs/ui.md):
+      // waiting for a chunk, parsing it, delivering its events.
+      const waited = performance.now();
       const { value, done } = await reader.read();
+      const read = performance.now();
+      performance.measure('aep:read', { start: waited, end: read });
       if (done) return;
-      for (const message of parser.push(decoder.decode(value, { stream: true }))) each(message);
+      const messages = parser.push(decoder.decode(value, { stream: true }));
+      const parsed = performance.now();
+      performance.measure('aep:sse', { start: read, end: parsed });
+      for (const message of messages) each(message);
+      performance.measure('aep:deliver', { start: parsed, end: performance.now() });
     }
   }
 
