@@ -7,6 +7,8 @@ mod common;
 
 mod adapter;
 mod cancel;
+#[cfg(feature = "nats")]
+mod cluster;
 mod convert;
 mod demo;
 mod doctor;

@@ -69,14 +69,7 @@ impl TestRelay {
 
     /// `aep ARGS` with `--relay` and the token in the environment.
     pub fn aep(&self, args: &[&str]) -> Command {
-        let mut command = super::aep();
-        command.args(args).args(["--relay", &self.base]);
-        command.current_dir(super::crate_dir());
-        command.env_remove("AEP_RELAY").env_remove("AEP_TOKEN");
-        if let Some(token) = &self.token {
-            command.env("AEP_TOKEN", token);
-        }
-        command
+        aep_at(&self.base, self.token.as_deref(), args)
     }
 
     /// Posts `lines` with `aep post` and checks it exits 0.
@@ -93,6 +86,19 @@ impl Drop for TestRelay {
             let _ = thread.join();
         }
     }
+}
+
+/// `aep ARGS` against the relay at `base`, with `--relay` and the token
+/// in the environment.
+pub fn aep_at(base: &str, token: Option<&str>, args: &[&str]) -> Command {
+    let mut command = super::aep();
+    command.args(args).args(["--relay", base]);
+    command.current_dir(super::crate_dir());
+    command.env_remove("AEP_RELAY").env_remove("AEP_TOKEN");
+    if let Some(token) = token {
+        command.env("AEP_TOKEN", token);
+    }
+    command
 }
 
 /// Lines as a JSONL text.
