@@ -160,9 +160,16 @@ pub enum Link {
     Failed(String),
 }
 
+/// A session's positions, and its own target when it has one (else the
+/// connection's answers for it).
+struct Place {
+    emitter: SessionEmitter,
+    target: Option<Target>,
+}
+
 /// A session served on the connection.
 struct Open {
-    emitter: SessionEmitter,
+    place: Place,
     commands: mpsc::Sender<Command>,
     /// The last positioned event sent in the session: its claim, sent
     /// again after a reconnect.
@@ -177,17 +184,15 @@ struct State {
     open: HashMap<String, Open>,
     /// Sessions closed here, newest last: their late commands are
     /// refused in their own positions.
-    closed: VecDeque<SessionEmitter>,
+    closed: VecDeque<Place>,
     openings: u64,
 }
 
 impl State {
-    /// The emitter of `session`, open or closed here.
-    fn emitter(&mut self, session: &str) -> Option<&mut SessionEmitter> {
-        if let Some(open) = self.open.get_mut(session) {
-            return Some(&mut open.emitter);
-        }
-        self.closed.iter_mut().find(|e| e.session() == session)
+    /// Whether `session` is open or closed here.
+    fn knows(&self, session: &str) -> bool {
+        self.open.contains_key(session)
+            || self.closed.iter().any(|p| p.emitter.session() == session)
     }
 
     /// Runs `f` on the target with a stamper of `session`'s positions.
@@ -202,14 +207,15 @@ impl State {
             closed,
             ..
         } = self;
-        let emitter = match open.get_mut(session) {
-            Some(open) => &mut open.emitter,
+        let place = match open.get_mut(session) {
+            Some(open) => &mut open.place,
             None => closed
                 .iter_mut()
-                .find(|e| e.session() == session)
+                .find(|p| p.emitter.session() == session)
                 .ok_or_else(|| Error::Invalid(format!("session `{session}` is not served here")))?,
         };
-        f(target, &mut Stamps(emitter)).map_err(|e| Error::Invalid(e.to_string()))
+        let target = place.target.as_mut().unwrap_or(target);
+        f(target, &mut Stamps(&mut place.emitter)).map_err(|e| Error::Invalid(e.to_string()))
     }
 
     /// Remembers `line` as the claim of its session when it is a
@@ -253,8 +259,8 @@ impl Shared {
         let Some(open) = state.open.remove(session) else {
             return;
         };
-        state.closed.retain(|e| e.session() != session);
-        state.closed.push_back(open.emitter);
+        state.closed.retain(|p| p.emitter.session() != session);
+        state.closed.push_back(open.place);
         while state.closed.len() > self.max_sessions {
             state.closed.pop_front();
         }
@@ -349,7 +355,7 @@ impl Agent {
         let mut agent = Agent::open(config, session.agent(), session.ceiling(), target);
         let (handle, commands) = agent
             .core
-            .open_session(session)
+            .open_session(session, None)
             .expect("the first session of a new connection opens");
         agent.single = Some(handle.opening);
         (agent, commands)
@@ -403,7 +409,22 @@ impl Agent {
         &self,
         session: SessionEmitter,
     ) -> Result<(SessionHandle, Commands), Error> {
-        self.core.open_session(session)
+        self.core.open_session(session, None)
+    }
+
+    /// As [`open_session`](Agent::open_session), with the session's own
+    /// `target`: its acks and outcomes carry that target's identity
+    /// (`source`, `agent`) and its commands are checked against that
+    /// target's `accepts`, rather than the connection's target's. For
+    /// sessions whose identities differ (a source per session, say) on
+    /// one connection. The relay still refuses on the connection's behalf
+    /// the types the connection's `hello` does not declare.
+    pub fn open_session_as(
+        &self,
+        session: SessionEmitter,
+        target: Target,
+    ) -> Result<(SessionHandle, Commands), Error> {
+        self.core.open_session(session, Some(target))
     }
 
     /// The sessions open on the connection now, in no order.
@@ -601,7 +622,11 @@ impl SessionHandle {
 }
 
 impl Core {
-    fn open_session(&self, session: SessionEmitter) -> Result<(SessionHandle, Commands), Error> {
+    fn open_session(
+        &self,
+        session: SessionEmitter,
+        target: Option<Target>,
+    ) -> Result<(SessionHandle, Commands), Error> {
         let id = session.session().to_owned();
         let (tx, rx) = mpsc::channel(self.shared.command_queue);
         let opening = {
@@ -617,13 +642,16 @@ impl Core {
                     state.open.len()
                 )));
             }
-            state.closed.retain(|e| e.session() != id);
+            state.closed.retain(|p| p.emitter.session() != id);
             state.openings += 1;
             let opening = state.openings;
             state.open.insert(
                 id.clone(),
                 Open {
-                    emitter: session,
+                    place: Place {
+                        emitter: session,
+                        target,
+                    },
                     commands: tx,
                     last: None,
                     opening,
@@ -654,15 +682,16 @@ impl Core {
     ) -> Result<Event, Error> {
         let (event, line) = {
             let mut state = self.shared.lock();
-            let open = state.open.get_mut(session).ok_or(Error::Closed)?;
+            let State { target, open, .. } = &mut *state;
+            let open = open.get_mut(session).ok_or(Error::Closed)?;
             let event = match full {
-                true => open.emitter.full(payload, attrs),
-                false => open.emitter.event(payload, attrs),
+                true => open.place.emitter.full(payload, attrs),
+                false => open.place.emitter.event(payload, attrs),
             }
             .map_err(|v| Error::Invalid(v.to_string()))?;
             let line = serde_json::to_string(&event).map_err(|e| Error::Invalid(e.to_string()))?;
             open.last = Some(line.clone());
-            state.target.observe(&event);
+            open.place.target.as_mut().unwrap_or(target).observe(&event);
             (event, line)
         };
         self.socket.send(line, event.severity_or_default()).await?;
@@ -678,7 +707,8 @@ impl Core {
         let event = {
             let mut state = self.shared.lock();
             let open = state.open.get_mut(session).ok_or(Error::Closed)?;
-            open.emitter
+            open.place
+                .emitter
                 .agent_event(payload)
                 .map_err(|v| Error::Invalid(v.to_string()))?
         };
@@ -814,7 +844,7 @@ fn dispatch(shared: &Shared, line: &str) -> Vec<String> {
     };
     let mut guard = shared.lock();
     let state = &mut *guard;
-    if state.emitter(&session).is_none() {
+    if !state.knows(&session) {
         tracing::debug!(%session, "an event for a session this connection does not serve: dropped");
         return Vec::new();
     }

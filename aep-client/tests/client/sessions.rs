@@ -346,3 +346,40 @@ async fn a_reconnect_takes_back_every_sessions_claim() {
         .await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_its_own_target_acks_as_its_own_source() {
+    let relay = TestRelay::start(config()).await;
+    let agent = open(&relay.base, |_| {});
+    agent.connected(Duration::from_secs(10)).await.unwrap();
+    let source = "urn:aep:agent:other";
+    let target = Target::new(Identity::new(source, "other"), ["control.cancel"]).unwrap();
+    let emitter = SessionEmitter::new(source, "other", "s-own", 0);
+    let (own, mut commands) = agent.open_session_as(emitter, target).unwrap();
+    own.emit(
+        &Payload::SessionStarted(SessionStarted::new()),
+        Attrs::default(),
+    )
+    .await
+    .unwrap();
+    let client = client(&relay, 3000).await;
+    claimed(&client, &["s-own"]).await;
+    tokio::spawn(async move {
+        while let Some(command) = commands.recv().await {
+            own.accept(&command).await.unwrap();
+        }
+    });
+    let settled = within(
+        10,
+        "the accept",
+        client.send(&Address::session("s-own"), &cancel()),
+    )
+    .await
+    .unwrap();
+    let Outcome::Accepted(ack) = &settled.outcome else {
+        panic!("{settled:?}")
+    };
+    assert_eq!(ack.source, source);
+    assert_eq!(ack.agent, "other");
+    assert_eq!(ack.session.as_deref(), Some("s-own"));
+}
