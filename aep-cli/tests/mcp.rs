@@ -1054,6 +1054,25 @@ async fn over_http_two_clients_are_two_sessions() {
     let started = next(&mut ws_two, |v| v["type"] == "session.started").await;
     assert_eq!(started["agent"], "mcp-second");
 
+    // One relay connection serves both: each roster entry names that
+    // connection's hello agent, not its session's client.
+    let console = aep_client::control::ControlClient::connect(
+        &relay.base,
+        Some(TOKEN),
+        Identity::new("urn:aep:mcp-test:console", "console"),
+    )
+    .await
+    .unwrap();
+    let roster = console.roster().await.unwrap();
+    for session in [&one, &two] {
+        let entry = roster
+            .iter()
+            .find(|e| &e.session == session)
+            .expect("claimed");
+        assert_eq!(entry.agent, Some(json!("aep-mcp")), "{session}");
+    }
+    drop(console);
+
     for (client, ws, said) in [
         (&first, &mut ws_one, "from the first"),
         (&second, &mut ws_two, "from the second"),

@@ -17,7 +17,8 @@
 //!   §8.4), inbound events and frames.
 //! - [`target`]: an emitter's WebSocket that is also a control target
 //!   (AEP-0004): acks, nacks and re-acks are written for it; the caller
-//!   only decides.
+//!   only decides. One connection serves one session or many, each with
+//!   its own positions and commands.
 //!
 //! Consuming (a dashboard, a sink, `aep tail`):
 //!

@@ -165,6 +165,7 @@ pub fn run(args: &Args) -> Status {
         session,
         agent: args.agent.clone(),
         elicit: args.elicit,
+        shared: None,
     };
     let status = runtime.block_on(server::serve(settings));
     // A read of standard input cannot be cancelled: do not wait for it.

@@ -8,3 +8,4 @@ mod consume;
 mod control;
 mod garbage;
 mod http;
+mod sessions;

@@ -27,7 +27,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::OnceCell;
 use tokio::task::JoinSet;
 
-use super::link::{Link, Settings};
+use super::link::{self, Link, Settings};
 use super::server::Server;
 use crate::cmd::Status;
 use crate::diag;
@@ -44,6 +44,10 @@ const OPENING: Duration = Duration::from_secs(30);
 const IDLE: Duration = Duration::from_secs(65 * 60);
 /// How long the HTTP server may take to close its connections at the end.
 const CLOSING: Duration = Duration::from_secs(3);
+
+/// The shared relay connection's `hello` agent without `--agent` (each
+/// session's events still carry its MCP client's name).
+const SHARED_AGENT: &str = "aep-mcp";
 
 /// What `aep mcp --http` serves with.
 pub struct Options {
@@ -139,7 +143,16 @@ pub async fn serve(options: Options) -> Status {
         }
     }
     let cancel = config.cancellation_token.clone();
+    // One relay connection for every MCP session; sessions still ending
+    // hold their place a moment, hence the margin.
+    let shared = link::shared(
+        &options.relay,
+        options.relay_token.clone(),
+        options.agent.as_deref().unwrap_or(SHARED_AGENT),
+        options.max_sessions.saturating_mul(2).max(16),
+    );
     let factory = {
+        let shared = shared.clone();
         let links = links.clone();
         let relay = options.relay.clone();
         let relay_token = options.relay_token.clone();
@@ -161,6 +174,7 @@ pub async fn serve(options: Options) -> Status {
                 session: format!("{prefix}-{}", super::session_suffix()),
                 agent: agent.clone(),
                 elicit,
+                shared: Some(shared.clone()),
             };
             let held = Held {
                 id,
@@ -221,6 +235,7 @@ pub async fn serve(options: Options) -> Status {
         ending
     };
     while ending.join_next().await.is_some() {}
+    shared.close(CLOSING).await;
     let _ = tokio::time::timeout(CLOSING, serving).await;
     status
 }

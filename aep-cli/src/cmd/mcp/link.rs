@@ -1,6 +1,8 @@
 //! The AEP side of one MCP connection: a session on the relay, emitted
 //! over an [`Agent`] that is also the control target its requests are
-//! answered through.
+//! answered through. The connection is the session's own (stdio), or one
+//! shared by every session of the process (`--http`), each session with
+//! its own identity and commands.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -17,7 +19,7 @@ use aep::{
     Choice, FieldSpec, NackReason, Payload, ProgressStatus, SessionEnded, SessionStarted, Severity,
 };
 use aep_client::session::{source_uri, Attrs, SessionEmitter};
-use aep_client::target::{Agent, AgentConfig, Commands, Link as State};
+use aep_client::target::{Agent, AgentConfig, Commands, Link as State, SessionHandle};
 use tokio::sync::{oneshot, Mutex};
 
 use crate::diag;
@@ -42,6 +44,31 @@ pub struct Settings {
     /// Whether `ask_human` also asks through MCP elicitation, when the
     /// client can take it.
     pub elicit: bool,
+    /// The relay connection shared by the process's sessions, if any;
+    /// else the session opens its own.
+    pub shared: Option<Agent>,
+}
+
+/// The relay connection every MCP session of an `aep mcp --http` shares:
+/// its `hello` names `agent` (`--agent`, else `aep-mcp`) and declares the
+/// commands each session takes.
+pub fn shared(relay: &str, token: Option<String>, agent: &str, max_sessions: usize) -> Agent {
+    let host = crate::live::hostname();
+    let target = Target::new(
+        Identity::new(source_uri(&host, agent, None), agent),
+        ACCEPTS,
+    )
+    .expect("control.attention.respond is a command")
+    .with_ceiling(CEILING);
+    let mut config = config(relay, token, &host);
+    config.max_sessions = max_sessions;
+    Agent::open(config, agent, CEILING, target)
+}
+
+fn config(relay: &str, token: Option<String>, host: &str) -> AgentConfig {
+    let mut config = AgentConfig::new(relay, token, format!("{host}/{}", std::process::id()));
+    config.emits = EMITS.iter().map(|e| (*e).to_owned()).collect();
+    config
 }
 
 /// A second way to the person (MCP elicitation): done with a valid
@@ -103,7 +130,12 @@ type Pending = Arc<Mutex<Book>>;
 pub struct Link {
     relay: String,
     session: String,
+    /// The connection (the session's own, or shared).
     agent: Agent,
+    /// Whether the connection is the session's own, to close at its end.
+    own: bool,
+    /// The session on it.
+    handle: SessionHandle,
     pending: Pending,
 }
 
@@ -112,24 +144,47 @@ impl Link {
     pub async fn start(settings: &Settings, agent: &str) -> Link {
         let host = crate::live::hostname();
         let source = source_uri(&host, agent, Some(&settings.session));
-        let session = SessionEmitter::new(source.clone(), agent, settings.session.clone(), 0)
-            .with_ceiling(CEILING, Emitter::default());
-        let target = Target::new(Identity::new(source, agent), ACCEPTS)
-            .expect("control.attention.respond is a command")
-            .with_ceiling(CEILING);
-        let mut config = AgentConfig::new(
-            settings.relay.clone(),
-            settings.token.clone(),
-            format!("{host}/{}", std::process::id()),
-        );
-        config.emits = EMITS.iter().map(|e| (*e).to_owned()).collect();
-        let (agent_link, commands) = Agent::connect(config, session, target);
+        let session = || {
+            SessionEmitter::new(source.clone(), agent, settings.session.clone(), 0)
+                .with_ceiling(CEILING, Emitter::default())
+        };
+        let target = || {
+            Target::new(Identity::new(source.clone(), agent), ACCEPTS)
+                .expect("control.attention.respond is a command")
+                .with_ceiling(CEILING)
+        };
+        let config = config(&settings.relay, settings.token.clone(), &host);
+        let opened = match &settings.shared {
+            Some(shared) => match shared.open_session_as(session(), target()) {
+                Ok((handle, commands)) => Some((shared.clone(), false, handle, commands)),
+                Err(e) => {
+                    diag!(
+                        "aep mcp: session {} on a connection of its own: {e}",
+                        settings.session
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let (agent_link, own, handle, commands) = match opened {
+            Some(opened) => opened,
+            None => {
+                let own = Agent::open(config, agent, CEILING, target());
+                let (handle, commands) = own
+                    .open_session(session())
+                    .expect("the first session of a new connection opens");
+                (own, true, handle, commands)
+            }
+        };
         let pending: Pending = Arc::default();
-        tokio::spawn(decide(commands, agent_link.clone(), pending.clone()));
+        tokio::spawn(decide(commands, handle.clone(), pending.clone()));
         let link = Link {
             relay: settings.relay.clone(),
             session: settings.session.clone(),
             agent: agent_link,
+            own,
+            handle,
             pending,
         };
         let client = aep::session_started::Client::new(agent);
@@ -137,7 +192,7 @@ impl Link {
         started.client = Some(client);
         started.label = Some("aep mcp".to_owned());
         if let Err(e) = link
-            .agent
+            .handle
             .emit_full(&Payload::SessionStarted(started), Attrs::default())
             .await
         {
@@ -221,7 +276,7 @@ impl Link {
                 ));
             }
             let event = self
-                .agent
+                .handle
                 .emit_full(&Payload::AttentionRequested(request), attrs)
                 .await
                 .map_err(|e| format!("cannot ask: {e}"))?;
@@ -292,7 +347,7 @@ impl Link {
                 }
                 if let Some(why) = lost {
                     // Sent once the connection is back.
-                    dismiss(&self.agent, id.clone(), None).await;
+                    dismiss(&self.handle, id.clone(), None).await;
                     return Err(format!(
                         "the connection to the AEP relay at {} was lost while waiting \
                          for an answer ({why}); the request {id} is dismissed: ask again",
@@ -308,7 +363,7 @@ impl Link {
                     ..Attrs::default()
                 };
                 if let Err(e) = self
-                    .agent
+                    .handle
                     .emit_full(&Payload::AttentionTimeout(timeout), attrs)
                     .await
                 {
@@ -367,7 +422,7 @@ impl Link {
             Payload::AttentionAnswered(answered),
             Payload::AttentionResolved(resolved),
         ] {
-            if let Err(e) = self.agent.emit_full(&payload, attrs()).await {
+            if let Err(e) = self.handle.emit_full(&payload, attrs()).await {
                 diag!("aep mcp: error: {e}");
             }
         }
@@ -395,7 +450,7 @@ impl Link {
             ..Attrs::default()
         };
         let event = self
-            .agent
+            .handle
             .emit_full(&Payload::ProgressStatus(status), attrs)
             .await
             .map_err(|e| format!("cannot notify: {e}"))?;
@@ -409,12 +464,12 @@ impl Link {
         let mut pending = self.pending.lock().await;
         let ids: Vec<String> = pending.waiting.drain().map(|(id, _)| id).collect();
         for id in ids {
-            dismiss(&self.agent, id, None).await;
+            dismiss(&self.handle, id, None).await;
         }
         if pending.cancelled.is_some() {
             // Ended already, by the cancel.
             drop(pending);
-            self.agent.close(Duration::from_secs(3)).await;
+            self.finish().await;
             diag!("aep mcp: session {} ended", self.session);
             return;
         }
@@ -423,14 +478,27 @@ impl Link {
         let mut ended = SessionEnded::new();
         ended.reason = Some(aep::session_ended::Reason::Normal);
         if let Err(e) = self
-            .agent
+            .handle
             .emit_full(&Payload::SessionEnded(ended), Attrs::default())
             .await
         {
             diag!("aep mcp: error: {e}");
         }
-        self.agent.close(Duration::from_secs(3)).await;
+        self.finish().await;
         diag!("aep mcp: session {} ended", self.session);
+    }
+}
+
+impl Link {
+    /// Lets the session go: its own connection flushed and closed (at
+    /// most a few seconds), or its place on the shared one.
+    async fn finish(&self) {
+        match self.own {
+            true => {
+                self.agent.close(Duration::from_secs(3)).await;
+            }
+            false => self.handle.close(),
+        }
     }
 }
 
@@ -445,7 +513,7 @@ impl Drop for Unsettled<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             let pending = self.link.pending.clone();
-            let agent = self.link.agent.clone();
+            let agent = self.link.handle.clone();
             tokio::spawn(async move {
                 if pending.lock().await.waiting.remove(&id).is_some() {
                     dismiss(&agent, id, None).await;
@@ -471,7 +539,7 @@ async fn lost(links: &mut tokio::sync::watch::Receiver<State>) -> String {
 
 /// Settles request `id` as dismissed, caused by `cause` (a command) or
 /// by the request itself.
-async fn dismiss(agent: &Agent, id: String, cause: Option<&str>) {
+async fn dismiss(agent: &SessionHandle, id: String, cause: Option<&str>) {
     let attrs = Attrs {
         cause: Some(cause.map_or_else(|| id.clone(), str::to_owned)),
         subject: Some(id),
@@ -487,7 +555,7 @@ async fn dismiss(agent: &Agent, id: String, cause: Option<&str>) {
 /// by the target already): a respond to a waiting request that names one
 /// of its options or gives text, or to a form with `values`, settles it;
 /// anything else is rejected.
-async fn decide(mut commands: Commands, agent: Agent, pending: Pending) {
+async fn decide(mut commands: Commands, agent: SessionHandle, pending: Pending) {
     while let Some(command) = commands.recv().await {
         if let Err(e) = respond(&command, &agent, &pending).await {
             diag!("aep mcp: error while answering {}: {e}", command.key());
@@ -497,7 +565,11 @@ async fn decide(mut commands: Commands, agent: Agent, pending: Pending) {
     pending.lock().await.waiting.clear();
 }
 
-async fn respond(command: &Command, agent: &Agent, pending: &Pending) -> Result<(), String> {
+async fn respond(
+    command: &Command,
+    agent: &SessionHandle,
+    pending: &Pending,
+) -> Result<(), String> {
     let respond = match command.payload() {
         Payload::ControlAttentionRespond(respond) => respond,
         Payload::ControlCancel(cancel) => {
@@ -587,7 +659,7 @@ fn applied(request: &Waiting, answer: &Answer) -> Answer {
 async fn cancel(
     command: &Command,
     cancel: &aep::ControlCancel,
-    agent: &Agent,
+    agent: &SessionHandle,
     pending: &Pending,
 ) -> Result<(), String> {
     let mut book = pending.lock().await;
