@@ -7,7 +7,8 @@ docs/relay.md, not a test.
     python3 failover.py AEP_BINARY NATS_SERVER [RUNS]
 
 For each run (default 5) it prints the time from the kill to the first
-event the subscriber receives from node C, and how many acknowledged
+event the subscriber receives from node C (having read what node B had
+sent before it died), and how many acknowledged
 (202) events it missed or received twice; then the medians. Everything
 listens on 127.0.0.1; each run has its own nats-server and store.
 """
@@ -79,6 +80,7 @@ def poster(port, session, stop, acked):
 
 
 def read_stream(port, session, last_id, received, on_event, dead):
+    # on_event() is called after each of the session's events is taken.
     """Reads the session's events from the node on `port` until the
     connection ends; returns the last SSE id read."""
     query = "/stream?filter=" + urllib.parse.quote(json.dumps({"session": session}))
@@ -91,21 +93,27 @@ def read_stream(port, session, last_id, received, on_event, dead):
     try:
         conn.request("GET", query, headers=headers)
         response = conn.getresponse()
-        sse_id = None
+        # An SSE event is dispatched at its blank line, with the `id` and
+        # `data` fields it had (in whatever order they came).
+        sse_id, data = None, None
         while not dead.is_set():
             line = response.fp.readline()
             if not line:
                 break
-            line = line.decode().rstrip("\n")
+            line = line.decode().rstrip("\r\n")
             if line.startswith("id:"):
                 sse_id = line[3:].strip()
             elif line.startswith("data:"):
-                data = json.loads(line[5:])
-                if data.get("session") == session and "seq" in data:
-                    received.append(data["seq"])
-                    on_event()
-                    if sse_id:
-                        last_id = sse_id
+                data = line[5:]
+            elif line == "":
+                if data is not None:
+                    event = json.loads(data)
+                    if event.get("session") == session and "seq" in event:
+                        received.append(event["seq"])
+                        on_event()
+                if sse_id:
+                    last_id = sse_id
+                sse_id, data = None, None
     except (OSError, http.client.HTTPException):
         pass
     finally:
@@ -139,7 +147,10 @@ def one_run(binary, server, run):
         killed_at, first_after = [None], [None]
 
         def on_event():
-            if killed_at[0] is not None and first_after[0] is None:
+            pass
+
+        def on_event_from_c():
+            if first_after[0] is None:
                 first_after[0] = time.monotonic()
 
         stop, dead = threading.Event(), threading.Event()
@@ -149,7 +160,7 @@ def one_run(binary, server, run):
         def subscriber():
             last = read_stream(ports["b"], session, None, received, on_event, dead)
             # Node B is gone: resume on node C at once.
-            read_stream(ports["c"], session, last, received, on_event, dead)
+            read_stream(ports["c"], session, last, received, on_event_from_c, dead)
 
         read = threading.Thread(target=subscriber)
         read.start()
