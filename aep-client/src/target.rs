@@ -38,6 +38,9 @@
 //! they are never dropped under backpressure (they count as `notice`).
 //! Sessions open at once are bounded ([`AgentConfig::max_sessions`]):
 //! past it [`open_session`](Agent::open_session) fails until one closes.
+//! A session opened again after it closed here continues after the
+//! positions its closed opening took (the refusals of its late commands),
+//! so none repeats.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), aep_client::Error> {
@@ -642,6 +645,10 @@ impl Core {
                     state.open.len()
                 )));
             }
+            let session = match state.closed.iter().find(|p| p.emitter.session() == id) {
+                Some(old) => continued(session, &old.emitter)?,
+                None => session,
+            };
             state.closed.retain(|p| p.emitter.session() != id);
             state.openings += 1;
             let opening = state.openings;
@@ -776,6 +783,26 @@ impl Core {
         self.socket.send(out.into_line(), severity).await?;
         Ok(event)
     }
+}
+
+/// `session` opened again after `old`, its closed opening, which may have
+/// taken positions its caller never saw (the refusals of late commands):
+/// its positions continue after `old`'s, never on them; an earlier epoch
+/// fails.
+fn continued(session: SessionEmitter, old: &SessionEmitter) -> Result<SessionEmitter, Error> {
+    if session.epoch() < old.epoch() {
+        return Err(Error::Invalid(format!(
+            "session `{}` opened again at epoch {} after epoch {}: its positions would go back",
+            session.session(),
+            session.epoch(),
+            old.epoch()
+        )));
+    }
+    if session.epoch() == old.epoch() && session.next_seq() < old.next_seq() {
+        let next = old.next_seq();
+        return Ok(session.starting_at(next));
+    }
+    Ok(session)
 }
 
 /// Reads the connection: commands through the target to their sessions,
