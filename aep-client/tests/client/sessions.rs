@@ -437,3 +437,27 @@ async fn a_session_opened_again_never_reuses_a_position() {
     };
     assert!(why.contains("epoch"), "{why}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_left_in_a_dropped_queue_are_refused() {
+    let relay = TestRelay::start(config()).await;
+    let agent = open(&relay.base, |_| {});
+    agent.connected(Duration::from_secs(10)).await.unwrap();
+    let (_handle, commands) = session(&agent, "s-left").await;
+    let client = Arc::new(client(&relay, 2000).await);
+    claimed(&client, &["s-left"]).await;
+    let sent = {
+        let client = client.clone();
+        tokio::spawn(async move { client.send(&Address::session("s-left"), &cancel()).await })
+    };
+    // Queued, undecided; then nobody will ever take it.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    drop(commands);
+    let settled = within(10, "the refusal", sent).await.unwrap().unwrap();
+    let Outcome::Rejected { reason, ack, .. } = &settled.outcome else {
+        panic!("the queued command was never answered: {settled:?}")
+    };
+    assert_eq!(*reason, Some(NackReason::Refused));
+    assert_eq!(ack.session.as_deref(), Some("s-left"));
+    assert_eq!(ack.seq, Some(1));
+}
