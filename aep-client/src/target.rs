@@ -26,9 +26,10 @@
 //!   is nacked `busy` (the sender may try again later), never waited on,
 //!   so one session's slow caller holds up no other session;
 //! - to a session closed on this connection (its handle dropped or
-//!   [closed](SessionHandle::close)): nacked `refused`, since the agent
-//!   no longer serves it (the connection's claim lasts until the relay
-//!   forgets it);
+//!   [closed](SessionHandle::close)), or whose [`Commands`] is dropped:
+//!   nacked `refused`, since the agent no longer serves it (the
+//!   connection's claim lasts until the relay forgets it); so are the
+//!   commands still queued when a [`Commands`] is dropped;
 //! - to a session this connection never served: dropped with a log; the
 //!   connection holds no position in it to place an ack at, and the
 //!   sender's window runs out.
@@ -38,6 +39,9 @@
 //! they are never dropped under backpressure (they count as `notice`).
 //! Sessions open at once are bounded ([`AgentConfig::max_sessions`]):
 //! past it [`open_session`](Agent::open_session) fails until one closes.
+//! A session opened again after it closed here continues after the
+//! positions its closed opening took (the refusals of its late commands),
+//! so none repeats.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), aep_client::Error> {
@@ -327,6 +331,45 @@ pub struct SessionHandle {
 /// or closed.
 pub struct Commands {
     rx: mpsc::Receiver<Command>,
+    /// To refuse what is left in the queue when it is dropped.
+    shared: Arc<Shared>,
+    socket: Handle,
+}
+
+impl Drop for Commands {
+    /// The commands still queued will never be decided: each is nacked
+    /// `refused` in its session (else it would wait undecided for good,
+    /// its redeliveries answered by nothing).
+    fn drop(&mut self) {
+        self.rx.close();
+        while let Ok(command) = self.rx.try_recv() {
+            let detail = "nobody takes this session's commands any more";
+            let out = {
+                let mut state = self.shared.lock();
+                let out = state.stamped(command.session(), |target, stamp| {
+                    target.reject(command.key(), NackReason::Refused, Some(detail), stamp)
+                });
+                if let Ok(out) = &out {
+                    state.sent(out.event(), out.line());
+                }
+                out
+            };
+            match out {
+                Ok(out) => {
+                    if self
+                        .socket
+                        .try_send(out.into_line(), Severity::Notice)
+                        .is_err()
+                    {
+                        tracing::warn!(command = %command.key(), "cannot send the refusal of a queued command");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(command = %command.key(), error = %e, "cannot nack a queued command")
+                }
+            }
+        }
+    }
 }
 
 impl Commands {
@@ -642,6 +685,10 @@ impl Core {
                     state.open.len()
                 )));
             }
+            let session = match state.closed.iter().find(|p| p.emitter.session() == id) {
+                Some(old) => continued(session, &old.emitter)?,
+                None => session,
+            };
             state.closed.retain(|p| p.emitter.session() != id);
             state.openings += 1;
             let opening = state.openings;
@@ -669,7 +716,11 @@ impl Core {
                 core: self.clone(),
                 opening,
             },
-            Commands { rx },
+            Commands {
+                rx,
+                shared: self.shared.clone(),
+                socket: self.socket.detached(),
+            },
         ))
     }
 
@@ -776,6 +827,26 @@ impl Core {
         self.socket.send(out.into_line(), severity).await?;
         Ok(event)
     }
+}
+
+/// `session` opened again after `old`, its closed opening, which may have
+/// taken positions its caller never saw (the refusals of late commands):
+/// its positions continue after `old`'s, never on them; an earlier epoch
+/// fails.
+fn continued(session: SessionEmitter, old: &SessionEmitter) -> Result<SessionEmitter, Error> {
+    if session.epoch() < old.epoch() {
+        return Err(Error::Invalid(format!(
+            "session `{}` opened again at epoch {} after epoch {}: its positions would go back",
+            session.session(),
+            session.epoch(),
+            old.epoch()
+        )));
+    }
+    if session.epoch() == old.epoch() && session.next_seq() < old.next_seq() {
+        let next = old.next_seq();
+        return Ok(session.starting_at(next));
+    }
+    Ok(session)
 }
 
 /// Reads the connection: commands through the target to their sessions,

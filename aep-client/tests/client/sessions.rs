@@ -383,3 +383,81 @@ async fn a_session_with_its_own_target_acks_as_its_own_source() {
     assert_eq!(ack.agent, "other");
     assert_eq!(ack.session.as_deref(), Some("s-own"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_again_never_reuses_a_position() {
+    let relay = TestRelay::start(config()).await;
+    let agent = open(&relay.base, |_| {});
+    agent.connected(Duration::from_secs(10)).await.unwrap();
+    let (handle, _commands) = session(&agent, "s-re").await;
+    let client = client(&relay, 1000).await;
+    claimed(&client, &["s-re"]).await;
+    handle.close();
+    // A late command takes the closed session's next position (seq 1)
+    // for its refusal, unseen by the caller.
+    let settled = within(
+        10,
+        "the refusal",
+        client.send(&Address::session("s-re"), &cancel()),
+    )
+    .await
+    .unwrap();
+    let Outcome::Rejected { ack, .. } = &settled.outcome else {
+        panic!("{settled:?}")
+    };
+    assert_eq!((ack.epoch, ack.seq), (Some(0), Some(1)));
+
+    // Opened again from the last position its caller saw (or from the
+    // start): its events come after the refusal, never on it.
+    for emitter in [
+        SessionEmitter::new(SOURCE, "many", "s-re", 0).starting_at(1),
+        SessionEmitter::new(SOURCE, "many", "s-re", 0),
+    ] {
+        let (again, _commands) = agent.open_session(emitter).unwrap();
+        let event = again
+            .emit(
+                &Payload::SessionStarted(SessionStarted::new()),
+                Attrs::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(event.epoch, Some(0));
+        assert!(event.seq > Some(1), "{:?} repeats a position", event.seq);
+        again.close();
+    }
+    // An earlier epoch would go back: refused.
+    let (late, _commands) = agent
+        .open_session(SessionEmitter::new(SOURCE, "many", "s-re", 1))
+        .unwrap();
+    drop(late);
+    let Err(aep_client::Error::Invalid(why)) =
+        agent.open_session(SessionEmitter::new(SOURCE, "many", "s-re", 0))
+    else {
+        panic!("a session opened again at an earlier epoch")
+    };
+    assert!(why.contains("epoch"), "{why}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_left_in_a_dropped_queue_are_refused() {
+    let relay = TestRelay::start(config()).await;
+    let agent = open(&relay.base, |_| {});
+    agent.connected(Duration::from_secs(10)).await.unwrap();
+    let (_handle, commands) = session(&agent, "s-left").await;
+    let client = Arc::new(client(&relay, 2000).await);
+    claimed(&client, &["s-left"]).await;
+    let sent = {
+        let client = client.clone();
+        tokio::spawn(async move { client.send(&Address::session("s-left"), &cancel()).await })
+    };
+    // Queued, undecided; then nobody will ever take it.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    drop(commands);
+    let settled = within(10, "the refusal", sent).await.unwrap().unwrap();
+    let Outcome::Rejected { reason, ack, .. } = &settled.outcome else {
+        panic!("the queued command was never answered: {settled:?}")
+    };
+    assert_eq!(*reason, Some(NackReason::Refused));
+    assert_eq!(ack.session.as_deref(), Some("s-left"));
+    assert_eq!(ack.seq, Some(1));
+}
