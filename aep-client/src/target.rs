@@ -686,6 +686,14 @@ impl Core {
                 )));
             }
             let session = match state.closed.iter().find(|p| p.emitter.session() == id) {
+                // A target of its own remembers which commands it decided;
+                // a session served by one, or to be, opened again under
+                // another would acknowledge a retransmitted command twice.
+                Some(old) if old.target.is_some() || target.is_some() => {
+                    return Err(Error::Invalid(format!(
+                        "session `{id}` was closed on this connection and a target of its own serves it (then or now): it cannot be opened again here, or a command it decided could be acknowledged twice"
+                    )));
+                }
                 Some(old) => continued(session, &old.emitter)?,
                 None => session,
             };

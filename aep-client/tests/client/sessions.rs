@@ -385,6 +385,34 @@ async fn a_session_with_its_own_target_acks_as_its_own_source() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_a_target_of_its_own_is_not_opened_again() {
+    let relay = TestRelay::start(config()).await;
+    let agent = open(&relay.base, |_| {});
+    agent.connected(Duration::from_secs(10)).await.unwrap();
+    let own = || Target::new(Identity::new(SOURCE, "own"), ["control.cancel"]).unwrap();
+    let emitter = |id: &str| SessionEmitter::new(SOURCE, "many", id, 0);
+    // Served by its own target, closed: its target's memory of the
+    // commands it decided goes with it, so it is not opened again.
+    let (handle, _commands) = agent.open_session_as(emitter("s-own"), own()).unwrap();
+    handle.close();
+    for again in [
+        agent.open_session_as(emitter("s-own"), own()).map(|_| ()),
+        agent.open_session(emitter("s-own")).map(|_| ()),
+    ] {
+        let Err(aep_client::Error::Invalid(why)) = again else {
+            panic!("a session of its own target opened again")
+        };
+        assert!(why.contains("acknowledged twice"), "{why}");
+    }
+    // Served by the connection's target, opened again under a target of
+    // its own: refused too; under the connection's: served.
+    let (handle, _commands) = agent.open_session(emitter("s-conn")).unwrap();
+    handle.close();
+    assert!(agent.open_session_as(emitter("s-conn"), own()).is_err());
+    assert!(agent.open_session(emitter("s-conn")).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_opened_again_never_reuses_a_position() {
     let relay = TestRelay::start(config()).await;
     let agent = open(&relay.base, |_| {});

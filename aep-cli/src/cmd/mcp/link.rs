@@ -502,6 +502,18 @@ impl Link {
     }
 }
 
+impl Drop for Link {
+    /// A link let go without [`Link::end`] (its HTTP client gone while
+    /// the session started) still gives back its place on the shared
+    /// connection: the task deciding its commands holds a clone of its
+    /// handle, which would keep the session open for good.
+    fn drop(&mut self) {
+        if !self.own {
+            self.handle.close();
+        }
+    }
+}
+
 /// A request whose tool call went away unanswered (the MCP client
 /// cancelled it): dismissed.
 struct Unsettled<'a> {
