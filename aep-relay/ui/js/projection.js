@@ -24,18 +24,106 @@ export function canonical(value) {
   return JSON.stringify(value);
 }
 
-/** A 53-bit hash of a string (cyrb53), to remember events cheaply. */
-function hash(text) {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
+// A 53-bit hash (cyrb53), to remember events cheaply: its state, fed a
+// string at a time (one hash at a time: the page has one thread).
+let h1 = 0;
+let h2 = 0;
+
+function begin() {
+  h1 = 0xdeadbeef;
+  h2 = 0x41c6ce57;
+}
+
+function feed(text) {
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 2654435761);
     h2 = Math.imul(h2 ^ c, 1597334677);
   }
+}
+
+function end() {
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** The hash of a string. */
+export function hash(text) {
+  begin();
+  feed(text);
+  return end();
+}
+
+function feedCode(c) {
+  h1 = Math.imul(h1 ^ c, 2654435761);
+  h2 = Math.imul(h2 ^ c, 1597334677);
+}
+
+/** How JSON.stringify writes the control characters it names. */
+const SHORT = { 8: 'b', 9: 't', 10: 'n', 12: 'f', 13: 'r' };
+
+/** Feeds the hash `JSON.stringify(text)` for a string, in one pass: the
+ * characters JSON escapes (`"`, `\\`, controls, unpaired surrogates)
+ * as JSON.stringify writes them, the others as themselves. */
+function feedString(text) {
+  feedCode(34);
+  const n = text.length;
+  for (let i = 0; i < n; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x20 && c !== 34 && c !== 92 && (c < 0xd800 || c > 0xdfff)) {
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    } else if (c === 34 || c === 92) {
+      feedCode(92);
+      feedCode(c);
+    } else if (c < 0x20) {
+      feed(c in SHORT ? `\\${SHORT[c]}` : `\\u${c.toString(16).padStart(4, '0')}`);
+    } else if (c <= 0xdbff && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: as itself.
+      feedCode(c);
+      feedCode(text.charCodeAt(i + 1));
+      i += 1;
+    } else {
+      feed(`\\u${c.toString(16)}`); // an unpaired surrogate
+    }
+  }
+  feedCode(34);
+}
+
+/** Feeds the hash `canonical(value)`'s text, a piece at a time. */
+function feedCanonical(value) {
+  if (typeof value === 'string') {
+    feedString(value);
+  } else if (Array.isArray(value)) {
+    feedCode(91); // [
+    for (let i = 0; i < value.length; i += 1) {
+      if (i) feedCode(44); // ,
+      feedCanonical(value[i]);
+    }
+    feedCode(93); // ]
+  } else if (value && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    feedCode(123); // {
+    for (let i = 0; i < keys.length; i += 1) {
+      if (i) feedCode(44); // ,
+      feedString(keys[i]);
+      feedCode(58); // :
+      feedCanonical(value[keys[i]]);
+    }
+    feedCode(125); // }
+  } else {
+    feed(String(JSON.stringify(value)));
+  }
+}
+
+/** `hash(canonical(value))`, for a value read from JSON, without building
+ * the canonical text (the costliest part of taking an event in): equal
+ * events, whatever their members' order, give equal fingerprints. */
+export function fingerprint(value) {
+  begin();
+  feedCanonical(value);
+  return end();
 }
 
 /** The key of a session or of a request: two strings, unambiguously. */
@@ -82,14 +170,14 @@ export class Fleet {
       return { status: 'invalid' };
     }
     const seenKey = key(event.source, event.id);
-    const fingerprint = hash(canonical(event));
+    const print = fingerprint(event);
     const before = this.seen.get(seenKey);
     if (before !== undefined) {
-      if (before === fingerprint) return { status: 'duplicate', event };
+      if (before === print) return { status: 'duplicate', event };
       this.violations.push({ rule: 'id-collision', source: event.source, id: event.id });
       return { status: 'collision', event };
     }
-    this.seen.set(seenKey, fingerprint);
+    this.seen.set(seenKey, print);
     if (text(event.cause)) {
       if (!this.effects.has(event.cause)) this.effects.set(event.cause, []);
       this.effects.get(event.cause).push(event);

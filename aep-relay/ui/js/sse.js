@@ -22,17 +22,34 @@ export class SseParser {
    * none) and `{kind: 'comment', text}`.
    */
   push(chunk) {
-    this.buffer += chunk;
+    // Only the unfinished line left from the chunk before is joined to
+    // this one; the lines are found with indexOf and cut out once each.
+    const text = this.buffer === '' ? chunk : this.buffer + chunk;
+    const n = text.length;
     const out = [];
+    let start = 0;
+    // The next LF and CR at or after `start` (-1: none in the text).
+    let lf = -2;
+    let cr = -2;
     for (;;) {
-      const match = /\r\n|\r|\n/.exec(this.buffer);
-      if (!match) break;
-      // A CR at the very end may be the first half of a CRLF.
-      if (match[0] === '\r' && match.index === this.buffer.length - 1) break;
-      const line = this.buffer.slice(0, match.index);
-      this.buffer = this.buffer.slice(match.index + match[0].length);
-      this.line(line, out);
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+      let end;
+      let next;
+      if (cr === -1 || (lf !== -1 && lf < cr)) {
+        if (lf === -1) break;
+        end = lf;
+        next = lf + 1;
+      } else {
+        // A CR at the very end may be the first half of a CRLF.
+        if (cr === n - 1) break;
+        end = cr;
+        next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+      }
+      this.line(text.slice(start, end), out);
+      start = next;
     }
+    this.buffer = start === 0 ? text : text.slice(start);
     return out;
   }
 
@@ -44,13 +61,14 @@ export class SseParser {
       this.reset();
       return;
     }
-    if (line.startsWith(':')) {
-      out.push({ kind: 'comment', text: line.slice(1).replace(/^ /, '') });
+    const colon = line.indexOf(':');
+    // One space after the colon is not part of the value.
+    const value = colon < 0 ? '' : line.slice(line.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1);
+    if (colon === 0) {
+      out.push({ kind: 'comment', text: value });
       return;
     }
-    const colon = line.indexOf(':');
     const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
     if (field === 'data') this.data = this.data === null ? value : `${this.data}\n${value}`;
     else if (field === 'event') this.event = value;
     else if (field === 'id' && !value.includes('\0')) this.id = value;
