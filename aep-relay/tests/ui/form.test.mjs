@@ -96,3 +96,15 @@ test('a field id that names an Object member is a field like any other', () => {
   assert.equal(Object.keys(check(odd, JSON.parse('{"constructor": "ci", "__proto__": 3}'))).length, 0);
   assert.equal(carriesFreeText(odd, ok.values), true);
 });
+
+test('a number the browser could not read is an error, not a field left out', () => {
+  // `<input type=number>` gives '' for text it cannot read ("1,5", "12abc")
+  // and says so in `validity.badInput`: the person typed an answer.
+  const { values, errors } = collect(fields, {
+    branch: { text: 'main' },
+    jobs: { text: '', bad: true },
+    target: { choice: 'staging' },
+  });
+  assert.equal(errors.jobs, 'Enter a number.');
+  assert.equal('jobs' in values, false);
+});

@@ -59,8 +59,8 @@ function blank(s) {
 
 /**
  * The values a person's entries make, and the errors to show, by field
- * id. `raw[id]` per field type: string `{text}`, number `{text}` (the
- * input's text), boolean `{checked}`, single select `{choice}` (a choice
+ * id. `raw[id]` per field type: string `{text}`, number `{text, bad}` (the
+ * input's text; `bad` when what was typed is not a number), boolean `{checked}`, single select `{choice}` (a choice
  * id, `OTHER`, or null) with `{otherText}`, multi select `{choices: [ids],
  * other: bool, otherText}`. Unanswered optional fields are left out; a
  * boolean is always answered (unchecked is `false`).
@@ -75,6 +75,12 @@ export function collect(fields, raw) {
         if (!blank(r.text)) put(values, f.id, r.text);
         break;
       case 'number': {
+        // What was typed the browser could not read as a number (its
+        // value is then empty): an error, not an unanswered field.
+        if (r.bad === true) {
+          put(errors, f.id, 'Enter a number.');
+          break;
+        }
         if (blank(r.text)) break;
         const n = Number(r.text);
         if (!Number.isFinite(n)) put(errors, f.id, 'Enter a number.');

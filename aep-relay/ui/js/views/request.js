@@ -177,7 +177,7 @@ export class RequestCard {
         ...common,
       });
       this.firstInputs.set(f.id, input);
-      this.readers.set(f.id, () => ({ text: input.value }));
+      this.readers.set(f.id, () => ({ text: input.value, bad: input.validity.badInput }));
       const range = f.type === 'number' && (f.min !== null || f.max !== null)
         ? h('span', { class: 'hint', text: ` ${f.min !== null ? `from ${f.min}` : ''}${f.min !== null && f.max !== null ? ' ' : ''}${f.max !== null ? `to ${f.max}` : ''}` })
         : null;
