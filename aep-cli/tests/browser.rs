@@ -2493,6 +2493,89 @@ fn a_long_timeline_is_walked_with_the_keyboard_and_keeps_its_focus() {
     );
 }
 
+/// A live session at the fold's bound: the row with the keyboard's focus
+/// is let go from the top as new events arrive. The focus moves to the
+/// next row the timeline still holds, not to the page's body (where the
+/// arrow keys would walk nothing).
+#[test]
+fn a_focused_row_the_fold_lets_go_passes_the_focus_on() {
+    run(
+        "a_focused_row_the_fold_lets_go_passes_the_focus_on",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let line = |seq: u64| {
+                event(
+                    &format!("G{seq}"),
+                    "progress.status",
+                    "gone",
+                    seq,
+                    json!({"run": "r1", "capture": "full", "data": {"message": format!("step {seq}")}}),
+                )
+                .to_string()
+            };
+            let first: Vec<String> = (0..2_000).map(line).collect();
+            post(served.addr, &first).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='gone']", "the session", |_| true)
+                .await;
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:gone', 'gone']))",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_script(
+                "return document.querySelector('table.timeline')?.dataset.events === '2000' && document.querySelector(\"tr[data-event='G1999']\") !== null",
+                "the whole timeline",
+                WAIT,
+            )
+            .await;
+            let focus = "const a = document.activeElement; return { row: a.dataset.event ?? a.dataset.runHead ?? a.tagName, inPage: document.querySelector('table.timeline tbody').contains(a) };";
+            // Home, then down to the third event.
+            b.client
+                .execute(
+                    "document.querySelector(\"table.timeline tbody tr[tabindex='0']\").focus()",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            keys(&b, HOME).await;
+            for _ in 0..3 {
+                keys(&b, DOWN).await;
+            }
+            let at = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(at["row"], "G2", "{at}");
+            // Five more events: the fold lets G0 to G4 go.
+            let more: Vec<String> = (2_000..2_005).map(line).collect();
+            post(served.addr, &more).await;
+            b.wait_script(
+                "return document.querySelector('table.timeline').dataset.events === '2000' && !document.querySelector(\"tr[data-event='G2']\")",
+                "the oldest rows let go",
+                WAIT,
+            )
+            .await;
+            let after = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(
+                after["inPage"], true,
+                "the focus stays in the timeline: {after}"
+            );
+            assert_eq!(after["row"], "G5", "on the next row it holds: {after}");
+            // The keys still walk from there.
+            keys(&b, DOWN).await;
+            let next = b.client.execute(focus, vec![]).await.unwrap();
+            assert_eq!(next["row"], "G6", "{next}");
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
 /// `aep mcp` as an MCP client starts it, asking a person through the page:
 /// the form the agent gave is filled in the browser, and the tool's result
 /// is the typed values the person entered.

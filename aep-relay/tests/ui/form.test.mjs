@@ -71,3 +71,40 @@ test('free text is told apart from ids, numbers and booleans', () => {
   assert.equal(carriesFreeText(fields, { notify: 'someone' }), true);
   assert.equal(carriesFreeText(fields, { branch: 'x' }), true);
 });
+
+test('a field id that names an Object member is a field like any other', () => {
+  // `constructor` is inherited by every object and `__proto__` sets the
+  // prototype when assigned: neither may hide an error or drop a value.
+  const spec = JSON.parse(`{"fields": [
+    {"id": "constructor", "type": "string", "label": "Builder", "required": true},
+    {"id": "__proto__", "type": "number", "label": "Base", "required": true, "max": 9},
+    {"id": "toString", "type": "select", "label": "Style", "choices": [{"id": "a"}]}
+  ]}`);
+  const { fields: odd } = fieldsOf(spec);
+  assert.equal(odd.length, 3);
+  const empty = collect(odd, JSON.parse('{"constructor": {"text": ""}, "__proto__": {"text": ""}, "toString": {"choice": null}}'));
+  assert.deepEqual(Object.keys(empty.errors).sort(), ['__proto__', 'constructor']);
+  assert.equal(empty.errors.constructor, 'Required.');
+  assert.deepEqual(Object.keys(empty.values), []);
+  const high = collect(odd, JSON.parse('{"constructor": {"text": "ci"}, "__proto__": {"text": "12"}, "toString": {"choice": "a"}}'));
+  assert.deepEqual(Object.keys(high.errors), ['__proto__']);
+  assert.equal(Object.getOwnPropertyDescriptor(high.errors, '__proto__').value, 'At most 9.');
+  const ok = collect(odd, JSON.parse('{"constructor": {"text": "ci"}, "__proto__": {"text": "3"}, "toString": {"choice": "a"}}'));
+  assert.equal(Object.keys(ok.errors).length, 0);
+  // What is sent carries every answered field.
+  assert.deepEqual(JSON.parse(JSON.stringify(ok.values)), JSON.parse('{"constructor": "ci", "__proto__": 3, "toString": "a"}'));
+  assert.equal(Object.keys(check(odd, JSON.parse('{"constructor": "ci", "__proto__": 3}'))).length, 0);
+  assert.equal(carriesFreeText(odd, ok.values), true);
+});
+
+test('a number the browser could not read is an error, not a field left out', () => {
+  // `<input type=number>` gives '' for text it cannot read ("1,5", "12abc")
+  // and says so in `validity.badInput`: the person typed an answer.
+  const { values, errors } = collect(fields, {
+    branch: { text: 'main' },
+    jobs: { text: '', bad: true },
+    target: { choice: 'staging' },
+  });
+  assert.equal(errors.jobs, 'Enter a number.');
+  assert.equal('jobs' in values, false);
+});

@@ -39,6 +39,12 @@ test('the token comes from the fragment and leaves it', () => {
   assert.deepEqual(takeToken('#/session/x&token=t'), { token: 't', bad: false, hash: '#/session/x' });
   assert.deepEqual(takeToken('#token=%E0%A4%A'), { token: null, bad: true, hash: '' });
   assert.deepEqual(takeToken(''), { token: null, bad: false, hash: '' });
+  // A token pasted as a query inside the fragment is taken and stripped
+  // too: it must not stay in the address bar (nor in the route).
+  assert.deepEqual(takeToken('#?token=t'), { token: 't', bad: false, hash: '' });
+  assert.deepEqual(takeToken('#/?token=t'), { token: 't', bad: false, hash: '#/' });
+  assert.deepEqual(takeToken('#/session/x?token=t'), { token: 't', bad: false, hash: '#/session/x' });
+  assert.deepEqual(takeToken('#access_token=t'), { token: 't', bad: false, hash: '' });
 });
 
 test('one-line summaries and capture notes', () => {

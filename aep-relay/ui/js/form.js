@@ -41,14 +41,26 @@ export function fieldsOf(data) {
   return { fields, skipped };
 }
 
+/** Sets `obj[key]` as an own member whatever `key` is: a field id may be
+ * `__proto__` (an assignment would set the prototype instead) or
+ * `constructor` (inherited, so a truthiness check would find it). */
+export function put(obj, key, value) {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** `obj[key]` when `obj` has it as its own member, else undefined. */
+export function own(obj, key) {
+  return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
 function blank(s) {
   return typeof s !== 'string' || s.trim() === '';
 }
 
 /**
  * The values a person's entries make, and the errors to show, by field
- * id. `raw[id]` per field type: string `{text}`, number `{text}` (the
- * input's text), boolean `{checked}`, single select `{choice}` (a choice
+ * id. `raw[id]` per field type: string `{text}`, number `{text, bad}` (the
+ * input's text; `bad` when what was typed is not a number), boolean `{checked}`, single select `{choice}` (a choice
  * id, `OTHER`, or null) with `{otherText}`, multi select `{choices: [ids],
  * other: bool, otherText}`. Unanswered optional fields are left out; a
  * boolean is always answered (unchecked is `false`).
@@ -57,41 +69,47 @@ export function collect(fields, raw) {
   const values = {};
   const errors = {};
   for (const f of fields) {
-    const r = raw[f.id] || {};
+    const r = own(raw, f.id) || {};
     switch (f.type) {
       case 'string':
-        if (!blank(r.text)) values[f.id] = r.text;
+        if (!blank(r.text)) put(values, f.id, r.text);
         break;
       case 'number': {
+        // What was typed the browser could not read as a number (its
+        // value is then empty): an error, not an unanswered field.
+        if (r.bad === true) {
+          put(errors, f.id, 'Enter a number.');
+          break;
+        }
         if (blank(r.text)) break;
         const n = Number(r.text);
-        if (!Number.isFinite(n)) errors[f.id] = 'Enter a number.';
-        else values[f.id] = n;
+        if (!Number.isFinite(n)) put(errors, f.id, 'Enter a number.');
+        else put(values, f.id, n);
         break;
       }
       case 'boolean':
-        values[f.id] = r.checked === true;
+        put(values, f.id, r.checked === true);
         break;
       case 'select':
         if (f.multi) {
           const picked = Array.isArray(r.choices) ? [...r.choices] : [];
           if (r.other) {
-            if (blank(r.otherText)) errors[f.id] = 'Type your answer for “Other”, or untick it.';
+            if (blank(r.otherText)) put(errors, f.id, 'Type your answer for “Other”, or untick it.');
             else picked.push(r.otherText);
           }
-          if (picked.length) values[f.id] = picked;
+          if (picked.length) put(values, f.id, picked);
         } else if (r.choice === OTHER) {
-          if (blank(r.otherText)) errors[f.id] = 'Type your answer for “Other”, or pick a choice.';
-          else values[f.id] = r.otherText;
+          if (blank(r.otherText)) put(errors, f.id, 'Type your answer for “Other”, or pick a choice.');
+          else put(values, f.id, r.otherText);
         } else if (typeof r.choice === 'string') {
-          values[f.id] = r.choice;
+          put(values, f.id, r.choice);
         }
         break;
       default:
     }
   }
   for (const [id, message] of Object.entries(check(fields, values))) {
-    if (!errors[id]) errors[id] = message;
+    if (own(errors, id) === undefined) put(errors, id, message);
   }
   return { values, errors };
 }
@@ -105,38 +123,38 @@ export function check(fields, values) {
   const known = new Set(fields.map((f) => f.id));
   for (const f of fields) {
     const has = Object.prototype.hasOwnProperty.call(values, f.id);
-    const v = values[f.id];
+    const v = own(values, f.id);
     if (!has) {
-      if (f.required) errors[f.id] = f.type === 'select' && f.multi ? 'Required: pick at least one.' : f.type === 'select' ? 'Required: pick one.' : 'Required.';
+      if (f.required) put(errors, f.id, f.type === 'select' && f.multi ? 'Required: pick at least one.' : f.type === 'select' ? 'Required: pick one.' : 'Required.');
       continue;
     }
     const ids = new Set(f.choices.map((c) => c.id));
     switch (f.type) {
       case 'string':
-        if (typeof v !== 'string') errors[f.id] = 'Expected text.';
+        if (typeof v !== 'string') put(errors, f.id, 'Expected text.');
         break;
       case 'number':
-        if (typeof v !== 'number' || !Number.isFinite(v)) errors[f.id] = 'Enter a number.';
-        else if (f.min !== null && v < f.min) errors[f.id] = `At least ${f.min}.`;
-        else if (f.max !== null && v > f.max) errors[f.id] = `At most ${f.max}.`;
+        if (typeof v !== 'number' || !Number.isFinite(v)) put(errors, f.id, 'Enter a number.');
+        else if (f.min !== null && v < f.min) put(errors, f.id, `At least ${f.min}.`);
+        else if (f.max !== null && v > f.max) put(errors, f.id, `At most ${f.max}.`);
         break;
       case 'boolean':
-        if (typeof v !== 'boolean') errors[f.id] = 'Expected yes or no.';
+        if (typeof v !== 'boolean') put(errors, f.id, 'Expected yes or no.');
         break;
       case 'select':
         if (f.multi) {
           const items = Array.isArray(v) ? v : typeof v === 'string' && f.other ? [v] : null;
-          if (!items) errors[f.id] = 'Expected a list of choices.';
-          else if (items.some((i) => typeof i !== 'string')) errors[f.id] = 'Expected a list of choices.';
-          else if (!f.other && items.some((i) => !ids.has(i))) errors[f.id] = 'Not one of the choices.';
-          else if (f.required && items.length === 0) errors[f.id] = 'Required: pick at least one.';
-        } else if (typeof v !== 'string') errors[f.id] = 'Expected one choice.';
-        else if (!ids.has(v) && !f.other) errors[f.id] = 'Not one of the choices.';
+          if (!items) put(errors, f.id, 'Expected a list of choices.');
+          else if (items.some((i) => typeof i !== 'string')) put(errors, f.id, 'Expected a list of choices.');
+          else if (!f.other && items.some((i) => !ids.has(i))) put(errors, f.id, 'Not one of the choices.');
+          else if (f.required && items.length === 0) put(errors, f.id, 'Required: pick at least one.');
+        } else if (typeof v !== 'string') put(errors, f.id, 'Expected one choice.');
+        else if (!ids.has(v) && !f.other) put(errors, f.id, 'Not one of the choices.');
         break;
       default:
     }
   }
-  for (const id of Object.keys(values)) if (!known.has(id)) errors[id] = 'This form has no such field.';
+  for (const id of Object.keys(values)) if (!known.has(id)) put(errors, id, 'This form has no such field.');
   return errors;
 }
 
@@ -148,7 +166,7 @@ export function check(fields, values) {
 export function carriesFreeText(fields, values) {
   for (const f of fields) {
     if (!Object.prototype.hasOwnProperty.call(values, f.id)) continue;
-    const v = values[f.id];
+    const v = own(values, f.id);
     const ids = new Set(f.choices.map((c) => c.id));
     if (f.type === 'string') return true;
     if (f.type === 'select') {

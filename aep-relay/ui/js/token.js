@@ -7,17 +7,21 @@ const KEY = 'aep-relay-token';
 /**
  * Splits a URL fragment into the token it carries (`token=` among
  * `&`-separated parts) and the fragment without it. A token that is not
- * valid percent-encoding is refused (`token: null`, `bad: true`).
+ * valid percent-encoding is refused (`token: null`, `bad: true`). A
+ * token written as a query in the fragment (`#/?token=...`,
+ * `#/session/x?access_token=...`) is taken the same way, so no token a
+ * person pasted stays in the address bar.
  */
 export function takeToken(hash) {
-  const parts = String(hash || '').replace(/^#/, '').split('&').filter((p) => p !== '');
+  const parts = String(hash || '').replace(/^#/, '').split(/[&?]/).filter((p) => p !== '');
   let token = null;
   let bad = false;
   const rest = [];
   for (const part of parts) {
-    if (part.startsWith('token=')) {
+    const name = /^(?:access_)?token=/.exec(part);
+    if (name) {
       try {
-        const value = decodeURIComponent(part.slice('token='.length));
+        const value = decodeURIComponent(part.slice(name[0].length));
         if (value !== '') token = value;
       } catch {
         bad = true;

@@ -5,7 +5,7 @@
 // relay refusal, a timeout with a retry, then the outcome events.
 
 import { h, idChip, replace, uid } from '../dom.js';
-import { OTHER, collect, fieldsOf, carriesFreeText } from '../form.js';
+import { OTHER, collect, fieldsOf, carriesFreeText, own, put } from '../form.js';
 import { answerCapture } from '../command.js';
 import { ago, captureNote, captureOf, captureRef, shortId, summarize } from '../summary.js';
 
@@ -122,9 +122,10 @@ export class RequestCard {
   buildForm() {
     const { fields, skipped } = fieldsOf(this.data);
     this.fields = fields;
-    this.readers = {};
-    this.errorSlots = {};
-    this.firstInputs = {};
+    // By field id, which may be any string (`__proto__`, `constructor`).
+    this.readers = new Map();
+    this.errorSlots = new Map();
+    this.firstInputs = new Map();
     const form = h('form', { class: 'form-answer', novalidate: true, 'data-form': this.request.id });
     if (skipped.length) {
       form.append(h('p', { class: 'warning', text: `This form has fields the page cannot show (${skipped.join(', ')}); an answer may be refused.` }));
@@ -161,7 +162,7 @@ export class RequestCard {
     const id = uid(`f-${f.type}`);
     const errorId = `${id}-error`;
     const error = h('p', { class: 'error', id: errorId, hidden: true });
-    this.errorSlots[f.id] = error;
+    this.errorSlots.set(f.id, error);
     const cls = this.placeholder ? 'field placeholder-labels' : 'field';
     const common = { 'aria-required': f.required ? 'true' : null };
     if (f.type === 'string' || f.type === 'number') {
@@ -175,8 +176,8 @@ export class RequestCard {
         inputmode: f.type === 'number' ? 'decimal' : null,
         ...common,
       });
-      this.firstInputs[f.id] = input;
-      this.readers[f.id] = () => ({ text: input.value });
+      this.firstInputs.set(f.id, input);
+      this.readers.set(f.id, () => ({ text: input.value, bad: input.validity.badInput }));
       const range = f.type === 'number' && (f.min !== null || f.max !== null)
         ? h('span', { class: 'hint', text: ` ${f.min !== null ? `from ${f.min}` : ''}${f.min !== null && f.max !== null ? ' ' : ''}${f.max !== null ? `to ${f.max}` : ''}` })
         : null;
@@ -184,8 +185,8 @@ export class RequestCard {
     }
     if (f.type === 'boolean') {
       const input = h('input', { id, type: 'checkbox', name: f.id, ...common });
-      this.firstInputs[f.id] = input;
-      this.readers[f.id] = () => ({ checked: input.checked });
+      this.firstInputs.set(f.id, input);
+      this.readers.set(f.id, () => ({ checked: input.checked }));
       return h('div', { class: `${cls} boolean`, 'data-field': f.id }, input, h('label', { for: id }, this.labelText(f)), error);
     }
     return f.multi ? this.multi(f, id, error, cls) : this.single(f, id, error, cls);
@@ -203,10 +204,10 @@ export class RequestCard {
         h('option', { value: '', text: '— choose —' }),
         f.choices.map((c) => h('option', { value: c.id, text: c.label })),
         f.other ? h('option', { value: OTHER, text: 'Other…' }) : null);
-      this.firstInputs[f.id] = select;
+      this.firstInputs.set(f.id, select);
       let other = null;
       if (f.other) other = this.otherInput(f, id, () => { select.value = OTHER; });
-      this.readers[f.id] = () => ({ choice: select.value === '' ? null : select.value, otherText: other ? other.input.value : '' });
+      this.readers.set(f.id, () => ({ choice: select.value === '' ? null : select.value, otherText: other ? other.input.value : '' }));
       return h('div', { class: cls, 'data-field': f.id }, h('label', { for: id }, this.labelText(f)), select, other ? [other.label, other.input] : null, error);
     }
     const radios = [];
@@ -225,12 +226,12 @@ export class RequestCard {
       other = this.otherInput(f, id, () => { radio.checked = true; });
       set.append(h('div', { class: 'choice other' }, radio, h('label', { for: rid, text: 'Other' }), other.label, other.input));
     }
-    this.firstInputs[f.id] = radios[0];
+    this.firstInputs.set(f.id, radios[0]);
     set.append(error);
-    this.readers[f.id] = () => {
+    this.readers.set(f.id, () => {
       const picked = radios.find((r) => r.checked);
       return { choice: picked ? picked.value : null, otherText: other ? other.input.value : '' };
-    };
+    });
     return set;
   }
 
@@ -251,13 +252,13 @@ export class RequestCard {
       other = this.otherInput(f, id, () => { otherBox.checked = other.input.value !== ''; });
       set.append(h('div', { class: 'choice other' }, otherBox, h('label', { for: cid, text: 'Other' }), other.label, other.input));
     }
-    this.firstInputs[f.id] = boxes[0] || otherBox;
+    this.firstInputs.set(f.id, boxes[0] || otherBox);
     set.append(error);
-    this.readers[f.id] = () => ({
+    this.readers.set(f.id, () => ({
       choices: boxes.filter((b) => b.checked).map((b) => b.value),
       other: otherBox ? otherBox.checked : false,
       otherText: other ? other.input.value : '',
-    });
+    }));
     return set;
   }
 
@@ -271,15 +272,16 @@ export class RequestCard {
    * the first when `focus`), and returns the values and errors. */
   check(focus) {
     const raw = {};
-    for (const [id, read] of Object.entries(this.readers)) raw[id] = read();
+    for (const [id, read] of this.readers) put(raw, id, read());
     const { values, errors } = collect(this.fields, raw);
     let first = null;
     for (const f of this.fields) {
-      const slot = this.errorSlots[f.id];
-      const input = this.firstInputs[f.id];
+      const slot = this.errorSlots.get(f.id);
+      const input = this.firstInputs.get(f.id);
+      const error = own(errors, f.id);
       const container = this.inputs.querySelector(`[data-field="${CSS.escape(f.id)}"]`);
-      if (errors[f.id]) {
-        slot.textContent = errors[f.id];
+      if (error !== undefined) {
+        slot.textContent = error;
         slot.hidden = false;
         for (const target of [input, container]) {
           if (!target) continue;

@@ -454,10 +454,23 @@ export class SessionView {
     // A person who scrolled up since the page last moved the view stops
     // following, whether or not the scroll event came yet.
     if (this.following && this.lastTop !== undefined && this.box.scrollTop < this.lastTop - 1 && !this.atEnd()) this.setFollowing(false, false);
+    // The rows shown before this draw: where a row that leaves them was.
+    const before = this.visible;
     const { rows, offs, head, view } = this.geometry();
     const pinned = this.following && !this.pointerInside;
     const top = pinned ? offs[rows.length] + head - view : this.box.scrollTop;
-    if (this.current && (this.current.gone || !rows.includes(this.current))) this.current = null;
+    let refocus = false;
+    if (this.current && (this.current.gone || !rows.includes(this.current))) {
+      // A row with the keyboard's focus that leaves (the fold let its
+      // event go) passes the focus to the next row still shown, else the
+      // one before, so the focus never falls to the page's body.
+      const lost = this.current;
+      this.current = null;
+      if (lost.el && lost.el.contains(document.activeElement)) {
+        this.current = neighbour(before, lost, rows);
+        refocus = this.current !== null;
+      }
+    }
     const w = rowWindow(offs, top - head, view, MARGIN_ROWS, this.current ? rows.indexOf(this.current) : -1);
     const at = (i) => {
       const el = this.element(rows[i]);
@@ -501,6 +514,7 @@ export class SessionView {
       if (!pinned && anchor < rows.length && now[anchor] !== offs[anchor]) this.scrollBy(now[anchor] - offs[anchor]);
     }
     if (pinned) this.toLatest();
+    if (refocus) this.element(this.current).focus({ preventScroll: true });
   }
 
   /** Draws again in the next frame (once however often asked). */
@@ -675,6 +689,19 @@ export class SessionView {
     this.lastTop = this.box.scrollTop;
     target.focus();
   }
+}
+
+/** The row of `rows` nearest after `item` in `before` (the rows shown
+ * until now), else nearest before it, else the first of `rows`; null
+ * when there are none. */
+function neighbour(before, item, rows) {
+  const still = new Set(rows);
+  const at = before.indexOf(item);
+  if (at >= 0) {
+    for (let i = at + 1; i < before.length; i += 1) if (still.has(before[i])) return before[i];
+    for (let i = at - 1; i >= 0; i -= 1) if (still.has(before[i])) return before[i];
+  }
+  return rows[0] ?? null;
 }
 
 /** Makes `parent`'s children exactly `nodes` (a run of the same ordered
