@@ -551,8 +551,10 @@ pub fn summary(ceilings: &[Ceiling], relays: &[Report]) -> String {
         out.push_str("---:|---:|");
     }
     out.push('\n');
-    let show = |v: Option<f64>, unit: &str| {
-        v.map_or("-".to_owned(), |v| format!("{} {unit}", thousands(v)))
+    let show = |v: Option<f64>, unit: &str| match v {
+        Some(v) if unit.is_empty() => thousands(v),
+        Some(v) => format!("{} {unit}", thousands(v)),
+        None => "-".to_owned(),
     };
     for row in &rows {
         let ceiling = median(row.rates.iter().copied());
