@@ -10,6 +10,8 @@ mod bridge;
 pub mod corpus;
 pub mod filter;
 pub mod hostile;
+#[cfg(feature = "nats")]
+pub mod nats;
 pub mod relay;
 
 use std::hint::black_box;
