@@ -62,6 +62,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/notify.js", JS),
     asset!("js/timeline.js", JS),
     asset!("js/pace.js", JS),
+    asset!("js/perf.js", JS),
     asset!("js/window.js", JS),
     asset!("js/sessions.js", JS),
     asset!("js/views/fleet.js", JS),

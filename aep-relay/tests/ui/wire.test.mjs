@@ -22,6 +22,30 @@ test('SSE messages and comments, whatever the chunking', () => {
   ]);
 });
 
+test('event ids are read as the pattern session:epoch:seq reads them', () => {
+  // The reading the page had, a regular expression, against the one it
+  // has now, on random texts of the characters that matter.
+  const byPattern = (id) => {
+    const m = /^(.*):(\d+):(\d+)$/s.exec(String(id ?? ''));
+    if (!m || m[1] === '') return null;
+    return { session: m[1], epoch: Number(m[2]), seq: Number(m[3]) };
+  };
+  const alphabet = [':', '0', '7', '9', 'a', ' ', '\n', '٣', '-', '+', '.', 'e'];
+  let seed = 7;
+  const rand = (n) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  for (let i = 0; i < 20000; i += 1) {
+    let id = '';
+    for (let len = rand(12); len > 0; len -= 1) id += alphabet[rand(alphabet.length)];
+    assert.deepEqual(parseEventId(id), byPattern(id), JSON.stringify(id));
+  }
+  for (const id of [null, undefined, '', ':', '::', 's::1', 's:1:', 's:1:2', 'a:b:2:10', 's:01:002', ':1:2', 's:1:2\n', 'x:99999999999999999999:1']) {
+    assert.deepEqual(parseEventId(id), byPattern(id), JSON.stringify(id));
+  }
+});
+
 test('event ids are read from the right; resume lists every session', () => {
   assert.deepEqual(parseEventId('a:b:2:10'), { session: 'a:b', epoch: 2, seq: 10 });
   assert.equal(parseEventId('nope'), null);

@@ -11,6 +11,7 @@ import { Tracker, Ulids, ackWindow, reachability, respondCommand } from './comma
 import { announce, badge, notify, setupNotifications } from './notify.js';
 import { captureOf } from './summary.js';
 import { linkOf, routedOf } from './status.js';
+import { measure } from './perf.js';
 import { FleetView } from './views/fleet.js';
 import { SessionView } from './views/session.js';
 import { RequestCard } from './views/request.js';
@@ -96,7 +97,7 @@ function render() {
   if (app.view && app.view.update()) schedule();
   // Only what a person can still answer: not the requests of ended sessions.
   badge(app.fleet.inbox().length);
-  performance.measure('aep:render', { start, end: performance.now() });
+  measure('aep:render', start);
 }
 
 function route() {

@@ -139,8 +139,11 @@ export class Fleet {
   /** `keep`: events kept per session timeline (older ones are counted). */
   constructor({ keep = 2000 } = {}) {
     this.keep = keep;
+    /** Fingerprints of the events seen, by source, then id. */
     this.seen = new Map();
+    /** Sessions by key, and the same sessions by source, then session. */
     this.sessions = new Map();
+    this.bySource = new Map();
     this.requests = new Map();
     this.violations = [];
     this.unreadable = 0;
@@ -169,15 +172,19 @@ export class Fleet {
       this.unreadable += 1;
       return { status: 'invalid' };
     }
-    const seenKey = key(event.source, event.id);
+    let seen = this.seen.get(event.source);
+    if (seen === undefined) {
+      seen = new Map();
+      this.seen.set(event.source, seen);
+    }
     const print = fingerprint(event);
-    const before = this.seen.get(seenKey);
+    const before = seen.get(event.id);
     if (before !== undefined) {
       if (before === print) return { status: 'duplicate', event };
       this.violations.push({ rule: 'id-collision', source: event.source, id: event.id });
       return { status: 'collision', event };
     }
-    this.seen.set(seenKey, print);
+    seen.set(event.id, print);
     if (text(event.cause)) {
       if (!this.effects.has(event.cause)) this.effects.set(event.cause, []);
       this.effects.get(event.cause).push(event);
@@ -214,9 +221,14 @@ export class Fleet {
   }
 
   session(event) {
-    const k = key(event.source, event.session);
-    let s = this.sessions.get(k);
+    let sessions = this.bySource.get(event.source);
+    if (sessions === undefined) {
+      sessions = new Map();
+      this.bySource.set(event.source, sessions);
+    }
+    let s = sessions.get(event.session);
     if (!s) {
+      const k = key(event.source, event.session);
       s = {
         key: k,
         source: event.source,
@@ -234,6 +246,7 @@ export class Fleet {
         label: null,
       };
       this.sessions.set(k, s);
+      sessions.set(event.session, s);
       for (const orphan of this.orphans.get(event.session) || []) this.push(s, orphan);
       this.orphans.delete(event.session);
     }

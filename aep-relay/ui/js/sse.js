@@ -80,9 +80,21 @@ export class SseParser {
  * (a session id may hold `:`); null when it is not one.
  */
 export function parseEventId(id) {
-  const m = /^(.*):(\d+):(\d+)$/s.exec(String(id ?? ''));
-  if (!m || m[1] === '') return null;
-  return { session: m[1], epoch: Number(m[2]), seq: Number(m[3]) };
+  const text = String(id ?? '');
+  const last = text.lastIndexOf(':');
+  const middle = last > 0 ? text.lastIndexOf(':', last - 1) : -1;
+  if (middle < 1 || !digits(text, middle + 1, last) || !digits(text, last + 1, text.length)) return null;
+  return { session: text.slice(0, middle), epoch: Number(text.slice(middle + 1, last)), seq: Number(text.slice(last + 1)) };
+}
+
+/** Whether `text[from..to]` is one or more ASCII digits. */
+function digits(text, from, to) {
+  if (from >= to) return false;
+  for (let i = from; i < to; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /**

@@ -5,11 +5,34 @@
 // history read), since a resume names only the sessions it knew.
 
 import { SseParser, parseEventId, parseExhausted, resumeFrom } from './sse.js';
+import { measure } from './perf.js';
 
 /** Silence (no event, no `: ping`) after which the stream is restarted. */
 const STALL_MS = 50_000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 10_000;
+/** The longest the reading side takes the page's thread for before it
+ * lets the page draw and answer input: a replay of a large relay comes
+ * in faster than it is taken in, and without a pause nothing is drawn
+ * until all of it is (a frame needs a task boundary, and a chunk already
+ * received is handed over without one). */
+const SLICE_MS = 50;
+
+/** Gives the thread back for a moment: a message to itself, so the
+ * reading goes on in a new task queued behind the others (drawing, input,
+ * the control socket, timers). Unlike `setTimeout`, it is not slowed down
+ * in a background tab; unlike `scheduler.yield`, it goes behind what
+ * waits rather than ahead of it. */
+function pause() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
 
 export class EventStream {
   /**
@@ -104,19 +127,24 @@ export class EventStream {
     const reader = body.getReader();
     const decoder = new TextDecoder('utf-8');
     const parser = new SseParser();
+    let slice = performance.now();
     for (;;) {
+      if (performance.now() - slice > SLICE_MS) {
+        await pause();
+        slice = performance.now();
+      }
       // The stages of reading, as performance measures (see docs/ui.md):
       // waiting for a chunk, parsing it, delivering its events.
       const waited = performance.now();
       const { value, done } = await reader.read();
       const read = performance.now();
-      performance.measure('aep:read', { start: waited, end: read });
+      measure('aep:read', waited);
       if (done) return;
       const messages = parser.push(decoder.decode(value, { stream: true }));
       const parsed = performance.now();
-      performance.measure('aep:sse', { start: read, end: parsed });
+      measure('aep:sse', read);
       for (const message of messages) each(message);
-      performance.measure('aep:deliver', { start: parsed, end: performance.now() });
+      measure('aep:deliver', parsed);
     }
   }
 

@@ -9,6 +9,7 @@ import { h, reconcile, replace } from '../dom.js';
 import { Fleet } from '../projection.js';
 import { ago } from '../summary.js';
 import { emptyText } from '../status.js';
+import { measure } from '../perf.js';
 import { ORDERS, arrange, defaults } from '../sessions.js';
 
 const RECENT_MS = 60_000;
@@ -200,6 +201,12 @@ export class FleetView {
     this.endedBox.disabled = ended === 0 && !this.filter.showEnded;
     this.rows.dataset.endedHidden = String(endedHidden);
     reconcile(this.rows, rows.map((s) => this.row(s, now)));
+    if (rows.length !== this.rowsDrawn) {
+      // When the table first showed each count of rows, since the page
+      // opened (the figures test reads when the whole fleet was drawn).
+      this.rowsDrawn = rows.length;
+      measure('aep:fleet-rows', 0, { rows: rows.length });
+    }
 
     const v = fleet.violations;
     this.violationsTitle.textContent = `Protocol violations (${v.length})`;
