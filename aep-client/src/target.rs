@@ -1,23 +1,26 @@
-//! An emitter's WebSocket that is also a control target (AEP-0004): the
-//! [`Agent`] says `hello` as an emitter declaring its `control.accepts`,
-//! emits its sessions' events, and runs [`aep::control::Target`] on every
-//! command the relay routes to it. Nacks the target makes itself
-//! (`unsupported`, `invalid`) and the recorded ack of a redelivered
-//! command are written automatically; each new command arrives on the
-//! [`Commands`] of its session for the caller to decide, once, with
-//! [`accept`](Agent::accept) or [`reject`](Agent::reject), followed by its
-//! outcome events ([`answered`](Agent::answered),
+//! An emitter's WebSocket that is also a control target (AEP-0004): an
+//! [`Agent`] (one session) or [`Agents`] (many) says `hello` as an
+//! emitter declaring its `control.accepts`, emits its sessions' events,
+//! and runs [`aep::control::Target`] on every command the relay routes to
+//! it. Nacks the target makes itself (`unsupported`, `invalid`) and the
+//! recorded ack of a redelivered command are written automatically; each
+//! new command arrives on the [`Commands`] of its session for the caller
+//! to decide, once, with [`accept`](Agent::accept) or
+//! [`reject`](Agent::reject) (a [`SessionHandle`]'s, on [`Agents`]),
+//! followed by its outcome events ([`answered`](Agent::answered),
 //! [`outcome`](Agent::outcome)).
 //!
-//! One connection serves many sessions: [`Agent::open`] connects with
-//! none, and [`Agent::open_session`] adds one, handing back its
+//! One connection serves many sessions: [`Agents::open`] connects with
+//! none, and [`Agents::open_session`] adds one, handing back its
 //! [`SessionHandle`] (its own `(epoch, seq)` counter, from its
 //! [`SessionEmitter`]) and its own [`Commands`]. The connection claims
 //! each session with that session's first positioned event (the relay
 //! routes a command to the connection that claimed its session), and
 //! after a reconnect it sends each open session's last event again, so
 //! every claim is taken back. [`Agent::connect`] is the case of one
-//! session, opened at once and served by the agent's own methods.
+//! session, opened at once and served by the [`Agent`]'s own methods;
+//! an [`Agents`] has no session of its own, so the session methods are
+//! only a [`SessionHandle`]'s.
 //!
 //! A command is dispatched by its `session`:
 //!
@@ -38,7 +41,7 @@
 //! same [`SessionEmitter`] as the session's own events, and are queued so
 //! they are never dropped under backpressure (they count as `notice`).
 //! Sessions open at once are bounded ([`AgentConfig::max_sessions`]):
-//! past it [`open_session`](Agent::open_session) fails until one closes.
+//! past it [`open_session`](Agents::open_session) fails until one closes.
 //! A session opened again after it closed here continues after the
 //! positions its closed opening took (the refusals of its late commands),
 //! so none repeats.
@@ -71,15 +74,15 @@
 //! use aep::control::{Identity, Target};
 //! use aep::{Capture, Payload, SessionStarted};
 //! use aep_client::session::{Attrs, SessionEmitter};
-//! use aep_client::target::{Agent, AgentConfig};
+//! use aep_client::target::{AgentConfig, Agents};
 //!
 //! let target = Target::new(Identity::new("urn:aep:agent:demo", "demo"), ["control.cancel"])
 //!     .map_err(|e| aep_client::Error::Invalid(e.to_string()))?;
 //! let config = AgentConfig::new("http://127.0.0.1:8787", Some("token".into()), "host-a/1");
-//! let agent = Agent::open(config, "demo", Capture::Metadata, target);
+//! let agents = Agents::open(config, "demo", Capture::Metadata, target);
 //! for id in ["s1", "s2"] {
 //!     let emitter = SessionEmitter::new("urn:aep:agent:demo", "demo", id, 0);
-//!     let (session, mut commands) = agent.open_session(emitter)?;
+//!     let (session, mut commands) = agents.open_session(emitter)?;
 //!     session.emit(&Payload::SessionStarted(SessionStarted::new()), Attrs::default()).await?;
 //!     tokio::spawn(async move {
 //!         while let Some(command) = commands.recv().await {
@@ -108,7 +111,7 @@ use crate::session::{Attrs, SessionEmitter};
 use crate::socket::{hello, Handle, Inbound, Socket, SocketConfig};
 use crate::transport::Flushed;
 
-/// How an [`Agent`] connects.
+/// How an [`Agent`] or [`Agents`] connects.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
     /// The relay's base URL.
@@ -284,7 +287,7 @@ impl Drop for Opening {
     }
 }
 
-/// What an [`Agent`] and its [`SessionHandle`]s share: the sessions and
+/// What an [`Agents`] and its [`SessionHandle`]s share: the sessions and
 /// the socket.
 #[derive(Clone)]
 struct Core {
@@ -292,29 +295,32 @@ struct Core {
     socket: Handle,
 }
 
-/// An emitter connection that answers commands, for one session
-/// ([`connect`](Agent::connect)) or many ([`open`](Agent::open),
-/// [`open_session`](Agent::open_session)). Cloning shares it.
-///
-/// The session methods ([`emit`](Agent::emit),
-/// [`emit_full`](Agent::emit_full), [`emit_agent`](Agent::emit_agent),
-/// [`session`](Agent::session)) are those of the session given to
-/// [`connect`](Agent::connect); on an agent [opened](Agent::open) without
-/// one they fail with [`Error::Invalid`] (use a [`SessionHandle`]). The
-/// command methods ([`accept`](Agent::accept),
-/// [`reject`](Agent::reject), [`answered`](Agent::answered),
-/// [`outcome`](Agent::outcome)) answer in the command's own session,
-/// whichever it is.
+/// An emitter connection that answers commands, for the one session
+/// given to [`connect`](Agent::connect): its events
+/// ([`emit`](Agent::emit), [`emit_full`](Agent::emit_full),
+/// [`emit_agent`](Agent::emit_agent)) and the answers to its commands
+/// ([`accept`](Agent::accept), [`reject`](Agent::reject),
+/// [`answered`](Agent::answered), [`outcome`](Agent::outcome)). The
+/// session stays open while a clone of the agent lives. Cloning shares
+/// it. For many sessions on one connection, see [`Agents`].
 #[derive(Clone)]
 pub struct Agent {
-    core: Core,
-    link: watch::Receiver<Link>,
-    /// The session given to [`connect`](Agent::connect), kept open while
-    /// a clone of the agent lives.
-    single: Option<Arc<Opening>>,
+    connection: Agents,
+    session: SessionHandle,
 }
 
-/// One session served on an [`Agent`]'s connection: its events, stamped
+/// An emitter connection that answers commands, for many sessions: it
+/// connects serving none ([`open`](Agents::open)), and each session is
+/// added with [`open_session`](Agents::open_session) (or
+/// [`open_session_as`](Agents::open_session_as)) and served through its
+/// [`SessionHandle`]. Cloning shares it.
+#[derive(Clone)]
+pub struct Agents {
+    core: Core,
+    link: watch::Receiver<Link>,
+}
+
+/// One session served on an [`Agents`] connection: its events, stamped
 /// with its own `(epoch, seq)`, and the answers to its commands. Cloning
 /// shares it; when the last clone is dropped, or on
 /// [`close`](SessionHandle::close), the session closes: its
@@ -395,21 +401,114 @@ impl Agent {
         session: SessionEmitter,
         target: Target,
     ) -> (Agent, Commands) {
-        let mut agent = Agent::open(config, session.agent(), session.ceiling(), target);
-        let (handle, commands) = agent
+        let connection = Agents::open(config, session.agent(), session.ceiling(), target);
+        let (session, commands) = connection
             .core
             .open_session(session, None)
             .expect("the first session of a new connection opens");
-        agent.single = Some(handle.opening);
-        (agent, commands)
+        (
+            Agent {
+                connection,
+                session,
+            },
+            commands,
+        )
     }
 
+    /// Stamps `payload` as the session's next event (`capture` as
+    /// `attrs` claims it), lets the target [observe](Target::observe) it
+    /// (form requests), and sends it.
+    pub async fn emit(&self, payload: &Payload, attrs: Attrs) -> Result<Event, Error> {
+        self.session.emit(payload, attrs).await
+    }
+
+    /// As [`emit`](Agent::emit), from full content at the session's
+    /// ceiling ([`SessionEmitter::full`]).
+    pub async fn emit_full(&self, payload: &Payload, attrs: Attrs) -> Result<Event, Error> {
+        self.session.emit_full(payload, attrs).await
+    }
+
+    /// Stamps `payload` as an agent-scoped event (`agent.*`: a heartbeat,
+    /// say; no session position) of this agent's identity, and sends it
+    /// at `severity`.
+    pub async fn emit_agent(&self, payload: &Payload, severity: Severity) -> Result<Event, Error> {
+        self.session.emit_agent(payload, severity).await
+    }
+
+    /// The session's id.
+    pub fn session(&self) -> &str {
+        self.session.session()
+    }
+
+    /// Sends an event built elsewhere at its own severity.
+    pub async fn send_event(&self, event: &Event) -> Result<(), Error> {
+        self.session.send_event(event).await
+    }
+
+    /// Accepts a command handed over on [`Commands`]: its
+    /// `control.accepted`, in the command's session, recorded and sent.
+    pub async fn accept(&self, command: &Command) -> Result<Event, Error> {
+        self.session.accept(command).await
+    }
+
+    /// Rejects a command handed over on [`Commands`]: its
+    /// `control.rejected`, in the command's session, with `reason`
+    /// (`refused` is the agent's sovereign no) and `detail` (kept only at
+    /// a `redacted` ceiling).
+    pub async fn reject(
+        &self,
+        command: &Command,
+        reason: NackReason,
+        detail: Option<&str>,
+    ) -> Result<Event, Error> {
+        self.session.reject(command, reason, detail).await
+    }
+
+    /// The outcome of an accepted respond: `attention.answered` then
+    /// `attention.resolved`, `cause`-linked to the command, sent.
+    pub async fn answered(&self, command: &Command, answer: &Answer) -> Result<[Event; 2], Error> {
+        self.session.answered(command, answer).await
+    }
+
+    /// An outcome event of `command` (`run.cancelled`, a
+    /// `progress.status`...), `cause`-linked to it, sent.
+    pub async fn outcome(&self, command: &Command, payload: &Payload) -> Result<Event, Error> {
+        self.session.outcome(command, payload).await
+    }
+
+    /// As [`Agents::link`].
+    pub fn link(&self) -> Link {
+        self.connection.link()
+    }
+
+    /// As [`Agents::links`].
+    pub fn links(&self) -> watch::Receiver<Link> {
+        self.connection.links()
+    }
+
+    /// As [`Agents::connected`].
+    pub async fn connected(&self, wait: Duration) -> Result<Hello, Error> {
+        self.connection.connected(wait).await
+    }
+
+    /// As [`Agents::dropped`].
+    pub fn dropped(&self) -> u64 {
+        self.connection.dropped()
+    }
+
+    /// As [`Agents::close`].
+    pub async fn close(&self, wait: Duration) -> Flushed {
+        self.connection.close(wait).await
+    }
+}
+
+impl Agents {
     /// Connects in the background as an emitter of `agent` serving no
     /// session yet, declaring `target`'s `accepts` and ack window, and the
     /// capture levels up to `ceiling`, in its `hello`. Sessions are added
-    /// with [`open_session`](Agent::open_session); their ceilings should
+    /// with [`open_session`](Agents::open_session); their ceilings should
     /// not pass `ceiling`.
-    pub fn open(config: AgentConfig, agent: &str, ceiling: Capture, target: Target) -> Agent {
+    pub fn open(config: AgentConfig, agent: &str, ceiling: Capture, target: Target) -> Agents {
         let levels = ["none", "metadata", "redacted", "full"];
         let capture: Vec<&str> = levels
             .iter()
@@ -436,10 +535,9 @@ impl Agent {
         });
         let (link_tx, link) = watch::channel(Link::Connecting);
         tokio::spawn(read(inbound, shared.clone(), socket.detached(), link_tx));
-        Agent {
+        Agents {
             core: Core { shared, socket },
             link,
-            single: None,
         }
     }
 
@@ -455,7 +553,7 @@ impl Agent {
         self.core.open_session(session, None)
     }
 
-    /// As [`open_session`](Agent::open_session), with the session's own
+    /// As [`open_session`](Agents::open_session), with the session's own
     /// `target`: its acks and outcomes carry that target's identity
     /// (`source`, `agent`) and its commands are checked against that
     /// target's `accepts`, rather than the connection's target's. For
@@ -473,80 +571,6 @@ impl Agent {
     /// The sessions open on the connection now, in no order.
     pub fn sessions(&self) -> Vec<String> {
         self.core.shared.lock().open.keys().cloned().collect()
-    }
-
-    /// The session given to [`connect`](Agent::connect).
-    fn single(&self) -> Result<&str, Error> {
-        self.single
-            .as_deref()
-            .map(|o| o.session.as_str())
-            .ok_or_else(|| {
-                Error::Invalid("this agent serves many sessions: use a SessionHandle".into())
-            })
-    }
-
-    /// Stamps `payload` as the session's next event (`capture` as
-    /// `attrs` claims it), lets the target [observe](Target::observe) it
-    /// (form requests), and sends it.
-    pub async fn emit(&self, payload: &Payload, attrs: Attrs) -> Result<Event, Error> {
-        self.core.emit(self.single()?, payload, attrs, false).await
-    }
-
-    /// As [`emit`](Agent::emit), from full content at the session's
-    /// ceiling ([`SessionEmitter::full`]).
-    pub async fn emit_full(&self, payload: &Payload, attrs: Attrs) -> Result<Event, Error> {
-        self.core.emit(self.single()?, payload, attrs, true).await
-    }
-
-    /// Stamps `payload` as an agent-scoped event (`agent.*`: a heartbeat,
-    /// say; no session position) of this agent's identity, and sends it
-    /// at `severity`.
-    pub async fn emit_agent(&self, payload: &Payload, severity: Severity) -> Result<Event, Error> {
-        self.core
-            .emit_agent(self.single()?, payload, severity)
-            .await
-    }
-
-    /// The session's id (empty on an agent [opened](Agent::open) without
-    /// one).
-    pub fn session(&self) -> String {
-        self.single().unwrap_or_default().to_owned()
-    }
-
-    /// Sends an event built elsewhere at its own severity.
-    pub async fn send_event(&self, event: &Event) -> Result<(), Error> {
-        self.core.send_event(event).await
-    }
-
-    /// Accepts a command handed over on [`Commands`]: its
-    /// `control.accepted`, in the command's session, recorded and sent.
-    pub async fn accept(&self, command: &Command) -> Result<Event, Error> {
-        self.core.accept(command).await
-    }
-
-    /// Rejects a command handed over on [`Commands`]: its
-    /// `control.rejected`, in the command's session, with `reason`
-    /// (`refused` is the agent's sovereign no) and `detail` (kept only at
-    /// a `redacted` ceiling).
-    pub async fn reject(
-        &self,
-        command: &Command,
-        reason: NackReason,
-        detail: Option<&str>,
-    ) -> Result<Event, Error> {
-        self.core.reject(command, reason, detail).await
-    }
-
-    /// The outcome of an accepted respond: `attention.answered` then
-    /// `attention.resolved`, `cause`-linked to the command, sent.
-    pub async fn answered(&self, command: &Command, answer: &Answer) -> Result<[Event; 2], Error> {
-        self.core.answered(command, answer).await
-    }
-
-    /// An outcome event of `command` (`run.cancelled`, a
-    /// `progress.status`...), `cause`-linked to it, sent.
-    pub async fn outcome(&self, command: &Command, payload: &Payload) -> Result<Event, Error> {
-        self.core.outcome(command, payload).await
     }
 
     /// The connection's state now.

@@ -63,16 +63,17 @@ pub(crate) enum Role {
     Both,
 }
 
-impl Role {
-    pub fn parse(role: &str) -> Option<Role> {
+impl From<aep::frame::Role> for Role {
+    fn from(role: aep::frame::Role) -> Role {
         match role {
-            "emitter" => Some(Role::Emitter),
-            "consumer" => Some(Role::Consumer),
-            "both" => Some(Role::Both),
-            _ => None,
+            aep::frame::Role::Emitter => Role::Emitter,
+            aep::frame::Role::Consumer => Role::Consumer,
+            aep::frame::Role::Both => Role::Both,
         }
     }
+}
 
+impl Role {
     pub fn emits(self) -> bool {
         self != Role::Consumer
     }

@@ -487,27 +487,18 @@ impl Connection {
             .await?;
             return Err(End::Close(MESSAGE_TOO_BIG, "hello-too-large"));
         }
-        let hello: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        if hello.get("type").and_then(Value::as_str) != Some("hello") {
+        let Ok(Some(hello)) = frame::HelloRequest::read(&text) else {
             self.send_frame(hello_required()).await?;
             return Err(End::Close(PROTOCOL_ERROR, "hello required"));
-        }
-        let speaks = hello
-            .get("versions")
-            .and_then(Value::as_array)
-            .is_some_and(|v| v.iter().any(|v| v.as_str() == Some("0.1")));
-        if !speaks {
+        };
+        if !hello.speaks("0.1") {
             let mut refused =
                 ErrorFrame::new(ErrorCode::VersionUnsupported, "this relay speaks AEP 0.1");
             refused.versions = Some(vec!["0.1".into()]);
             self.send_frame(Frame::Error(refused)).await?;
             return Err(End::Close(PROTOCOL_ERROR, "version unsupported"));
         }
-        let role = match hello.get("role") {
-            None => Some(Role::Both),
-            Some(role) => role.as_str().and_then(Role::parse),
-        };
-        let Some(role) = role else {
+        let Ok(role) = hello.role else {
             self.refuse(
                 ErrorCode::InvalidHello,
                 "role must be emitter, consumer or both",
@@ -515,9 +506,11 @@ impl Connection {
             .await?;
             return Err(End::Close(PROTOCOL_ERROR, "invalid role"));
         };
+        let role = role.map_or(Role::Both, Role::from);
         self.role = role;
-        let identity = hello.get("identity");
-        let capabilities = hello.get("capabilities");
+        // A malformed `identity` or `capabilities` declares nothing.
+        let identity = hello.identity.unwrap_or_default();
+        let capabilities = hello.capabilities.unwrap_or_default();
         match self.charge_state(hello_cost(text.len())) {
             Some(charge) => self.state = Some(charge),
             None => {
@@ -532,10 +525,10 @@ impl Connection {
         }
         let declared = Declared {
             role,
-            agent: identity.and_then(|i| i.get("agent")).cloned(),
-            instance: identity.and_then(|i| i.get("instance")).cloned(),
-            control: capabilities.and_then(|c| c.get("control")).cloned(),
-            emits: capabilities.and_then(|c| c.get("emits")).cloned(),
+            agent: identity.get("agent").cloned(),
+            instance: identity.get("instance").cloned(),
+            control: capabilities.get("control").cloned(),
+            emits: capabilities.get("emits").cloned(),
         };
         self.app.hub.connect(self.id, declared, commands);
         let reply = Hello {

@@ -11,7 +11,9 @@
 //!
 //! An endpoint reads the requests it serves (`subscribe`, `unsubscribe`,
 //! `roster`, `ping`) with [`Request::read`], which types each member on its
-//! own and keeps a malformed one as its error, to be refused by name.
+//! own and keeps a malformed one as its error, to be refused by name; the
+//! `hello` a connecting party opens with, likewise, with
+//! [`HelloRequest::read`].
 //!
 //! Forward compatibility, as the spec asks: a frame type this revision does
 //! not define decodes as [`Decoded::Unknown`] (to be ignored), members a
@@ -186,6 +188,110 @@ impl Request {
         }))
     }
 }
+
+/// A `hello` as the endpoint that answers it reads it (AEP-0003 §4): the
+/// first frame a connecting party sends.
+///
+/// As with [`Request::read`], reading never fails on a member: each one
+/// is typed on its own, and a malformed one is kept as its error
+/// ([`HelloError`]), for the endpoint to refuse (or overlook) by name.
+/// Members a `hello` does not define are ignored; a member sent twice
+/// counts once, with its last value. `identity` and `capabilities` are
+/// kept as sent: an endpoint echoes declarations verbatim (a roster
+/// entry's `agent`, `control`, …).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelloRequest {
+    /// The `versions` the peer speaks, in its order: its strings (entries
+    /// that are not strings are skipped); empty when absent or `null`.
+    pub versions: Result<Vec<String>, HelloError>,
+    /// The declared `role`; `None` when absent (a `null` role is
+    /// malformed, as is any string but the three roles).
+    pub role: Result<Option<Role>, HelloError>,
+    /// `identity`'s members as sent; empty when absent or `null`.
+    pub identity: Result<Map<String, Value>, HelloError>,
+    /// `capabilities` as sent; empty when absent or `null`.
+    pub capabilities: Result<Map<String, Value>, HelloError>,
+}
+
+impl HelloRequest {
+    /// Reads a first frame's text. `None` when it is a frame but not a
+    /// `hello` (another frame type, an event).
+    pub fn read(text: &str) -> Result<Option<HelloRequest>, FrameError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| FrameError::Json(e.to_string()))?;
+        let Value::Object(mut members) = value else {
+            return Err(FrameError::NotAFrame);
+        };
+        match members.remove("type") {
+            Some(Value::String(kind)) if kind == "hello" => {}
+            Some(Value::String(_)) => return Ok(None),
+            _ => return Err(FrameError::NotAFrame),
+        }
+        let versions = match members.remove("versions") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(versions)) => Ok(versions
+                .into_iter()
+                .filter_map(|v| match v {
+                    Value::String(v) => Some(v),
+                    _ => None,
+                })
+                .collect()),
+            Some(_) => Err(HelloError::Versions),
+        };
+        let role = match members.remove("role") {
+            None => Ok(None),
+            Some(Value::String(role)) => Role::parse(&role).map(Some).ok_or(HelloError::Role),
+            Some(_) => Err(HelloError::Role),
+        };
+        let mut object = |name: &str, error: HelloError| match members.remove(name) {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(members)) => Ok(members),
+            Some(_) => Err(error),
+        };
+        let identity = object("identity", HelloError::Identity);
+        let capabilities = object("capabilities", HelloError::Capabilities);
+        Ok(Some(HelloRequest {
+            versions,
+            role,
+            identity,
+            capabilities,
+        }))
+    }
+
+    /// Whether the peer speaks `version` (`"0.1"`): listed in a
+    /// well-formed `versions`.
+    pub fn speaks(&self, version: &str) -> bool {
+        self.versions
+            .as_ref()
+            .is_ok_and(|versions| versions.iter().any(|v| v == version))
+    }
+}
+
+/// A `hello` member of the wrong shape, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelloError {
+    /// `versions` is not an array.
+    Versions,
+    /// `role` is not one of `emitter`, `consumer`, `both`.
+    Role,
+    /// `identity` is not an object.
+    Identity,
+    /// `capabilities` is not an object.
+    Capabilities,
+}
+
+impl fmt::Display for HelloError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HelloError::Versions => "versions must be an array of version strings",
+            HelloError::Role => "role must be emitter, consumer or both",
+            HelloError::Identity => "identity must be an object",
+            HelloError::Capabilities => "capabilities must be an object",
+        })
+    }
+}
+
+impl std::error::Error for HelloError {}
 
 /// A `subscribe` frame as an endpoint reads it, each member typed on its
 /// own (AEP-0003 §6.5: a malformed `filter` or `from` is `invalid-filter`,
@@ -409,6 +515,16 @@ impl Role {
             Role::Emitter => "emitter",
             Role::Consumer => "consumer",
             Role::Both => "both",
+        }
+    }
+
+    /// The role the wire spells `role`; `None` for any other text.
+    pub fn parse(role: &str) -> Option<Role> {
+        match role {
+            "emitter" => Some(Role::Emitter),
+            "consumer" => Some(Role::Consumer),
+            "both" => Some(Role::Both),
+            _ => None,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Many sessions on one `target::Agent` connection, through an in-process
+//! Many sessions on one `target::Agents` connection, through an in-process
 //! relay: each command reaches only its session's handle and is acked in
 //! its session; a closed or dropped handle stops receiving (its late
 //! commands are refused); the bounds on open sessions and on each command
@@ -13,11 +13,11 @@ use aep::control_cancel::Scope;
 use aep::{Capture, ControlCancel, ControlPause, NackReason, Payload, SessionStarted};
 use aep_client::control::{ControlClient, ControlConfig};
 use aep_client::session::{Attrs, SessionEmitter};
-use aep_client::target::{Agent, AgentConfig, Commands, Link, SessionHandle};
+use aep_client::target::{AgentConfig, Agents, Commands, Link, SessionHandle};
 
 const SOURCE: &str = "urn:aep:agent:many";
 
-fn open(base: &str, tune: impl FnOnce(&mut AgentConfig)) -> Agent {
+fn open(base: &str, tune: impl FnOnce(&mut AgentConfig)) -> Agents {
     let target = Target::new(
         Identity::new(SOURCE, "many"),
         ["control.cancel", "control.pause"],
@@ -25,11 +25,11 @@ fn open(base: &str, tune: impl FnOnce(&mut AgentConfig)) -> Agent {
     .unwrap();
     let mut config = AgentConfig::new(base, Some(TOKEN.into()), "test/1");
     tune(&mut config);
-    Agent::open(config, "many", Capture::Metadata, target)
+    Agents::open(config, "many", Capture::Metadata, target)
 }
 
 /// Opens `session` on `agent` and claims it with `session.started`.
-async fn session(agent: &Agent, session: &str) -> (SessionHandle, Commands) {
+async fn session(agent: &Agents, session: &str) -> (SessionHandle, Commands) {
     let emitter = SessionEmitter::new(SOURCE, "many", session, 0);
     let (handle, commands) = agent.open_session(emitter).unwrap();
     handle
@@ -139,15 +139,6 @@ async fn each_command_reaches_its_own_session_and_is_acked_there() {
     // Neither queue holds the other's command.
     assert!(nothing(&mut commands_a).await);
     assert!(nothing(&mut commands_b).await);
-
-    // The single-session methods say what to use instead.
-    assert!(agent
-        .emit(
-            &Payload::SessionStarted(SessionStarted::new()),
-            Attrs::default()
-        )
-        .await
-        .is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

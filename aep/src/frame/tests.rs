@@ -317,6 +317,138 @@ fn requests_other_than_subscribe_read_their_members() {
     assert!(matches!(Request::read("{"), Err(FrameError::Json(_))));
 }
 
+/// The member-by-member read of a `hello`, as the endpoint that answers
+/// it reads it.
+#[test]
+fn a_hello_reads_each_role_and_names_its_malformed_member() {
+    let read = |text: &str| match HelloRequest::read(text) {
+        Ok(Some(hello)) => hello,
+        other => panic!("{text} read as {other:?}"),
+    };
+    for (role, read_as) in [
+        ("emitter", Role::Emitter),
+        ("consumer", Role::Consumer),
+        ("both", Role::Both),
+    ] {
+        let text = json!({
+            "type": "hello",
+            "versions": ["0.2", "0.1"],
+            "role": role,
+            "identity": {"agent": "a", "instance": "a/1", "x-later": 1},
+            "capabilities": {"control": {"accepts": ["control.x"]}},
+        })
+        .to_string();
+        let hello = read(&text);
+        assert_eq!(hello.role, Ok(Some(read_as)), "{text}");
+        assert_eq!(hello.versions, Ok(vec!["0.2".to_owned(), "0.1".to_owned()]));
+        assert!(hello.speaks("0.1") && hello.speaks("0.2") && !hello.speaks("0.3"));
+        assert_eq!(hello.identity.unwrap()["agent"], "a");
+        assert_eq!(
+            hello.capabilities.unwrap()["control"],
+            json!({"accepts": ["control.x"]})
+        );
+    }
+
+    // Absent members: no versions, no role, nothing declared.
+    assert_eq!(
+        read(r#"{"type":"hello"}"#),
+        HelloRequest {
+            versions: Ok(vec![]),
+            role: Ok(None),
+            identity: Ok(Map::new()),
+            capabilities: Ok(Map::new()),
+        }
+    );
+    // `null` is absent, but for `role`, which is then malformed.
+    let nulls = read(r#"{"type":"hello","versions":null,"identity":null,"capabilities":null}"#);
+    assert_eq!(nulls, read(r#"{"type":"hello"}"#));
+    assert_eq!(
+        read(r#"{"type":"hello","role":null}"#).role,
+        Err(HelloError::Role)
+    );
+
+    // Each malformed member on its own; the others are read all the same.
+    for (member, value, error) in [
+        ("versions", json!("0.1"), HelloError::Versions),
+        ("versions", json!({"0.1": true}), HelloError::Versions),
+        ("role", json!("admin"), HelloError::Role),
+        ("role", json!("Emitter"), HelloError::Role),
+        ("role", json!(["emitter"]), HelloError::Role),
+        ("role", json!(1), HelloError::Role),
+        ("identity", json!("a"), HelloError::Identity),
+        ("identity", json!(["a"]), HelloError::Identity),
+        ("capabilities", json!(true), HelloError::Capabilities),
+        ("capabilities", json!([]), HelloError::Capabilities),
+    ] {
+        let mut hello = json!({
+            "type": "hello",
+            "versions": ["0.1"],
+            "role": "consumer",
+            "identity": {"agent": "a"},
+            "capabilities": {"roster": {}},
+        });
+        hello[member] = value;
+        let text = hello.to_string();
+        let read = read(&text);
+        let got = match member {
+            "versions" => read.versions.clone().err(),
+            "role" => read.role.err(),
+            "identity" => read.identity.clone().err(),
+            _ => read.capabilities.clone().err(),
+        };
+        assert_eq!(got, Some(error), "{text}");
+        assert_eq!(read.speaks("0.1"), member != "versions", "{text}");
+        assert_eq!(
+            read.role.is_ok_and(|r| r == Some(Role::Consumer)),
+            member != "role",
+            "{text}"
+        );
+        assert_eq!(read.identity.is_ok(), member != "identity", "{text}");
+        assert_eq!(
+            read.capabilities.is_ok(),
+            member != "capabilities",
+            "{text}"
+        );
+    }
+    assert_eq!(
+        HelloError::Role.to_string(),
+        "role must be emitter, consumer or both"
+    );
+
+    // Entries of `versions` that are not strings are skipped; unknown
+    // members are ignored; a member sent twice counts with its last value.
+    let hello = read(
+        r#"{"type":"hello","versions":[1,"0.1",null],"x-later":{"a":1},"role":"admin","role":"emitter"}"#,
+    );
+    assert_eq!(hello.versions, Ok(vec!["0.1".to_owned()]));
+    assert_eq!(hello.role, Ok(Some(Role::Emitter)));
+
+    // Identity and capabilities are kept as sent, whatever their members.
+    let hello = read(r#"{"type":"hello","identity":{"agent":7},"capabilities":{"emits":"*"}}"#);
+    assert_eq!(hello.identity.unwrap()["agent"], 7);
+    assert_eq!(hello.capabilities.unwrap()["emits"], "*");
+
+    // A frame of another type, or an event, is not a hello; what is not a
+    // frame says why.
+    for not_a_hello in [
+        r#"{"type":"subscribe","id":"s"}"#,
+        r#"{"type":"Hello"}"#,
+        r#"{"type":"session.started"}"#,
+    ] {
+        assert_eq!(HelloRequest::read(not_a_hello), Ok(None), "{not_a_hello}");
+    }
+    assert_eq!(HelloRequest::read("[1]"), Err(FrameError::NotAFrame));
+    assert_eq!(
+        HelloRequest::read(r#"{"versions":["0.1"]}"#),
+        Err(FrameError::NotAFrame)
+    );
+    assert_eq!(
+        HelloRequest::read(r#"{"type":null}"#),
+        Err(FrameError::NotAFrame)
+    );
+    assert!(matches!(HelloRequest::read(""), Err(FrameError::Json(_))));
+}
+
 #[test]
 fn error_codes_known_and_unknown_keep_their_spelling() {
     for code in [
@@ -465,14 +597,12 @@ fn resume() -> impl Strategy<Value = Resume> {
     ]
 }
 
-fn any_frame() -> impl Strategy<Value = Frame> {
-    let resume = resume();
-    let role = prop::option::of(prop_oneof![
-        Just(Role::Emitter),
-        Just(Role::Consumer),
-        Just(Role::Both)
-    ]);
-    let identity = (
+fn role() -> impl Strategy<Value = Role> {
+    prop_oneof![Just(Role::Emitter), Just(Role::Consumer), Just(Role::Both)]
+}
+
+fn identity() -> impl Strategy<Value = Identity> {
+    (
         prop::option::of(text()),
         prop::option::of(text()),
         some_value(),
@@ -481,9 +611,19 @@ fn any_frame() -> impl Strategy<Value = Frame> {
             agent,
             instance,
             card,
-        });
-    let capabilities = prop::collection::btree_map(text(), value(), 0..3)
-        .prop_map(|m| m.into_iter().collect::<Map<String, Value>>());
+        })
+}
+
+fn capabilities() -> impl Strategy<Value = Map<String, Value>> {
+    prop::collection::btree_map(text(), value(), 0..3)
+        .prop_map(|m| m.into_iter().collect::<Map<String, Value>>())
+}
+
+fn any_frame() -> impl Strategy<Value = Frame> {
+    let resume = resume();
+    let role = prop::option::of(role());
+    let identity = identity();
+    let capabilities = capabilities();
     let entry = (
         text(),
         some_value(),
@@ -620,6 +760,40 @@ proptest! {
                 capture: Ok(capture),
                 from: Ok(from),
             })))
+        );
+    }
+
+    /// A `hello` an endpoint reads is the one a client encoded, member
+    /// for member.
+    #[test]
+    fn a_hello_reads_as_it_was_encoded(
+        versions in prop::collection::vec(text(), 0..3),
+        role in prop::option::of(role()),
+        identity in prop::option::of(identity()),
+        capabilities in capabilities(),
+        extra in value(),
+    ) {
+        let hello = Hello {
+            versions: versions.clone(),
+            role,
+            identity: identity.clone(),
+            capabilities: capabilities.clone(),
+        };
+        let mut members: Value = serde_json::from_str(&Frame::Hello(hello).encode()).unwrap();
+        // A member this revision does not define is ignored.
+        members["x-later"] = extra;
+        let identity = match identity.map(|i| serde_json::to_value(i).unwrap()) {
+            Some(Value::Object(identity)) => identity,
+            _ => Map::new(),
+        };
+        prop_assert_eq!(
+            HelloRequest::read(&members.to_string()),
+            Ok(Some(HelloRequest {
+                versions: Ok(versions),
+                role: Ok(role),
+                identity: Ok(identity),
+                capabilities: Ok(capabilities),
+            }))
         );
     }
 

@@ -1,5 +1,5 @@
 //! The AEP side of one MCP connection: a session on the relay, emitted
-//! over an [`Agent`] that is also the control target its requests are
+//! over an [`Agents`] connection that is also the control target its requests are
 //! answered through. The connection is the session's own (stdio), or one
 //! shared by every session of the process (`--http`), each session with
 //! its own identity and commands.
@@ -19,7 +19,7 @@ use aep::{
     Choice, FieldSpec, NackReason, Payload, ProgressStatus, SessionEnded, SessionStarted, Severity,
 };
 use aep_client::session::{source_uri, Attrs, SessionEmitter};
-use aep_client::target::{Agent, AgentConfig, Commands, Link as State, SessionHandle};
+use aep_client::target::{AgentConfig, Agents, Commands, Link as State, SessionHandle};
 use tokio::sync::{oneshot, Mutex};
 
 use crate::diag;
@@ -46,13 +46,13 @@ pub struct Settings {
     pub elicit: bool,
     /// The relay connection shared by the process's sessions, if any;
     /// else the session opens its own.
-    pub shared: Option<Agent>,
+    pub shared: Option<Agents>,
 }
 
 /// The relay connection every MCP session of an `aep mcp --http` shares:
 /// its `hello` names `agent` (`--agent`, else `aep-mcp`) and declares the
 /// commands each session takes.
-pub fn shared(relay: &str, token: Option<String>, agent: &str, max_sessions: usize) -> Agent {
+pub fn shared(relay: &str, token: Option<String>, agent: &str, max_sessions: usize) -> Agents {
     let host = crate::live::hostname();
     let target = Target::new(
         Identity::new(source_uri(&host, agent, None), agent),
@@ -62,7 +62,7 @@ pub fn shared(relay: &str, token: Option<String>, agent: &str, max_sessions: usi
     .with_ceiling(CEILING);
     let mut config = config(relay, token, &host);
     config.max_sessions = max_sessions;
-    Agent::open(config, agent, CEILING, target)
+    Agents::open(config, agent, CEILING, target)
 }
 
 fn config(relay: &str, token: Option<String>, host: &str) -> AgentConfig {
@@ -131,7 +131,7 @@ pub struct Link {
     relay: String,
     session: String,
     /// The connection (the session's own, or shared).
-    agent: Agent,
+    agent: Agents,
     /// Whether the connection is the session's own, to close at its end.
     own: bool,
     /// The session on it.
@@ -170,7 +170,7 @@ impl Link {
         let (agent_link, own, handle, commands) = match opened {
             Some(opened) => opened,
             None => {
-                let own = Agent::open(config, agent, CEILING, target());
+                let own = Agents::open(config, agent, CEILING, target());
                 let (handle, commands) = own
                     .open_session(session())
                     .expect("the first session of a new connection opens");
