@@ -31,6 +31,9 @@ const DOWN: &str = "\u{E015}";
 const UP: &str = "\u{E013}";
 const HOME: &str = "\u{E011}";
 const PAGE_DOWN: &str = "\u{E00F}";
+const LEFT: &str = "\u{E012}";
+const RIGHT: &str = "\u{E014}";
+const ESCAPE: &str = "\u{E00C}";
 /// The most timeline rows the page holds at once: the rows of the view
 /// (70% of the 1 000 px window, rows about 30 px) and 30 on each side.
 const WINDOW_ROWS: usize = 120;
@@ -1630,6 +1633,123 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
                 json!(true),
                 "the timeline follows the latest event until the person scrolls up"
             );
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
+/// The timeline is a treegrid: runs and calls fold (`aria-expanded`),
+/// each row says its level, and the links in rows are no Tab stops: Enter
+/// or ArrowRight on a row goes to its link, Escape or ArrowLeft back, and
+/// Tab from a row leaves the timeline.
+#[test]
+fn the_timeline_is_a_treegrid_whose_links_are_reached_from_their_row() {
+    run(
+        "the_timeline_is_a_treegrid_whose_links_are_reached_from_their_row",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            a_session_with_tool_calls(served.addr).await;
+            let because = event(
+                "T8",
+                "progress.status",
+                "tl",
+                8,
+                json!({"run": "r1", "cause": "T3", "capture": "full", "data": {"message": "because"}}),
+            );
+            post(served.addr, &[because.to_string()]).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:tl', 'tl']))",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_for("tr[data-event='T8'] a.cause", "the cause link", |_| true)
+                .await;
+            let roles = b
+                .client
+                .execute(
+                    "const q = (s) => document.querySelector(s); return [q('table.timeline').getAttribute('role'), q(\"tr[data-event='T8'] a.cause\").tabIndex, q(\"tr[data-event='T8']\").getAttribute('aria-level'), q(\"tr[data-event='T0']\").getAttribute('aria-level'), q(\"tr.run-head[data-run-head='r1']\").getAttribute('aria-level'), q(\"tr.call[data-status='completed']\").getAttribute('aria-level'), q(\"tr.call[data-status='completed']\").getAttribute('aria-expanded'), q(\"tr[data-event='T8'] td\").getAttribute('role')]",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                roles,
+                json!(["treegrid", -1, "2", "1", "1", "2", "false", "gridcell"]),
+                "a treegrid whose links are no Tab stops"
+            );
+            let focus = "const a = document.activeElement; return a.matches('a.cause') ? 'cause of ' + a.closest('tr').dataset.event : (a.dataset.event ?? a.dataset.call ?? a.tagName);";
+            let focused = || async { b.client.execute(focus, vec![]).await.unwrap() };
+            let row =
+                |id: &str| format!("document.querySelector(\"tr[data-event='{id}']\").focus()");
+            b.client.execute(&row("T8"), vec![]).await.unwrap();
+            // Tab from a row leaves the timeline, its links skipped.
+            keys(&b, TAB).await;
+            let left = b
+                .client
+                .execute(
+                    "return document.querySelector('table.timeline').contains(document.activeElement) ? document.activeElement.outerHTML : 'outside'",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(left, json!("outside"), "Tab leaves the timeline");
+            // Enter and ArrowRight go to the row's link, Escape and
+            // ArrowLeft back to the row.
+            b.client.execute(&row("T8"), vec![]).await.unwrap();
+            keys(&b, ENTER).await;
+            assert_eq!(focused().await, json!("cause of T8"));
+            keys(&b, ESCAPE).await;
+            assert_eq!(focused().await, json!("T8"));
+            keys(&b, RIGHT).await;
+            assert_eq!(focused().await, json!("cause of T8"));
+            keys(&b, LEFT).await;
+            assert_eq!(focused().await, json!("T8"));
+            // Enter on the link follows the cause.
+            keys(&b, RIGHT).await;
+            keys(&b, ENTER).await;
+            b.wait_for("tr.followed[data-event='T3']", "the followed cause", |_| {
+                true
+            })
+            .await;
+            assert_eq!(focused().await, json!("T3"));
+            // ArrowRight opens a folded call, ArrowLeft folds it; ArrowLeft
+            // on a row in a call goes to the call.
+            b.client
+                .execute(
+                    "document.querySelector(\"tr.call[data-status='completed']\").focus()",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            keys(&b, RIGHT).await;
+            b.wait_script(
+                "return document.querySelector(\"tr.call[data-status='completed']\").getAttribute('aria-expanded') === 'true' && document.querySelector(\"tr[data-event='T2']\")?.getAttribute('aria-level') === '3'",
+                "the call opened",
+                WAIT,
+            )
+            .await;
+            keys(&b, DOWN).await;
+            assert_eq!(focused().await, json!("T2"));
+            keys(&b, LEFT).await;
+            assert_eq!(focused().await, json!(r#"["r1","c1"]"#), "the call's row");
+            keys(&b, LEFT).await;
+            b.wait_script(
+                "return document.querySelector(\"tr.call[data-status='completed']\").getAttribute('aria-expanded') === 'false' && document.querySelector(\"tr[data-event='T2']\") === null",
+                "the call folded",
+                WAIT,
+            )
+            .await;
             b.assert_no_errors(&[]).await;
             b.close().await;
             served.stop().await;
