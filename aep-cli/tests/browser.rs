@@ -768,6 +768,120 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
     );
 }
 
+/// A relay's refusal leaves one way on, never two: one that may be sent
+/// again as it is (`no-route`) offers Retry and hides the answer
+/// controls; one for what the command says (`invalid-event`) gives the
+/// controls back with the relay's reason, and no Retry.
+#[test]
+fn a_relay_refusal_offers_retry_or_the_controls_never_both() {
+    run(
+        "a_relay_refusal_offers_retry_or_the_controls_never_both",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let options =
+                json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]);
+            let mut agent = scripted(
+                &served.base,
+                "refusing",
+                vec![
+                    json!({"id": "REQ-N", "capture": "redacted", "data": {"kind": "permission", "prompt": "Route me", "options": options, "respond_via": ["control"]}}),
+                    json!({"id": "REQ-I", "capture": "redacted", "data": {"kind": "permission", "prompt": "Spoil me", "options": options, "respond_via": ["control"]}}),
+                ],
+                true,
+            )
+            .await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            // The page's first command for each request is spoiled on its
+            // way out: REQ-N's sent to a session nobody owns (the relay
+            // refuses it with no-route), REQ-I's without a valid `aep`
+            // (invalid-event). A retry goes out as it was made.
+            b.client
+                .execute(
+                    "window.aepSpoil = { 'REQ-N': ['\"session\":\"refusing\"', '\"session\":\"nobody\"'], 'REQ-I': ['\"aep\":\"0.1\"', '\"aep\":5'] }; const send = WebSocket.prototype.send; WebSocket.prototype.send = function (data) { for (const [req, [from, to]] of Object.entries(window.aepSpoil)) if (typeof data === 'string' && data.includes(`\"subject\":\"${req}\"`)) { delete window.aepSpoil[req]; data = data.replace(from, to); } return send.call(this, data); };",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let card = |id: &str| format!("article[data-request='{id}']");
+            // What the card offers: Retry buttons, and whether the Allow
+            // button is shown and enabled.
+            let offers = |id: &str| {
+                format!("const c = document.querySelector(\"{}\"); const allow = c.querySelector(\"button[data-option='allow']\"); return [c.querySelectorAll('button.retry').length, allow.checkVisibility(), allow.disabled];", card(id).replace('\'', "\\'"))
+            };
+            for id in ["REQ-N", "REQ-I"] {
+                b.wait_for(
+                    &format!("{} button[data-option='allow']", card(id)),
+                    "the Allow button",
+                    |t| t == "Allow",
+                )
+                .await
+                .click()
+                .await
+                .unwrap();
+            }
+            b.wait_for(
+                &format!("{} li.command-refused", card("REQ-N")),
+                "the no-route refusal",
+                |t| t.contains("refused by the relay: no-route"),
+            )
+            .await;
+            assert_eq!(
+                b.client.execute(&offers("REQ-N"), vec![]).await.unwrap(),
+                json!([1, false, false]),
+                "Retry, the controls hidden"
+            );
+            let invalid = b
+                .wait_for(
+                    &format!("{} li.command-refused", card("REQ-I")),
+                    "the invalid-event refusal",
+                    |t| t.contains("refused by the relay: invalid-event"),
+                )
+                .await;
+            assert!(
+                invalid
+                    .text()
+                    .await
+                    .unwrap()
+                    .contains("Send a different answer"),
+                "the relay's reason and what to do"
+            );
+            assert_eq!(
+                b.client.execute(&offers("REQ-I"), vec![]).await.unwrap(),
+                json!([0, true, false]),
+                "the controls back, no Retry"
+            );
+            // The retry goes to the agent (whose script rejects it).
+            b.client
+                .find(Locator::Css(&format!("{} button.retry", card("REQ-N"))))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                &format!("{} li.command-rejected", card("REQ-N")),
+                "the agent's answer to the retry",
+                |t| t.contains("(try 2)"),
+            )
+            .await;
+            let got = tokio::time::timeout(WAIT, agent.commands.recv())
+                .await
+                .expect("the retry arrived in time")
+                .expect("the agent runs");
+            assert!(got.contains("\"REQ-N\""), "{got}");
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
 #[test]
 fn without_a_token_the_page_watches_and_says_why() {
     run("without_a_token_the_page_watches_and_says_why", async {
