@@ -1066,6 +1066,90 @@ fn a_token_address_pasted_into_an_open_tab_is_taken_and_stripped() {
     );
 }
 
+/// A token address pasted into a tab that shows a session page: the token
+/// is taken and stripped, and the tab stays on the session page (an
+/// address that names a page as well goes to that page).
+#[test]
+fn a_token_address_pasted_on_a_session_page_stays_on_it() {
+    run(
+        "a_token_address_pasted_on_a_session_page_stays_on_it",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            a_session_with_tool_calls(served.addr).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='tl']", "the session", |_| true)
+                .await;
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:tl', 'tl'])); window.aepSameTab = true; window.aepRoute = location.hash;",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_for("#session-title", "the session page", |t| t == "Session tl")
+                .await;
+            let route: String = b
+                .client
+                .execute("return window.aepRoute", vec![])
+                .await
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned();
+            // Where the tab is after a paste: its fragment, the page shown,
+            // and whether it is the same document.
+            let page = "return [location.hash, document.querySelector('.session-view #session-title')?.textContent ?? document.querySelector('#view').firstElementChild?.className, window.aepSameTab === true]";
+            let stripped = || async {
+                b.wait_script(
+                    "return !location.href.includes('token=')",
+                    "the token gone from the address bar",
+                    WAIT,
+                )
+                .await
+            };
+
+            // The address `--print-ui-url` prints, pasted into this tab.
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            stripped().await;
+            assert_eq!(
+                b.client.execute(page, vec![]).await.unwrap(),
+                json!([route, "Session tl", true]),
+                "the tab stays on the session page"
+            );
+
+            // An address naming a page and the token goes to that page.
+            b.client
+                .execute("location.hash = '/';", vec![])
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='tl']", "the fleet", |_| true)
+                .await;
+            b.client
+                .goto(&format!("{}/{route}&token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            stripped().await;
+            b.wait_for("#session-title", "the session page", |t| t == "Session tl")
+                .await;
+            assert_eq!(
+                b.client.execute(page, vec![]).await.unwrap(),
+                json!([route, "Session tl", true]),
+                "the page the address names"
+            );
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
 /// Posts a session that ended with a request pending ("gone", REQ-E) and
 /// a live one with two requests ("alive": REQ-L answerable, REQ-X without
 /// `respond_via`), all at capture `redacted`.
@@ -2009,9 +2093,11 @@ fn the_page_keeps_aa_contrast_in_light_and_dark() {
         let b = Browser::start().await;
         for dark in [false, true] {
             let scheme = if dark { "dark" } else { "light" };
-            // The fleet, the inbox with answer buttons, the closed list.
+            // The fleet, the inbox with answer buttons, the closed list
+            // (the address names the fleet: a token address alone keeps
+            // the session page the second round starts on).
             b.client
-                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .goto(&format!("{}/#/&token={TOKEN}", served.base))
                 .await
                 .unwrap();
             b.wait_script(
