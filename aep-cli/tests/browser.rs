@@ -31,6 +31,9 @@ const DOWN: &str = "\u{E015}";
 const UP: &str = "\u{E013}";
 const HOME: &str = "\u{E011}";
 const PAGE_DOWN: &str = "\u{E00F}";
+const LEFT: &str = "\u{E012}";
+const RIGHT: &str = "\u{E014}";
+const ESCAPE: &str = "\u{E00C}";
 /// The most timeline rows the page holds at once: the rows of the view
 /// (70% of the 1 000 px window, rows about 30 px) and 30 on each side.
 const WINDOW_ROWS: usize = 120;
@@ -765,6 +768,120 @@ fn refusals_timeouts_and_requests_not_answerable_here() {
     );
 }
 
+/// A relay's refusal leaves one way on, never two: one that may be sent
+/// again as it is (`no-route`) offers Retry and hides the answer
+/// controls; one for what the command says (`invalid-event`) gives the
+/// controls back with the relay's reason, and no Retry.
+#[test]
+fn a_relay_refusal_offers_retry_or_the_controls_never_both() {
+    run(
+        "a_relay_refusal_offers_retry_or_the_controls_never_both",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let options =
+                json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]);
+            let mut agent = scripted(
+                &served.base,
+                "refusing",
+                vec![
+                    json!({"id": "REQ-N", "capture": "redacted", "data": {"kind": "permission", "prompt": "Route me", "options": options, "respond_via": ["control"]}}),
+                    json!({"id": "REQ-I", "capture": "redacted", "data": {"kind": "permission", "prompt": "Spoil me", "options": options, "respond_via": ["control"]}}),
+                ],
+                true,
+            )
+            .await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            // The page's first command for each request is spoiled on its
+            // way out: REQ-N's sent to a session nobody owns (the relay
+            // refuses it with no-route), REQ-I's without a valid `aep`
+            // (invalid-event). A retry goes out as it was made.
+            b.client
+                .execute(
+                    "window.aepSpoil = { 'REQ-N': ['\"session\":\"refusing\"', '\"session\":\"nobody\"'], 'REQ-I': ['\"aep\":\"0.1\"', '\"aep\":5'] }; const send = WebSocket.prototype.send; WebSocket.prototype.send = function (data) { for (const [req, [from, to]] of Object.entries(window.aepSpoil)) if (typeof data === 'string' && data.includes(`\"subject\":\"${req}\"`)) { delete window.aepSpoil[req]; data = data.replace(from, to); } return send.call(this, data); };",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let card = |id: &str| format!("article[data-request='{id}']");
+            // What the card offers: Retry buttons, and whether the Allow
+            // button is shown and enabled.
+            let offers = |id: &str| {
+                format!("const c = document.querySelector(\"{}\"); const allow = c.querySelector(\"button[data-option='allow']\"); return [c.querySelectorAll('button.retry').length, allow.checkVisibility(), allow.disabled];", card(id).replace('\'', "\\'"))
+            };
+            for id in ["REQ-N", "REQ-I"] {
+                b.wait_for(
+                    &format!("{} button[data-option='allow']", card(id)),
+                    "the Allow button",
+                    |t| t == "Allow",
+                )
+                .await
+                .click()
+                .await
+                .unwrap();
+            }
+            b.wait_for(
+                &format!("{} li.command-refused", card("REQ-N")),
+                "the no-route refusal",
+                |t| t.contains("refused by the relay: no-route"),
+            )
+            .await;
+            assert_eq!(
+                b.client.execute(&offers("REQ-N"), vec![]).await.unwrap(),
+                json!([1, false, false]),
+                "Retry, the controls hidden"
+            );
+            let invalid = b
+                .wait_for(
+                    &format!("{} li.command-refused", card("REQ-I")),
+                    "the invalid-event refusal",
+                    |t| t.contains("refused by the relay: invalid-event"),
+                )
+                .await;
+            assert!(
+                invalid
+                    .text()
+                    .await
+                    .unwrap()
+                    .contains("Send a different answer"),
+                "the relay's reason and what to do"
+            );
+            assert_eq!(
+                b.client.execute(&offers("REQ-I"), vec![]).await.unwrap(),
+                json!([0, true, false]),
+                "the controls back, no Retry"
+            );
+            // The retry goes to the agent (whose script rejects it).
+            b.client
+                .find(Locator::Css(&format!("{} button.retry", card("REQ-N"))))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            b.wait_for(
+                &format!("{} li.command-rejected", card("REQ-N")),
+                "the agent's answer to the retry",
+                |t| t.contains("(try 2)"),
+            )
+            .await;
+            let got = tokio::time::timeout(WAIT, agent.commands.recv())
+                .await
+                .expect("the retry arrived in time")
+                .expect("the agent runs");
+            assert!(got.contains("\"REQ-N\""), "{got}");
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
 #[test]
 fn without_a_token_the_page_watches_and_says_why() {
     run("without_a_token_the_page_watches_and_says_why", async {
@@ -945,6 +1062,90 @@ fn a_token_address_pasted_into_an_open_tab_is_taken_and_stripped() {
             b.close().await;
             stop_demo(&mut agent);
             guarded.stop().await;
+        },
+    );
+}
+
+/// A token address pasted into a tab that shows a session page: the token
+/// is taken and stripped, and the tab stays on the session page (an
+/// address that names a page as well goes to that page).
+#[test]
+fn a_token_address_pasted_on_a_session_page_stays_on_it() {
+    run(
+        "a_token_address_pasted_on_a_session_page_stays_on_it",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            a_session_with_tool_calls(served.addr).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='tl']", "the session", |_| true)
+                .await;
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:tl', 'tl'])); window.aepSameTab = true; window.aepRoute = location.hash;",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_for("#session-title", "the session page", |t| t == "Session tl")
+                .await;
+            let route: String = b
+                .client
+                .execute("return window.aepRoute", vec![])
+                .await
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned();
+            // Where the tab is after a paste: its fragment, the page shown,
+            // and whether it is the same document.
+            let page = "return [location.hash, document.querySelector('.session-view #session-title')?.textContent ?? document.querySelector('#view').firstElementChild?.className, window.aepSameTab === true]";
+            let stripped = || async {
+                b.wait_script(
+                    "return !location.href.includes('token=')",
+                    "the token gone from the address bar",
+                    WAIT,
+                )
+                .await
+            };
+
+            // The address `--print-ui-url` prints, pasted into this tab.
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            stripped().await;
+            assert_eq!(
+                b.client.execute(page, vec![]).await.unwrap(),
+                json!([route, "Session tl", true]),
+                "the tab stays on the session page"
+            );
+
+            // An address naming a page and the token goes to that page.
+            b.client
+                .execute("location.hash = '/';", vec![])
+                .await
+                .unwrap();
+            b.wait_for("tr[data-session='tl']", "the fleet", |_| true)
+                .await;
+            b.client
+                .goto(&format!("{}/{route}&token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            stripped().await;
+            b.wait_for("#session-title", "the session page", |t| t == "Session tl")
+                .await;
+            assert_eq!(
+                b.client.execute(page, vec![]).await.unwrap(),
+                json!([route, "Session tl", true]),
+                "the page the address names"
+            );
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
         },
     );
 }
@@ -1637,6 +1838,123 @@ fn the_timeline_folds_tool_calls_groups_runs_and_filters() {
     );
 }
 
+/// The timeline is a treegrid: runs and calls fold (`aria-expanded`),
+/// each row says its level, and the links in rows are no Tab stops: Enter
+/// or ArrowRight on a row goes to its link, Escape or ArrowLeft back, and
+/// Tab from a row leaves the timeline.
+#[test]
+fn the_timeline_is_a_treegrid_whose_links_are_reached_from_their_row() {
+    run(
+        "the_timeline_is_a_treegrid_whose_links_are_reached_from_their_row",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            a_session_with_tool_calls(served.addr).await;
+            let because = event(
+                "T8",
+                "progress.status",
+                "tl",
+                8,
+                json!({"run": "r1", "cause": "T3", "capture": "full", "data": {"message": "because"}}),
+            );
+            post(served.addr, &[because.to_string()]).await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            b.client
+                .execute(
+                    "location.hash = '/session/' + encodeURIComponent(JSON.stringify(['urn:test:tl', 'tl']))",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            b.wait_for("tr[data-event='T8'] a.cause", "the cause link", |_| true)
+                .await;
+            let roles = b
+                .client
+                .execute(
+                    "const q = (s) => document.querySelector(s); return [q('table.timeline').getAttribute('role'), q(\"tr[data-event='T8'] a.cause\").tabIndex, q(\"tr[data-event='T8']\").getAttribute('aria-level'), q(\"tr[data-event='T0']\").getAttribute('aria-level'), q(\"tr.run-head[data-run-head='r1']\").getAttribute('aria-level'), q(\"tr.call[data-status='completed']\").getAttribute('aria-level'), q(\"tr.call[data-status='completed']\").getAttribute('aria-expanded'), q(\"tr[data-event='T8'] td\").getAttribute('role')]",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                roles,
+                json!(["treegrid", -1, "2", "1", "1", "2", "false", "gridcell"]),
+                "a treegrid whose links are no Tab stops"
+            );
+            let focus = "const a = document.activeElement; return a.matches('a.cause') ? 'cause of ' + a.closest('tr').dataset.event : (a.dataset.event ?? a.dataset.call ?? a.tagName);";
+            let focused = || async { b.client.execute(focus, vec![]).await.unwrap() };
+            let row =
+                |id: &str| format!("document.querySelector(\"tr[data-event='{id}']\").focus()");
+            b.client.execute(&row("T8"), vec![]).await.unwrap();
+            // Tab from a row leaves the timeline, its links skipped.
+            keys(&b, TAB).await;
+            let left = b
+                .client
+                .execute(
+                    "return document.querySelector('table.timeline').contains(document.activeElement) ? document.activeElement.outerHTML : 'outside'",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(left, json!("outside"), "Tab leaves the timeline");
+            // Enter and ArrowRight go to the row's link, Escape and
+            // ArrowLeft back to the row.
+            b.client.execute(&row("T8"), vec![]).await.unwrap();
+            keys(&b, ENTER).await;
+            assert_eq!(focused().await, json!("cause of T8"));
+            keys(&b, ESCAPE).await;
+            assert_eq!(focused().await, json!("T8"));
+            keys(&b, RIGHT).await;
+            assert_eq!(focused().await, json!("cause of T8"));
+            keys(&b, LEFT).await;
+            assert_eq!(focused().await, json!("T8"));
+            // Enter on the link follows the cause.
+            keys(&b, RIGHT).await;
+            keys(&b, ENTER).await;
+            b.wait_for("tr.followed[data-event='T3']", "the followed cause", |_| {
+                true
+            })
+            .await;
+            assert_eq!(focused().await, json!("T3"));
+            // ArrowRight opens a folded call, ArrowLeft folds it; ArrowLeft
+            // on a row in a call goes to the call.
+            b.client
+                .execute(
+                    "document.querySelector(\"tr.call[data-status='completed']\").focus()",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            keys(&b, RIGHT).await;
+            b.wait_script(
+                "return document.querySelector(\"tr.call[data-status='completed']\").getAttribute('aria-expanded') === 'true' && document.querySelector(\"tr[data-event='T2']\")?.getAttribute('aria-level') === '3'",
+                "the call opened",
+                WAIT,
+            )
+            .await;
+            keys(&b, DOWN).await;
+            assert_eq!(focused().await, json!("T2"));
+            keys(&b, LEFT).await;
+            assert_eq!(focused().await, json!(r#"["r1","c1"]"#), "the call's row");
+            keys(&b, LEFT).await;
+            b.wait_script(
+                "return document.querySelector(\"tr.call[data-status='completed']\").getAttribute('aria-expanded') === 'false' && document.querySelector(\"tr[data-event='T2']\") === null",
+                "the call folded",
+                WAIT,
+            )
+            .await;
+            b.assert_no_errors(&[]).await;
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
 #[test]
 fn the_fleet_folds_ended_sessions_filters_and_fits_a_phone() {
     run(
@@ -1775,9 +2093,11 @@ fn the_page_keeps_aa_contrast_in_light_and_dark() {
         let b = Browser::start().await;
         for dark in [false, true] {
             let scheme = if dark { "dark" } else { "light" };
-            // The fleet, the inbox with answer buttons, the closed list.
+            // The fleet, the inbox with answer buttons, the closed list
+            // (the address names the fleet: a token address alone keeps
+            // the session page the second round starts on).
             b.client
-                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .goto(&format!("{}/#/&token={TOKEN}", served.base))
                 .await
                 .unwrap();
             b.wait_script(

@@ -2,7 +2,7 @@
 // reachability.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ACK_WINDOW_MS, SOURCE, Tracker, Ulids, ackWindow, answerCapture, reachability, respondCommand } from '../../ui/js/command.js';
+import { ACK_WINDOW_MS, SOURCE, Tracker, Ulids, ackWindow, answerCapture, reachability, respondCommand, retriable } from '../../ui/js/command.js';
 
 const zeros = (n) => new Uint8Array(n);
 
@@ -56,6 +56,21 @@ test('acks, relay refusals, timeouts and retries with the same bytes', () => {
   t.send('D', 'line-D', 'k', 0);
   t.expire(ACK_WINDOW_MS);
   assert.equal(t.onEvent({ type: 'control.accepted', cause: 'D' }).state, 'accepted');
+});
+
+test('a refusal for where a command went is retried as it is, one for what it says is not', () => {
+  const t = new Tracker();
+  t.send('N', 'line-N', 'k', 0);
+  t.send('I', 'line-I', 'k', 0);
+  t.onFrame({ type: 'error', cause: 'N', code: 'no-route', detail: 'no owner' });
+  t.onFrame({ type: 'error', cause: 'I', code: 'invalid-event', detail: 'aep must be a string' });
+  assert.equal(retriable(t.sent.get('N')), true);
+  assert.equal(retriable(t.sent.get('I')), false);
+  assert.equal(retriable({ state: 'refused', reason: 'bad-json' }), false);
+  assert.equal(retriable({ state: 'timeout', reason: 'timeout' }), true);
+  assert.equal(retriable({ state: 'rejected', reason: 'refused' }), false, 'the agent decided');
+  assert.equal(t.retry('I', 1), null, 'the same bytes would be refused again');
+  assert.equal(t.retry('N', 1), 'line-N');
 });
 
 test('answerable only over control, with a token, a socket and one live owner that accepts', () => {

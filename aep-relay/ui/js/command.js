@@ -131,11 +131,12 @@ export class Tracker {
     return out;
   }
 
-  /** A retry: the same id and bytes, a new window. Only a timed-out or
-   * relay-refused command is retried; returns its line, or null. */
+  /** A retry: the same id and bytes, a new window. Only a command that
+   * may be sent again as it is (`retriable`) is retried; returns its
+   * line, or null. */
   retry(id, nowMs) {
     const c = this.sent.get(id);
-    if (!c || (c.state !== 'timeout' && c.state !== 'refused')) return null;
+    if (!c || !retriable(c)) return null;
     c.state = 'sent';
     c.reason = null;
     c.detail = null;
@@ -143,6 +144,18 @@ export class Tracker {
     c.tries += 1;
     return c.line;
   }
+}
+
+/**
+ * Whether a command may be sent again as it is: one that timed out, or
+ * that the relay refused for where it was going (`no-route`, `busy`, a
+ * limit, the socket down), not one the relay refused for what it says
+ * (`invalid-event`, `invalid-json`, `bad-frame`, ...): the same bytes
+ * would be refused again, only a different answer mends that.
+ */
+export function retriable(record) {
+  if (record.state === 'timeout') return true;
+  return record.state === 'refused' && !/^(invalid|bad)-/.test(record.reason ?? '');
 }
 
 /**

@@ -310,12 +310,19 @@ $('token-forget').addEventListener('click', () => useToken(null));
 
 setupNotifications($('notify'), app.announce);
 // A token address pasted into this open tab: the token is taken as at
-// load (kept for the tab) and removed from the address bar at once.
+// load (kept for the tab) and removed from the address bar at once. An
+// address that names no page but the token (`#token=...`, as
+// `--print-ui-url` prints it) leaves the tab on the page it showed; one
+// that names a page (`#/session/...&token=...`) goes there.
 window.addEventListener('hashchange', () => {
   const { found, token, bad } = stripToken();
   if (found) {
     if (token) useToken(token);
     else if (bad) tokenAlert('The token in the address was not readable; it was not used.');
+    if (window.location.hash.replace(/^#/, '') === '' && app.route !== '/') {
+      window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}#${app.route}`);
+    }
+    if ((window.location.hash.replace(/^#/, '') || '/') === app.route) return;
   }
   route();
 });

@@ -6,7 +6,7 @@
 
 import { h, idChip, replace, uid } from '../dom.js';
 import { OTHER, collect, fieldsOf, carriesFreeText, own, put } from '../form.js';
-import { answerCapture } from '../command.js';
+import { answerCapture, retriable } from '../command.js';
 import { ago, captureNote, captureOf, captureRef, shortId, summarize } from '../summary.js';
 
 /** Single selects with more choices than this render as a <select>. */
@@ -341,11 +341,14 @@ export class RequestCard {
     this.reachLine.textContent = reach.why || '';
     if (reach.ref) this.reachLine.title = reach.ref;
     else this.reachLine.removeAttribute('title');
-    const busy = this.commands.some((c) => {
-      const record = c.id && this.ctx.tracker.sent.get(c.id);
-      return record && ['sent', 'accepted', 'timeout'].includes(record.state);
-    });
-    this.controls.hidden = !reach.ok;
+    // Either a Retry or the controls, never both: an answer sent and not
+    // yet settled holds the controls (shown, disabled); one that timed
+    // out or that the relay refused, when it may be sent again as it is,
+    // leaves the Retry its one way on (the controls hidden); one the
+    // relay refused for what it says gives the controls back.
+    const records = this.commands.map((c) => c.id && this.ctx.tracker.sent.get(c.id)).filter(Boolean);
+    const busy = records.some((record) => record.state === 'sent' || record.state === 'accepted');
+    this.controls.hidden = !reach.ok || records.some(retriable);
     for (const el of this.controls.querySelectorAll('input, select, textarea, button')) el.disabled = busy || !reach.ok;
     this.renderSent();
   }
@@ -379,14 +382,14 @@ export class RequestCard {
           li.append(h('span', { class: 'ack', text: `rejected by the agent: ${record.reason || 'no reason'}${detail}` }));
           break;
         case 'refused':
-          li.append(h('span', { class: 'ack', text: `refused by the relay: ${record.reason}${detail}` }));
+          li.append(h('span', { class: 'ack', text: `refused by the relay: ${record.reason}${detail}${retriable(record) ? '' : '. Send a different answer.'}` }));
           break;
         case 'timeout':
           li.append(h('span', { class: 'ack', text: `timeout: ${record.detail}.` }));
           break;
         default:
       }
-      if (record.state === 'timeout' || record.state === 'refused') {
+      if (retriable(record)) {
         li.append(' ', h('button', { type: 'button', class: 'retry', text: 'Retry (same command)', on: { click: () => this.ctx.retry(record.id) } }));
       }
       const outcomes = this.ctx.fleet.outcomes(record.id).filter((e) => e.type !== 'control.accepted' && e.type !== 'control.rejected');

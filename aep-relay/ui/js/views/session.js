@@ -34,12 +34,15 @@ export class SessionView {
     this.noRequests = h('p', { class: 'empty', text: 'No attention requests in this session.' });
     this.dropped = h('p', { class: 'note', hidden: true });
     // Rows are laid out one by one, not as a table's (see style.css), so
-    // the table's roles are said outright.
+    // the table's roles are said outright: a treegrid (runs and calls
+    // fold, each row says its level and whether it is open).
     // The rows are one Tab stop (a roving tabindex): the row that last
     // had the focus (`current`, else the first the view shows) takes it,
     // and the arrow keys, j/k, PageUp/PageDown and Home/End move it from
     // row to row, drawing and scrolling to the row they reach. The row
-    // with the focus is drawn wherever the view is, so it keeps it.
+    // with the focus is drawn wherever the view is, so it keeps it. The
+    // links in rows are no Tab stops: Enter or ArrowRight on a row goes
+    // to its first, Escape or ArrowLeft back to the row (see `onKey`).
     this.timeline = h('tbody', {
       role: 'rowgroup',
       on: {
@@ -54,7 +57,7 @@ export class SessionView {
     this.head = h('thead', { role: 'rowgroup' }, h('tr', { role: 'row', 'aria-rowindex': '1' }, ['Time', 'Type', 'Severity', 'Summary', 'Cause'].map((t) => h('th', { scope: 'col', role: 'columnheader', text: t }))));
     // Only the rows near the view are in the page (see `draw`): the
     // table says how many rows it has, each row its place among them.
-    this.table = h('table', { class: 'timeline', role: 'table', 'aria-labelledby': 'timeline-title', 'aria-rowcount': '1' }, this.head, this.timeline);
+    this.table = h('table', { class: 'timeline', role: 'treegrid', 'aria-labelledby': 'timeline-title', 'aria-rowcount': '1' }, this.head, this.timeline);
     this.events = new Map();
     this.order = [];
     this.prompts = new Map();
@@ -292,11 +295,11 @@ export class SessionView {
     if (item.el) return item.el;
     if (item.kind === 'run') {
       const run = item.key;
-      item.el = h('tr', { class: 'run-head', role: 'row', 'data-run-head': run, tabindex: '-1', 'aria-expanded': 'true', on: { click: () => this.toggleRun(run), keydown: (e) => this.activate(e, () => this.toggleRun(run)) } });
+      item.el = h('tr', { class: 'run-head', role: 'row', 'data-run-head': run, tabindex: '-1', 'aria-level': '1', 'aria-expanded': 'true', on: { click: () => this.toggleRun(run), keydown: (e) => this.activate(e, () => this.toggleRun(run)) } });
       this.drawRunHead(item.el, this.session()?.runs.get(run), run);
     } else if (item.kind === 'call') {
       const key = item.key;
-      item.el = h('tr', { class: 'call', role: 'row', 'data-call': key, tabindex: '-1', 'aria-expanded': 'false', on: { click: () => this.toggleCall(key), keydown: (e) => this.activate(e, () => this.toggleCall(key)) } });
+      item.el = h('tr', { class: 'call', role: 'row', 'data-call': key, tabindex: '-1', 'aria-level': item.run === null ? '1' : '2', 'aria-expanded': 'false', on: { click: () => this.toggleCall(key), keydown: (e) => this.activate(e, () => this.toggleCall(key)) } });
       if (item.run !== null) item.el.dataset.run = item.run;
       const call = this.calls.get(key);
       if (call) this.drawCall(item.el, call);
@@ -308,6 +311,7 @@ export class SessionView {
         tr.dataset.call = item.call;
         tr.classList.add('in-call');
       }
+      tr.setAttribute('aria-level', String(1 + (item.run !== null) + Boolean(item.call)));
       item.el = tr;
     }
     this.itemOf.set(item.el, item);
@@ -336,7 +340,7 @@ export class SessionView {
     head.dataset.status = status;
     replace(
       head,
-      h('td', { role: 'cell', colspan: '5' }, h('span', { class: 'fold', text: folded ? '▸' : '▾' }), ' ', h('strong', { text: `Run ${id}` }), ` · ${status}`, took ? ` · ${took}` : '', prompt ? h('span', { class: 'run-prompt', text: ` · ${prompt}` }) : ''),
+      h('td', { role: 'gridcell', colspan: '5' }, h('span', { class: 'fold', text: folded ? '▸' : '▾' }), ' ', h('strong', { text: `Run ${id}` }), ` · ${status}`, took ? ` · ${took}` : '', prompt ? h('span', { class: 'run-prompt', text: ` · ${prompt}` }) : ''),
     );
   }
 
@@ -352,11 +356,11 @@ export class SessionView {
     const first = this.events.get(call.events[0]);
     replace(
       tr,
-      h('td', { role: 'cell' }, first ? h('time', { datetime: String(first.time ?? ''), text: clock(first.time) }) : ''),
-      h('td', { role: 'cell' }, h('span', { class: 'fold', text: open ? '▾' : '▸' }), ' ', h('code', { text: 'tool call' })),
-      h('td', { role: 'cell' }, h('span', { class: `call-status call-${call.status}`, text: callStatus(call) })),
-      h('td', { role: 'cell', class: 'summary', text: `${call.name}${took ? ` · ${took}` : ''} · ${call.events.length} event${call.events.length === 1 ? '' : 's'}` }),
-      h('td', { role: 'cell' }),
+      h('td', { role: 'gridcell' }, first ? h('time', { datetime: String(first.time ?? ''), text: clock(first.time) }) : ''),
+      h('td', { role: 'gridcell' }, h('span', { class: 'fold', text: open ? '▾' : '▸' }), ' ', h('code', { text: 'tool call' })),
+      h('td', { role: 'gridcell' }, h('span', { class: `call-status call-${call.status}`, text: callStatus(call) })),
+      h('td', { role: 'gridcell', class: 'summary', text: `${call.name}${took ? ` · ${took}` : ''} · ${call.events.length} event${call.events.length === 1 ? '' : 's'}` }),
+      h('td', { role: 'gridcell' }),
     );
   }
 
@@ -582,10 +586,41 @@ export class SessionView {
 
   /** The arrow keys, j/k, PageUp/PageDown and Home/End move the focus
    * from row to row (keys typed into a link or with a modifier are left
-   * alone, but for the arrows on a link). */
+   * alone, but for the arrows on a link). On a row, Enter or ArrowRight
+   * goes to the row's first link (ArrowRight opens a folded run or call,
+   * ArrowLeft folds an open one, else goes to the run or call the row is
+   * in); on a link, ArrowRight goes to the next, Escape or ArrowLeft
+   * back to its row. */
   onKey(e) {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    if (e.target.closest('a') && (e.key === 'j' || e.key === 'k' || e.key === ' ')) return;
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+    const tr = e.target.closest('tr');
+    const item = tr ? this.itemOf.get(tr) : null;
+    if (!item) return;
+    const links = [...tr.querySelectorAll('a[href], button, input, select, textarea')];
+    if (e.target !== tr) {
+      const at = links.indexOf(e.target);
+      if (e.key === 'Escape' || (e.key === 'ArrowLeft' && at <= 0)) tr.focus();
+      else if (e.key === 'ArrowLeft') links[at - 1].focus();
+      else if (e.key === 'ArrowRight') links[at + 1]?.focus();
+      if (e.key === 'Escape' || e.key === 'ArrowLeft' || e.key === 'ArrowRight') e.preventDefault();
+      if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown' && e.key !== 'PageUp' && e.key !== 'PageDown' && e.key !== 'Home' && e.key !== 'End') return;
+    } else if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+      e.preventDefault();
+      const open = tr.getAttribute('aria-expanded');
+      const toggle = item.kind === 'run' ? () => this.toggleRun(item.key) : item.kind === 'call' ? () => this.toggleCall(item.key) : null;
+      if (e.key === 'ArrowRight' && open === 'false') toggle();
+      else if (e.key === 'ArrowRight') links[0]?.focus();
+      else if (open === 'true') toggle();
+      else {
+        const parent = (item.call && this.callItems.get(item.call)) || (item.kind !== 'run' && item.run !== null && this.runItems.get(item.run));
+        if (parent) this.moveTo(parent);
+      }
+      return;
+    } else if (e.key === 'Enter' && links.length) {
+      e.preventDefault();
+      links[0].focus();
+      return;
+    }
     const { rows, offs, view } = this.geometry();
     const at = this.current ? rows.indexOf(this.current) : -1;
     const from = at < 0 ? 0 : offs[at];
@@ -627,6 +662,7 @@ export class SessionView {
         class: 'cause',
         'data-cause': event.cause,
         title: `Go to ${event.cause}`,
+        tabindex: '-1',
         text: shortId(event.cause),
         on: {
           click: (e) => {
@@ -639,11 +675,11 @@ export class SessionView {
     const tr = h(
       'tr',
       { class: `sev-${severity}`, role: 'row', 'data-event': event.id, 'data-type': event.type, tabindex: '-1' },
-      h('td', { role: 'cell' }, h('time', { datetime: String(event.time ?? ''), text: clock(event.time) })),
-      h('td', { role: 'cell' }, h('code', { text: event.type })),
-      h('td', { role: 'cell' }, h('span', { class: `sev sev-${severity}`, text: severity })),
-      h('td', { role: 'cell', class: 'summary', text: summarize(event) }),
-      h('td', { role: 'cell' }, cause),
+      h('td', { role: 'gridcell' }, h('time', { datetime: String(event.time ?? ''), text: clock(event.time) })),
+      h('td', { role: 'gridcell' }, h('code', { text: event.type })),
+      h('td', { role: 'gridcell' }, h('span', { class: `sev sev-${severity}`, text: severity })),
+      h('td', { role: 'gridcell', class: 'summary', text: summarize(event) }),
+      h('td', { role: 'gridcell' }, cause),
     );
     return tr;
   }
