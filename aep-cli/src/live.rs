@@ -16,6 +16,8 @@ pub mod waiting;
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::common::error::{Error, Result};
+
 /// `--relay` and `--token`, with their environment twins.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RelayArgs {
@@ -45,7 +47,7 @@ impl RelayArgs {
     }
 
     /// The relay URL, checked: `http://` or `https://` and a host.
-    pub fn url(&self) -> Result<String, String> {
+    pub fn url(&self) -> Result<String> {
         check_url(&self.relay)
     }
 }
@@ -60,14 +62,14 @@ pub fn token(token: Option<&str>) -> Option<String> {
 
 /// `relay` without a trailing `/`, when it is an `http://` or `https://`
 /// URL with a host.
-pub fn check_url(relay: &str) -> Result<String, String> {
+pub fn check_url(relay: &str) -> Result<String> {
     if let Some((base, _)) = relay.split_once('#') {
         // The page's address (`--print-ui-url`): never say what follows.
-        return Err(format!(
+        return Err(Error::msg(format_args!(
             "--relay holds a fragment (the page's address, #token=…); give the relay's base \
              URL, {}, and its token as AEP_TOKEN",
             base.trim().trim_end_matches('/')
-        ));
+        )));
     }
     let trimmed = relay.trim().trim_end_matches('/');
     let rest = trimmed
@@ -77,15 +79,15 @@ pub fn check_url(relay: &str) -> Result<String, String> {
         Some(rest) if !rest.is_empty() && !rest.starts_with('/') => {
             if let Some(endpoint) = ENDPOINTS.iter().find(|e| trimmed.ends_with(*e)) {
                 let base = &trimmed[..trimmed.len() - endpoint.len()];
-                return Err(format!(
+                return Err(Error::msg(format_args!(
                     "--relay {relay:?} names the relay's {endpoint} endpoint; give its base URL: {base}"
-                ));
+                )));
             }
             Ok(trimmed.to_owned())
         }
-        _ => Err(format!(
+        _ => Err(Error::msg(format_args!(
             "--relay {relay:?} is not a relay URL such as http://127.0.0.1:8787"
-        )),
+        ))),
     }
 }
 
@@ -203,7 +205,9 @@ mod tests {
 
     #[test]
     fn an_endpoint_or_the_pages_address_is_refused_naming_the_base_url() {
-        let stream = check_url("http://127.0.0.1:8787/stream").unwrap_err();
+        let stream = check_url("http://127.0.0.1:8787/stream")
+            .unwrap_err()
+            .to_string();
         assert!(stream.contains("/stream endpoint"), "{stream}");
         assert!(
             stream.ends_with("base URL: http://127.0.0.1:8787"),
@@ -214,7 +218,9 @@ mod tests {
             check_url("https://relay.example/aep").is_ok(),
             "a path prefix is fine"
         );
-        let page = check_url("http://127.0.0.1:8787/#token=s3cret").unwrap_err();
+        let page = check_url("http://127.0.0.1:8787/#token=s3cret")
+            .unwrap_err()
+            .to_string();
         assert!(page.contains("http://127.0.0.1:8787,"), "{page}");
         assert!(!page.contains("s3cret"), "the token is never said: {page}");
     }

@@ -11,6 +11,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use super::Status;
+use crate::common::error::{Error, Result};
 use crate::common::input::{self, InputError, OneInputArgs};
 use crate::common::output::{Stdout, WriteError};
 use crate::common::redaction::PipelineArgs;
@@ -127,16 +128,16 @@ pub struct MapArgs {
     pub input: OneInputArgs,
 }
 
-fn parse_vocabulary(s: &str) -> Result<Vocabulary, String> {
-    s.parse()
+fn parse_vocabulary(s: &str) -> Result<Vocabulary> {
+    s.parse().map_err(Error::msg)
 }
 
-fn parse_surface(s: &str) -> Result<Surface, String> {
-    s.parse()
+fn parse_surface(s: &str) -> Result<Surface> {
+    s.parse().map_err(Error::msg)
 }
 
-fn parse_mode(s: &str) -> Result<Mode, String> {
-    s.parse()
+fn parse_mode(s: &str) -> Result<Mode> {
+    s.parse().map_err(Error::msg)
 }
 
 /// Runs `aep adapter`.

@@ -7,6 +7,7 @@ use aep::control_cancel::Scope;
 use aep::{Capture, ControlCancel, Payload};
 
 use super::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::common::redaction::PipelineArgs;
 use crate::common::sender::{TextCapture, DEFAULT_AGENT, DEFAULT_SOURCE};
 use crate::diag;
@@ -85,7 +86,7 @@ pub struct Args {
 
 /// Runs `aep cancel`; returns the process exit code.
 pub fn run(args: &Args) -> Status {
-    let fail = |why: String| {
+    let fail = |why: Error| {
         diag!("aep cancel: error: {why}");
         Status::Failure
     };
@@ -111,7 +112,7 @@ pub fn run(args: &Args) -> Status {
 }
 
 /// The command, its reason through the pipeline unless `--capture full`.
-fn build(args: &Args) -> Result<aep::Event, String> {
+fn build(args: &Args) -> Result<aep::Event> {
     let mut cancel = ControlCancel::new(if args.run.is_some() {
         Scope::Run
     } else {
@@ -126,7 +127,7 @@ fn build(args: &Args) -> Result<aep::Event, String> {
     let mut sender = Sender::new(Identity::new(args.source.clone(), args.agent.clone()));
     let mut event = sender
         .command(&to, &Payload::ControlCancel(cancel), now)
-        .map_err(|e| format!("the command cannot be built: {e}"))?
+        .context("the command cannot be built")?
         .event()
         .clone();
     if args.reason.is_some() {
@@ -135,12 +136,12 @@ fn build(args: &Args) -> Result<aep::Event, String> {
         if args.capture == TextCapture::Redacted {
             event = aep::emit::Emitter::with_redactor(args.pipeline.redactor())
                 .emit(&event, Capture::Redacted)
-                .map_err(|e| format!("the reason cannot be redacted: {e}"))?;
+                .context("the reason cannot be redacted")?;
         }
     }
     event
         .validate()
-        .map_err(|v| format!("the command would break the protocol: {v}"))?;
+        .context("the command would break the protocol")?;
     Ok(event)
 }
 

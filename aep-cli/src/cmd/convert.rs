@@ -95,9 +95,12 @@ pub enum Origin {
     Cloudevents,
 }
 
-fn parse_capture(text: &str) -> std::result::Result<Capture, String> {
-    text.parse()
-        .map_err(|_| format!("`{text}` is not a capture level (none, metadata, redacted, full)"))
+fn parse_capture(text: &str) -> Result<Capture> {
+    text.parse().map_err(|_| {
+        Error::msg(format_args!(
+            "`{text}` is not a capture level (none, metadata, redacted, full)"
+        ))
+    })
 }
 
 /// One input line's outcome.

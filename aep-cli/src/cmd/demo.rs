@@ -11,6 +11,7 @@ use std::time::Duration;
 use aep_client::history::history;
 
 use super::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::diag;
 
 const LONG_ABOUT: &str = "\
@@ -148,24 +149,19 @@ async fn start(args: &Args) -> Status {
 /// The epoch to continue `session` under, and whether it is new: the
 /// relay's history says whether the session ended (then it cannot go on)
 /// and which epochs it used.
-async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool), String> {
+async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool)> {
     let held = history(&args.relay, args.token.as_deref(), session, 64 << 20)
         .await
-        .map_err(|e| {
-            format!(
-                "cannot read the history of {session:?} from {}: {e}",
-                args.relay
-            )
-        })?;
+        .with_context(|| format!("cannot read the history of {session:?} from {}", args.relay))?;
     let mut last_epoch = None;
     for line in &held.events {
         let Ok(event) = aep::EventRef::from_json(line) else {
             continue;
         };
         if event.type_() == "session.ended" {
-            return Err(format!(
+            return Err(Error::msg(format_args!(
                 "session {session:?} has ended; a session ends once (AEP-0002 terminal exclusivity): start a new one"
-            ));
+            )));
         }
         if event.seq().is_some() {
             last_epoch = last_epoch.max(Some(event.epoch_or_default()));

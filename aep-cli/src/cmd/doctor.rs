@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
 use super::Status;
+use crate::common::error::Context;
 use crate::common::terminal::{escape, Newlines};
 use crate::diag;
 use crate::live::RelayArgs;
@@ -96,7 +97,7 @@ pub fn run(args: &Args) -> Status {
     let base = match args
         .relay
         .url()
-        .and_then(|u| Url::parse(&u).map_err(|e| format!("--relay: {e}")))
+        .and_then(|u| Url::parse(&u).context("--relay"))
     {
         Ok(url) => url,
         Err(e) => {

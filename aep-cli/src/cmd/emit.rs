@@ -6,6 +6,7 @@ use aep::reader::{too_long_message, Line, LineReader};
 use aep::{Capture, Event};
 
 use super::Status;
+use crate::common::error::Error;
 use crate::common::input::{self, InputError, OneInputArgs};
 use crate::common::output::{Stdout, WriteError};
 use crate::common::redaction::PipelineArgs;
@@ -101,11 +102,11 @@ pub fn run(args: &Args) -> Status {
             continue;
         }
         let emitted = Event::from_slice(text)
-            .map_err(|e| e.to_string())
+            .map_err(Error::from_source)
             .and_then(|event| {
                 emitter
                     .emit(&event, args.ceiling)
-                    .map_err(|e| e.to_string())
+                    .map_err(Error::from_source)
             });
         let event = match emitted {
             Ok(event) => event,

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use aep_relay::Token;
 
 use crate::cmd::Status;
+use crate::common::error::{Context, Error, Result};
 use crate::diag;
 use crate::live::RelayArgs;
 
@@ -219,18 +220,20 @@ fn serve_http(
 
 /// The --http token: --http-token, --http-token-file, AEP_MCP_TOKEN or
 /// AEP_MCP_TOKEN_FILE (a blank variable counting as unset).
-fn http_token(args: &Args) -> Result<Option<Token>, String> {
+fn http_token(args: &Args) -> Result<Option<Token>> {
     if let Some(token) = &args.http_token {
         return Token::new(token.trim())
             .map(Some)
-            .ok_or_else(|| "the --http-token is empty".to_owned());
+            .context("the --http-token is empty");
     }
     if let Some(path) = &args.http_token_file {
         return token_file(path).map(Some);
     }
     let variable = |name: &str| crate::live::token(std::env::var(name).ok().as_deref());
     match (variable("AEP_MCP_TOKEN"), variable("AEP_MCP_TOKEN_FILE")) {
-        (Some(_), Some(_)) => Err("set AEP_MCP_TOKEN or AEP_MCP_TOKEN_FILE, not both".to_owned()),
+        (Some(_), Some(_)) => Err(Error::msg(
+            "set AEP_MCP_TOKEN or AEP_MCP_TOKEN_FILE, not both",
+        )),
         (Some(token), None) => Ok(Token::new(token)),
         (None, Some(path)) => token_file(std::path::Path::new(&path)).map(Some),
         (None, None) => Ok(None),
@@ -238,9 +241,9 @@ fn http_token(args: &Args) -> Result<Option<Token>, String> {
 }
 
 /// The token in a file: its first line.
-fn token_file(path: &std::path::Path) -> Result<Token, String> {
+fn token_file(path: &std::path::Path) -> Result<Token> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
     let line = text.lines().next().unwrap_or_default().trim();
-    Token::new(line).ok_or_else(|| format!("the token file {} is empty", path.display()))
+    Token::new(line).with_context(|| format!("the token file {} is empty", path.display()))
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use aep_relay::{Config, NatsServer, Relay, TlsFiles, Token};
 
 use super::Status;
-use crate::common::error::{Context, Result};
+use crate::common::error::{Context, Error, Result};
 use crate::diag;
 
 const LONG_ABOUT: &str = "\
@@ -492,7 +492,7 @@ fn signals() -> impl std::future::Future<Output = ()> {
 
 /// The limits the relay's own check cannot see (a zero it would raise to
 /// its least value, the timers): refused with the flag and its range.
-fn check_ranges(args: &Args) -> Result<(), String> {
+fn check_ranges(args: &Args) -> Result<()> {
     let counts = [
         ("--buffer", args.buffer),
         ("--max-sessions", args.max_sessions),
@@ -504,14 +504,16 @@ fn check_ranges(args: &Args) -> Result<(), String> {
     ];
     for (flag, value) in counts {
         if value == 0 {
-            return Err(format!("{flag} 0 is out of range: use at least 1"));
+            return Err(Error::msg(format_args!(
+                "{flag} 0 is out of range: use at least 1"
+            )));
         }
     }
     if args.queue_soft >= args.queue_hard {
-        return Err(format!(
+        return Err(Error::msg(format_args!(
             "--queue-soft {} must be below --queue-hard {}",
             args.queue_soft, args.queue_hard
-        ));
+        )));
     }
     for (flag, value) in [
         ("--ping-secs", args.ping_secs),
@@ -519,7 +521,9 @@ fn check_ranges(args: &Args) -> Result<(), String> {
         ("--message-timeout-secs", args.message_timeout_secs),
     ] {
         if !(1..=3600).contains(&value) {
-            return Err(format!("{flag} {value} is out of range: use 1 to 3600"));
+            return Err(Error::msg(format_args!(
+                "{flag} {value} is out of range: use 1 to 3600"
+            )));
         }
     }
     Ok(())

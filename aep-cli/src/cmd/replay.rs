@@ -81,10 +81,10 @@ pub struct Args {
     pub limit: LineLimit,
 }
 
-fn parse_speed(text: &str) -> Result<f64, String> {
+fn parse_speed(text: &str) -> Result<f64> {
     match text.parse::<f64>() {
         Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
-        _ => Err("a number above 0, such as 1, 10 or 0.5".into()),
+        _ => Err(Error::msg("a number above 0, such as 1, 10 or 0.5")),
     }
 }
 

@@ -363,5 +363,5 @@ fn mode(args: &Args) -> Result<Mode, Stop> {
     }
     crate::live::check_url(&relay)
         .map(Mode::Relay)
-        .map_err(Stop::Failure)
+        .map_err(|e| Stop::Failure(e.to_string()))
 }

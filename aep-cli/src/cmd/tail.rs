@@ -96,14 +96,14 @@ pub struct Args {
     pub no_resume: bool,
 }
 
-pub(crate) fn parse_severity(text: &str) -> Result<Severity, String> {
+pub(crate) fn parse_severity(text: &str) -> Result<Severity> {
     text.parse()
-        .map_err(|_| "one of debug, info, notice, warning, error, critical".to_owned())
+        .map_err(|_| Error::msg("one of debug, info, notice, warning, error, critical"))
 }
 
-pub(crate) fn parse_capture(text: &str) -> Result<Capture, String> {
+pub(crate) fn parse_capture(text: &str) -> Result<Capture> {
     text.parse()
-        .map_err(|_| "one of none, metadata, redacted, full".to_owned())
+        .map_err(|_| Error::msg("one of none, metadata, redacted, full"))
 }
 
 /// How long after the last event the state file is written.
@@ -149,19 +149,19 @@ pub fn run(args: &Args) -> Status {
 /// A `--type` value that can match an event: a dotted type (`tool.requested`,
 /// a vendor's `x.acme.thing`) or a category's `prefix.*`. A bare word
 /// matches nothing, so it is refused, naming what was probably meant.
-fn check_type(type_: &str) -> Result<(), String> {
+fn check_type(type_: &str) -> Result<()> {
     if type_.contains('.') {
         return Ok(());
     }
     match type_.parse::<aep::Category>() {
-        Ok(_) => Err(format!(
+        Ok(_) => Err(Error::msg(format_args!(
             "--type {type_}: `{type_}` is a category, not a type; --type '{type_}.*' follows \
              all of its types"
-        )),
-        Err(_) => Err(format!(
+        ))),
+        Err(_) => Err(Error::msg(format_args!(
             "--type {type_}: event types are dotted, such as `tool.requested`; \
              `category.*` follows a whole category"
-        )),
+        ))),
     }
 }
 

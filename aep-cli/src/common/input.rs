@@ -7,6 +7,8 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use crate::common::error::{Error, Result};
+
 /// The name findings and messages use for standard input.
 pub const STDIN_NAME: &str = "<stdin>";
 
@@ -167,7 +169,7 @@ fn describe(error: &io::Error) -> String {
 
 /// Parses a byte count: digits with an optional `K`/`KiB`, `M`/`MiB` or
 /// `G`/`GiB` suffix (powers of 1024). Zero is refused.
-pub fn parse_bytes(text: &str) -> Result<usize, String> {
+pub fn parse_bytes(text: &str) -> Result<usize> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -179,20 +181,22 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
         "m" | "mib" => 1 << 20,
         "g" | "gib" => 1 << 30,
         other => {
-            return Err(format!(
+            return Err(Error::msg(format_args!(
                 "unknown unit `{other}` (use a number of bytes, or KiB, MiB, GiB)"
-            ))
+            )))
         }
     };
-    let number: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a byte count such as 4194304 or 4MiB"))?;
+    let number: u64 = digits.parse().map_err(|_| {
+        Error::msg(format_args!(
+            "`{text}` is not a byte count such as 4194304 or 4MiB"
+        ))
+    })?;
     let bytes = number
         .checked_mul(multiplier)
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| format!("`{text}` is too large"))?;
+        .ok_or_else(|| Error::msg(format_args!("`{text}` is too large")))?;
     if bytes == 0 {
-        return Err("the line limit must be at least 1 byte".to_owned());
+        return Err(Error::msg("the line limit must be at least 1 byte"));
     }
     Ok(bytes)
 }
@@ -203,15 +207,21 @@ mod tests {
 
     #[test]
     fn byte_counts_take_binary_suffixes() {
-        assert_eq!(parse_bytes("4194304"), Ok(4 << 20));
-        assert_eq!(parse_bytes("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_bytes("4194304").unwrap(), 4 << 20);
+        assert_eq!(parse_bytes("4MiB").unwrap(), 4 << 20);
         // The command line's default is the library's.
-        assert_eq!(parse_bytes("4MiB"), Ok(aep::reader::DEFAULT_MAX_LINE_BYTES));
-        assert_eq!(parse_bytes("512k"), Ok(512 << 10));
-        assert_eq!(parse_bytes("1 GiB"), Ok(1 << 30));
+        assert_eq!(
+            parse_bytes("4MiB").unwrap(),
+            aep::reader::DEFAULT_MAX_LINE_BYTES
+        );
+        assert_eq!(parse_bytes("512k").unwrap(), 512 << 10);
+        assert_eq!(parse_bytes("1 GiB").unwrap(), 1 << 30);
         assert!(parse_bytes("0").is_err());
         assert!(parse_bytes("MiB").is_err());
-        assert!(parse_bytes("4 parsecs").unwrap_err().contains("parsecs"));
+        assert!(parse_bytes("4 parsecs")
+            .unwrap_err()
+            .to_string()
+            .contains("parsecs"));
         assert!(parse_bytes("99999999999999999999").is_err());
     }
 

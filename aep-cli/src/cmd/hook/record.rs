@@ -325,7 +325,7 @@ pub fn record_in(
         } else {
             session_event(&mut emitter, run.as_deref(), event)
         }
-        .map_err(|e| format!("an event did not validate: {e}"))?;
+        .context("an event did not validate")?;
         if request {
             files.state().pending.push(attention::Pending {
                 id: event.id.clone(),
@@ -343,8 +343,7 @@ pub fn record_in(
     let lines = events
         .iter()
         .map(serde_json::to_string)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .collect::<Result<Vec<_>, _>>()?;
     let session = files.session.clone();
     let Committed { log, at, fresh } = files.commit(&lines)?;
     Ok(Recorded {

@@ -25,6 +25,8 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::common::error::{Context, Error, Result};
+
 /// What to install: the command and its timeout, for these hooks.
 #[derive(Debug, Clone)]
 pub struct Entry<'a> {
@@ -40,7 +42,7 @@ pub struct Entry<'a> {
 
 /// The settings text with our hooks installed (any older entry of ours
 /// replaced), or `None` when it already says exactly that.
-pub fn install(text: &str, entry: &Entry<'_>) -> Result<Option<String>, String> {
+pub fn install(text: &str, entry: &Entry<'_>) -> Result<Option<String>> {
     edit(text, entry.agent, Some(entry), Emptied::Drop)
 }
 
@@ -52,7 +54,7 @@ pub fn install(text: &str, entry: &Entry<'_>) -> Result<Option<String>, String> 
 /// first when none does (the file was edited since). When two of them
 /// install to the same text (an empty `hooks` last in a file of several
 /// lines, which installs as a new one would), the emptied one goes.
-pub fn uninstall(text: &str, agent: &str) -> Result<Option<String>, String> {
+pub fn uninstall(text: &str, agent: &str) -> Result<Option<String>> {
     let Some(dropped) = edit(text, agent, None, Emptied::Drop)? else {
         return Ok(None);
     };
@@ -137,7 +139,7 @@ fn edit(
     agent: &str,
     entry: Option<&Entry<'_>>,
     emptied: Emptied,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>> {
     if text.trim().is_empty() {
         // Nothing of anyone else's to keep: the whole file is ours to write.
         let Some(entry) = entry else {
@@ -148,19 +150,21 @@ fn edit(
         out.push('\n');
         return Ok(Some(out));
     }
-    serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON ({e}); fix it by hand"))?;
+    serde_json::from_str::<Value>(text).context("not JSON; fix it by hand")?;
     let root = Scanner::document(text)?;
     let Kind::Object(members) = &root.kind else {
-        return Err("not a JSON object; make it one (`{}` for none) and run again".into());
+        return Err(Error::msg(
+            "not a JSON object; make it one (`{}` for none) and run again",
+        ));
     };
     let hooks = unique(members, "hooks", "the settings")?;
     let events: &[Member] = match hooks.map(|m| &m.value.kind) {
         None => &[],
         Some(Kind::Object(events)) => events,
         Some(_) => {
-            return Err(
-                "`hooks` is not an object of hook events; fix or remove it and run again".into(),
-            )
+            return Err(Error::msg(
+                "`hooks` is not an object of hook events; fix or remove it and run again",
+            ))
         }
     };
     let mut actions = Vec::with_capacity(events.len());
@@ -255,21 +259,21 @@ fn event_action(
     agent: &str,
     wanted: Option<&Entry<'_>>,
     keep: bool,
-) -> Result<Action, String> {
+) -> Result<Action> {
     let name = &event.key;
     let Kind::Array(groups) = &event.value.kind else {
-        return Err(format!(
+        return Err(Error::msg(format_args!(
             "`hooks.{name}` is not an array of matcher groups; fix or remove it and run again"
-        ));
+        )));
     };
     let old = groups
         .iter()
         .map(|g| serde_json::from_str(&text[g.start..g.end]))
         .collect::<Result<Vec<Value>, _>>()
-        .map_err(|e| format!("`hooks.{name}`: {e}"))?;
+        .with_context(|| format!("`hooks.{name}`"))?;
     let mut expected = without_ours(&old, agent);
     if let Some(entry) = wanted {
-        expected.push(serde_json::to_value(group(entry)).map_err(|e| e.to_string())?);
+        expected.push(serde_json::to_value(group(entry))?);
     }
     if expected == old {
         return Ok(Action::Keep);
@@ -278,7 +282,7 @@ fn event_action(
         .iter()
         .zip(&old)
         .map(|(node, value)| group_action(text, node, value, agent, name))
-        .collect::<Result<Vec<Action>, String>>()?;
+        .collect::<Result<Vec<Action>>>()?;
     let layout = Layout::of(text, &event.value);
     let added = match wanted {
         Some(entry) => vec![layout.render(&group(entry))?],
@@ -302,7 +306,7 @@ fn group_action(
     value: &Value,
     agent: &str,
     event: &str,
-) -> Result<Action, String> {
+) -> Result<Action> {
     let Some(list) = value.get("hooks").and_then(Value::as_array) else {
         return Ok(Action::Keep);
     };
@@ -324,9 +328,9 @@ fn group_action(
         return Ok(Action::Keep);
     };
     if items.len() != ours.len() {
-        return Err(format!(
+        return Err(Error::msg(format_args!(
             "{where_} could not be edited safely; remove `aep hook {agent}` from it by hand"
-        ));
+        )));
     }
     let inner: Vec<Action> = ours
         .iter()
@@ -356,17 +360,13 @@ fn group_action(
 
 /// The member named `key`, if any; an error naming `container` when there
 /// are two (which one the vendor reads is not ours to guess).
-fn unique<'m>(
-    members: &'m [Member],
-    key: &str,
-    container: &str,
-) -> Result<Option<&'m Member>, String> {
+fn unique<'m>(members: &'m [Member], key: &str, container: &str) -> Result<Option<&'m Member>> {
     let mut found = members.iter().filter(|m| m.key == key);
     let first = found.next();
     if found.next().is_some() {
-        return Err(format!(
+        return Err(Error::msg(format_args!(
             "{container} has `{key}` twice; merge them into one and run again"
-        ));
+        )));
     }
     Ok(first)
 }
@@ -496,9 +496,9 @@ impl Layout {
     /// `value` as the text of a new element: pretty, one `unit` a level and
     /// every line after the first at `indent`; on one line when the
     /// siblings are.
-    fn render<T: Serialize>(&self, value: &T) -> Result<String, String> {
+    fn render<T: Serialize>(&self, value: &T) -> Result<String> {
         match &self.indent {
-            None => serde_json::to_string(value).map_err(|e| e.to_string()),
+            None => Ok(serde_json::to_string(value)?),
             Some(indent) => {
                 Ok(pretty(value, &self.unit)?.replace('\n', &format!("{}{indent}", self.eol)))
             }
@@ -506,21 +506,19 @@ impl Layout {
     }
 
     /// `"key": value` as the text of a new member.
-    fn member<T: Serialize>(&self, key: &str, value: &T) -> Result<String, String> {
-        let key = serde_json::to_string(key).map_err(|e| e.to_string())?;
+    fn member<T: Serialize>(&self, key: &str, value: &T) -> Result<String> {
+        let key = serde_json::to_string(key)?;
         Ok(format!("{key}: {}", self.render(value)?))
     }
 }
 
 /// `value` pretty-printed with `unit` a level.
-fn pretty<T: Serialize>(value: &T, unit: &str) -> Result<String, String> {
+fn pretty<T: Serialize>(value: &T, unit: &str) -> Result<String> {
     let mut out = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
-    value
-        .serialize(&mut serializer)
-        .map_err(|e| e.to_string())?;
-    String::from_utf8(out).map_err(|e| e.to_string())
+    value.serialize(&mut serializer)?;
+    String::from_utf8(out).map_err(Error::from_source)
 }
 
 /// The file's line ending: CRLF when its first line ends so, else LF.
@@ -662,7 +660,7 @@ struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     /// The one value that `text` holds, with its parts.
-    fn document(text: &'a str) -> Result<Node, String> {
+    fn document(text: &'a str) -> Result<Node> {
         let mut scanner = Scanner { text, pos: 0 };
         let node = scanner.value(0)?;
         scanner.skip_space();
@@ -682,12 +680,15 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn unexpected(&self) -> String {
-        format!("unexpected text at byte {}; fix it by hand", self.pos)
+    fn unexpected(&self) -> Error {
+        Error::msg(format_args!(
+            "unexpected text at byte {}; fix it by hand",
+            self.pos
+        ))
     }
 
     /// Reads `byte` (after any white space) or fails.
-    fn expect(&mut self, byte: u8) -> Result<(), String> {
+    fn expect(&mut self, byte: u8) -> Result<()> {
         self.skip_space();
         if self.peek() != Some(byte) {
             return Err(self.unexpected());
@@ -697,9 +698,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads one value after any white space.
-    fn value(&mut self, depth: usize) -> Result<Node, String> {
+    fn value(&mut self, depth: usize) -> Result<Node> {
         if depth > MAX_DEPTH {
-            return Err("nested too deeply to edit; edit it by hand".into());
+            return Err(Error::msg("nested too deeply to edit; edit it by hand"));
         }
         self.skip_space();
         let start = self.pos;
@@ -728,7 +729,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads an object from its `{`.
-    fn members(&mut self, depth: usize) -> Result<Vec<Member>, String> {
+    fn members(&mut self, depth: usize) -> Result<Vec<Member>> {
         self.pos += 1;
         let mut members = Vec::new();
         self.skip_space();
@@ -741,7 +742,7 @@ impl<'a> Scanner<'a> {
             let start = self.pos;
             self.string()?;
             let key = serde_json::from_str(&self.text[start..self.pos])
-                .map_err(|e| format!("a key at byte {start}: {e}"))?;
+                .with_context(|| format!("a key at byte {start}"))?;
             self.expect(b':')?;
             let value = self.value(depth + 1)?;
             members.push(Member { key, start, value });
@@ -758,7 +759,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads an array from its `[`.
-    fn elements(&mut self, depth: usize) -> Result<Vec<Node>, String> {
+    fn elements(&mut self, depth: usize) -> Result<Vec<Node>> {
         self.pos += 1;
         let mut items = Vec::new();
         self.skip_space();
@@ -781,7 +782,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads a string from its `"` to its closing `"`, over escapes.
-    fn string(&mut self) -> Result<(), String> {
+    fn string(&mut self) -> Result<()> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
@@ -794,7 +795,11 @@ impl<'a> Scanner<'a> {
                 }
                 Some(b'\\') => self.pos += 2,
                 Some(_) => self.pos += 1,
-                None => return Err("a string runs to the end of the file; fix it by hand".into()),
+                None => {
+                    return Err(Error::msg(
+                        "a string runs to the end of the file; fix it by hand",
+                    ))
+                }
             }
         }
     }

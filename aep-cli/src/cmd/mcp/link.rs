@@ -22,6 +22,7 @@ use aep_client::session::{source_uri, Attrs, SessionEmitter};
 use aep_client::target::{AgentConfig, Agents, Commands, Link as State, SessionHandle};
 use tokio::sync::{oneshot, Mutex};
 
+use crate::common::error::{Error, Result};
 use crate::diag;
 
 /// The commands this target takes.
@@ -577,11 +578,7 @@ async fn decide(mut commands: Commands, agent: SessionHandle, pending: Pending) 
     pending.lock().await.waiting.clear();
 }
 
-async fn respond(
-    command: &Command,
-    agent: &SessionHandle,
-    pending: &Pending,
-) -> Result<(), String> {
+async fn respond(command: &Command, agent: &SessionHandle, pending: &Pending) -> Result<()> {
     let respond = match command.payload() {
         Payload::ControlAttentionRespond(respond) => respond,
         Payload::ControlCancel(cancel) => {
@@ -595,7 +592,7 @@ async fn respond(
                     Some("not a command aep mcp handles"),
                 )
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(Error::from_source)?;
             return Ok(());
         }
     };
@@ -630,18 +627,18 @@ async fn respond(
         agent
             .reject(command, NackReason::Invalid, Some(&detail))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         diag!("aep mcp: rejected an answer to {subject}: {detail}");
         return Ok(());
     }
     let request = book.waiting.remove(&subject).expect("checked above");
     drop(book);
     let answer = applied(&request, answer);
-    agent.accept(command).await.map_err(|e| e.to_string())?;
+    agent.accept(command).await.map_err(Error::from_source)?;
     agent
         .answered(command, &answer)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(Error::from_source)?;
     let by = command.event().agent.clone();
     diag!("aep mcp: request {subject} answered by {by}");
     let _ = request.settle.send(Ok((answer, by)));
@@ -673,7 +670,7 @@ async fn cancel(
     cancel: &aep::ControlCancel,
     agent: &SessionHandle,
     pending: &Pending,
-) -> Result<(), String> {
+) -> Result<()> {
     let mut book = pending.lock().await;
     let refusal = if cancel.scope != aep::control_cancel::Scope::Session {
         let run = command.event().run.clone().unwrap_or_default();
@@ -690,7 +687,7 @@ async fn cancel(
         agent
             .reject(command, NackReason::Invalid, Some(&detail))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from_source)?;
         diag!("aep mcp: rejected a cancel: {detail}");
         return Ok(());
     }
@@ -702,7 +699,7 @@ async fn cancel(
     book.cancelled = Some(why.clone());
     let waiting: Vec<(String, Waiting)> = book.waiting.drain().collect();
     // Held until the session has ended: no call emits after it.
-    agent.accept(command).await.map_err(|e| e.to_string())?;
+    agent.accept(command).await.map_err(Error::from_source)?;
     let cause = command.event().id.clone();
     for (id, request) in waiting {
         dismiss(agent, id.clone(), Some(&cause)).await;
@@ -719,7 +716,7 @@ async fn cancel(
     agent
         .emit_full(&Payload::SessionEnded(ended), attrs)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(Error::from_source)?;
     drop(book);
     diag!("aep mcp: session cancelled by {by}");
     Ok(())

@@ -21,6 +21,7 @@ use tokio::sync::OnceCell;
 
 use super::link::{Answered, Elsewhere, Link, Question, Settings};
 use crate::cmd::Status;
+use crate::common::error::{Context, Error};
 use crate::diag;
 
 /// `ask_human`'s wait when `timeout_s` is not given, and its bound.
@@ -340,9 +341,9 @@ enum Shape {
 }
 
 impl Shape {
-    fn answer(&self, content: Option<Value>) -> Result<Answer, String> {
+    fn answer(&self, content: Option<Value>) -> crate::common::error::Result<Answer> {
         let Some(Value::Object(content)) = content else {
-            return Err("no content".to_owned());
+            return Err(Error::msg("no content"));
         };
         let mut answer = Answer::new();
         match self {
@@ -350,16 +351,20 @@ impl Shape {
                 Some(Value::String(option)) if options.contains(option) => {
                     answer.option = Some(option.clone());
                 }
-                _ => return Err(format!("`option` is not one of {options:?}")),
+                _ => {
+                    return Err(Error::msg(format_args!(
+                        "`option` is not one of {options:?}"
+                    )))
+                }
             },
             Shape::Text => match content.get("text") {
                 Some(Value::String(text)) => answer.text = Some(text.clone()),
-                _ => return Err("`text` is not a string".to_owned()),
+                _ => return Err(Error::msg("`text` is not a string")),
             },
             Shape::Form(fields) => {
                 let values = aep::Object::from_iter(content);
                 aep::aep_types::form::validate_values(fields, &values)
-                    .map_err(|e| format!("the answer breaks the form: {e}"))?;
+                    .context("the answer breaks the form")?;
                 answer.values = Some(values);
             }
         }
