@@ -54,6 +54,8 @@ export class EventStream {
     /** Sessions being filled in: their live events wait here meanwhile,
      * so the fold sees the session in order. */
     this.filling = new Map();
+    /** The history reads under way, each stopped with the stream. */
+    this.histories = new Set();
   }
 
   start() {
@@ -64,6 +66,7 @@ export class EventStream {
   stop() {
     this.stopped = true;
     if (this.controller) this.controller.abort();
+    for (const controller of this.histories) controller.abort();
   }
 
   headers() {
@@ -192,9 +195,12 @@ export class EventStream {
    * appeared while the page was not connected. */
   async history(session) {
     const filter = encodeURIComponent(JSON.stringify({ session }));
+    const controller = new AbortController();
+    this.histories.add(controller);
     try {
       const response = await fetch(`/stream?live=0&filter=${filter}`, {
         headers: this.headers(),
+        signal: controller.signal,
         cache: 'no-store',
       });
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
@@ -202,9 +208,11 @@ export class EventStream {
         if (message.kind === 'message') this.handlers.event(message.data);
       });
     } catch (e) {
-      this.handlers.notice(`Could not read the start of session ${session} (${e.message || e}); its earlier events are missing here.`);
+      if (!this.stopped) this.handlers.notice(`Could not read the start of session ${session} (${e.message || e}); its earlier events are missing here.`);
     } finally {
-      const waiting = this.filling.get(session) || [];
+      this.histories.delete(controller);
+      // A stopped stream delivers nothing more (a new one reads again).
+      const waiting = this.stopped ? [] : this.filling.get(session) || [];
       this.filling.delete(session);
       for (const text of waiting) this.handlers.event(text);
     }
