@@ -59,3 +59,42 @@ test('a stopped stream delivers nothing more, its history reads included', async
     globalThis.fetch = saved;
   }
 });
+
+test('a chunk of many events is taken in with pauses, and none after stop()', async () => {
+  const bodies = [];
+  const saved = globalThis.fetch;
+  globalThis.fetch = async (url, options = {}) => {
+    const b = body(options.signal);
+    bodies.push({ url: String(url), ...b });
+    return new Response(b.stream, { status: 200 });
+  };
+  try {
+    const events = [];
+    let other = false;
+    let otherAt = null;
+    const s = new EventStream('t', {
+      event: (t) => {
+        events.push(JSON.parse(t).id);
+        if (other && otherAt === null) otherAt = events.length;
+        // Each event costs 20 ms of the thread.
+        const until = performance.now() + 20;
+        while (performance.now() < until);
+        if (events.length === 8) setTimeout(() => s.stop(), 0);
+      },
+      state: () => {},
+      notice: () => {},
+    });
+    s.start();
+    await tick();
+    // Twenty events in one chunk (a replay comes in chunks of thousands).
+    let chunk = '';
+    for (let i = 1; i <= 20; i += 1) chunk += ev('a', i);
+    setTimeout(() => { other = true; }, 0);
+    bodies[0].write(chunk);
+    await tick(700);
+    assert.ok(otherAt !== null && otherAt <= 5, `another task ran within the chunk (after event ${otherAt})`);
+    assert.ok(events.length < 20, `stopped within the chunk: ${events.length} delivered`);
+  } finally {
+    globalThis.fetch = saved;
+  }
+});

@@ -134,6 +134,7 @@ export class EventStream {
     for (;;) {
       if (performance.now() - slice > SLICE_MS) {
         await pause();
+        if (this.stopped) return;
         slice = performance.now();
       }
       // The stages of reading, as performance measures (see docs/ui.md):
@@ -144,9 +145,21 @@ export class EventStream {
       measure('aep:read', waited);
       if (done) return;
       const messages = parser.push(decoder.decode(value, { stream: true }));
-      const parsed = performance.now();
+      let parsed = performance.now();
       measure('aep:sse', read);
-      for (const message of messages) each(message);
+      // A chunk may hold thousands of events (a replay comes in chunks of
+      // megabytes): the pauses are taken between its events too, and a
+      // stream stopped meanwhile delivers no more of them.
+      for (const message of messages) {
+        if (performance.now() - slice > SLICE_MS) {
+          measure('aep:deliver', parsed);
+          await pause();
+          if (this.stopped) return;
+          slice = performance.now();
+          parsed = slice;
+        }
+        each(message);
+      }
       measure('aep:deliver', parsed);
     }
   }
