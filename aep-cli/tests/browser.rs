@@ -882,6 +882,80 @@ fn a_relay_refusal_offers_retry_or_the_controls_never_both() {
     );
 }
 
+/// A Retry with no control socket (the token forgotten) sends nothing,
+/// and the card says so: it does not claim the command went out and
+/// wait out an ack window for it.
+#[test]
+fn a_retry_without_a_control_socket_says_it_was_not_sent() {
+    run(
+        "a_retry_without_a_control_socket_says_it_was_not_sent",
+        async {
+            let served = relay("127.0.0.1:0", Some(TOKEN)).await;
+            let options =
+                json!([{"id": "allow", "label": "Allow"}, {"id": "deny", "label": "Deny"}]);
+            let _agent = scripted(
+                &served.base,
+                "refusing",
+                vec![json!({"id": "REQ-N", "capture": "redacted", "data": {"kind": "permission", "prompt": "Route me", "options": options, "respond_via": ["control"]}})],
+                true,
+            )
+            .await;
+            let b = Browser::start().await;
+            b.client
+                .goto(&format!("{}/#token={TOKEN}", served.base))
+                .await
+                .unwrap();
+            b.wait_for("#socket-state", "the control socket", |t| t == "ready")
+                .await;
+            b.client
+                .execute(
+                    "const send = WebSocket.prototype.send; WebSocket.prototype.send = function (data) { if (typeof data === 'string' && data.includes('\"subject\":\"REQ-N\"')) data = data.replace('\"session\":\"refusing\"', '\"session\":\"nobody\"'); return send.call(this, data); };",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let card = "article[data-request='REQ-N']";
+            b.wait_for(
+                &format!("{card} button[data-option='allow']"),
+                "the Allow button",
+                |t| t == "Allow",
+            )
+            .await
+            .click()
+            .await
+            .unwrap();
+            b.wait_for(
+                &format!("{card} li.command-refused"),
+                "the no-route refusal",
+                |t| t.contains("refused by the relay: no-route"),
+            )
+            .await;
+            // The token forgotten: no control socket. Retry.
+            b.client
+                .execute(
+                    "document.getElementById('token-forget').click(); document.querySelector(\"article[data-request='REQ-N'] button.retry\").click();",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let said = b
+                .wait_for(&format!("{card} li.command"), "the retry's outcome", |t| {
+                    t.contains("(try 2)")
+                })
+                .await
+                .text()
+                .await
+                .unwrap();
+            assert!(
+                said.contains("not-connected") && !said.contains("waiting"),
+                "a retry that went nowhere says so: {said}"
+            );
+            b.close().await;
+            served.stop().await;
+        },
+    );
+}
+
 #[test]
 fn without_a_token_the_page_watches_and_says_why() {
     run("without_a_token_the_page_watches_and_says_why", async {

@@ -68,7 +68,9 @@ app.send = (request, answer, capture) => {
 
 app.retry = (id) => {
   const line = app.tracker.retry(id, Date.now());
-  if (line && app.socket && !app.socket.send(line)) {
+  // No socket (the token forgotten, a relay that routes no answers) is
+  // not sent either.
+  if (line && !(app.socket && app.socket.send(line))) {
     // Not sent: back to the state it was in, with the reason.
     const record = app.tracker.sent.get(id);
     record.state = 'refused';

@@ -54,6 +54,8 @@ export class EventStream {
     /** Sessions being filled in: their live events wait here meanwhile,
      * so the fold sees the session in order. */
     this.filling = new Map();
+    /** The history reads under way, each stopped with the stream. */
+    this.histories = new Set();
   }
 
   start() {
@@ -64,6 +66,7 @@ export class EventStream {
   stop() {
     this.stopped = true;
     if (this.controller) this.controller.abort();
+    for (const controller of this.histories) controller.abort();
   }
 
   headers() {
@@ -131,6 +134,7 @@ export class EventStream {
     for (;;) {
       if (performance.now() - slice > SLICE_MS) {
         await pause();
+        if (this.stopped) return;
         slice = performance.now();
       }
       // The stages of reading, as performance measures (see docs/ui.md):
@@ -141,9 +145,21 @@ export class EventStream {
       measure('aep:read', waited);
       if (done) return;
       const messages = parser.push(decoder.decode(value, { stream: true }));
-      const parsed = performance.now();
+      let parsed = performance.now();
       measure('aep:sse', read);
-      for (const message of messages) each(message);
+      // A chunk may hold thousands of events (a replay comes in chunks of
+      // megabytes): the pauses are taken between its events too, and a
+      // stream stopped meanwhile delivers no more of them.
+      for (const message of messages) {
+        if (performance.now() - slice > SLICE_MS) {
+          measure('aep:deliver', parsed);
+          await pause();
+          if (this.stopped) return;
+          slice = performance.now();
+          parsed = slice;
+        }
+        each(message);
+      }
       measure('aep:deliver', parsed);
     }
   }
@@ -192,9 +208,12 @@ export class EventStream {
    * appeared while the page was not connected. */
   async history(session) {
     const filter = encodeURIComponent(JSON.stringify({ session }));
+    const controller = new AbortController();
+    this.histories.add(controller);
     try {
       const response = await fetch(`/stream?live=0&filter=${filter}`, {
         headers: this.headers(),
+        signal: controller.signal,
         cache: 'no-store',
       });
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
@@ -202,9 +221,11 @@ export class EventStream {
         if (message.kind === 'message') this.handlers.event(message.data);
       });
     } catch (e) {
-      this.handlers.notice(`Could not read the start of session ${session} (${e.message || e}); its earlier events are missing here.`);
+      if (!this.stopped) this.handlers.notice(`Could not read the start of session ${session} (${e.message || e}); its earlier events are missing here.`);
     } finally {
-      const waiting = this.filling.get(session) || [];
+      this.histories.delete(controller);
+      // A stopped stream delivers nothing more (a new one reads again).
+      const waiting = this.stopped ? [] : this.filling.get(session) || [];
       this.filling.delete(session);
       for (const text of waiting) this.handlers.event(text);
     }
