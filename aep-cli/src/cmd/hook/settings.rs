@@ -150,7 +150,9 @@ fn edit(
         out.push('\n');
         return Ok(Some(out));
     }
-    serde_json::from_str::<Value>(text).context("not JSON; fix it by hand")?;
+    // The parser's words say where; the advice ends the sentence.
+    serde_json::from_str::<Value>(text)
+        .map_err(|e| Error::msg(format_args!("not JSON ({e}); fix it by hand")))?;
     let root = Scanner::document(text)?;
     let Kind::Object(members) = &root.kind else {
         return Err(Error::msg(
@@ -1063,6 +1065,16 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_refused_saying_where_then_what_to_do() {
+        let refused = install("{\"hooks\": [", &entry("aep hook claude-code"))
+            .unwrap_err()
+            .to_string();
+        assert!(refused.starts_with("not JSON ("), "{refused}");
+        assert!(refused.contains("line 1 column"), "{refused}");
+        assert!(refused.ends_with("); fix it by hand"), "{refused}");
     }
 
     #[test]
