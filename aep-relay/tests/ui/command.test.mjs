@@ -67,6 +67,12 @@ test('a refusal for where a command went is retried as it is, one for what it sa
   assert.equal(retriable(t.sent.get('N')), true);
   assert.equal(retriable(t.sent.get('I')), false);
   assert.equal(retriable({ state: 'refused', reason: 'bad-json' }), false);
+  for (const reason of ['no-route', 'ambiguous', 'busy', 'limit-exceeded', 'not-connected']) {
+    assert.equal(retriable({ state: 'refused', reason }), true, reason);
+  }
+  for (const reason of ['unauthorized', 'unsupported', 'invalid-event', 'x-something-new', '', null, undefined, 'constructor']) {
+    assert.equal(retriable({ state: 'refused', reason }), false, String(reason));
+  }
   assert.equal(retriable({ state: 'timeout', reason: 'timeout' }), true);
   assert.equal(retriable({ state: 'rejected', reason: 'refused' }), false, 'the agent decided');
   assert.equal(t.retry('I', 1), null, 'the same bytes would be refused again');

@@ -146,16 +146,22 @@ export class Tracker {
   }
 }
 
+/** The relay's refusals that say the command could not go where it was
+ * going now (AEP-0004 §4.2), and the page's own `not-connected`: the
+ * same bytes may get through later. */
+const TRANSIENT = new Set(['no-route', 'ambiguous', 'busy', 'limit-exceeded', 'not-connected']);
+
 /**
  * Whether a command may be sent again as it is: one that timed out, or
- * that the relay refused for where it was going (`no-route`, `busy`, a
- * limit, the socket down), not one the relay refused for what it says
- * (`invalid-event`, `invalid-json`, `bad-frame`, ...): the same bytes
- * would be refused again, only a different answer mends that.
+ * that the relay refused for where it was going (`TRANSIENT`). Not one
+ * refused for what it says (`invalid-event`, `bad-frame`, ...), nor for
+ * who sent it or what the target takes (`unauthorized`, `unsupported`),
+ * nor for a code the page does not know: the same bytes would be refused
+ * again, so the page offers the answer controls instead.
  */
 export function retriable(record) {
   if (record.state === 'timeout') return true;
-  return record.state === 'refused' && !/^(invalid|bad)-/.test(record.reason ?? '');
+  return record.state === 'refused' && TRANSIENT.has(record.reason);
 }
 
 /**
