@@ -61,17 +61,38 @@ pub fn token(token: Option<&str>) -> Option<String> {
 }
 
 /// `relay` without a trailing `/`, when it is an `http://` or `https://`
-/// URL with a host.
+/// URL with a host, and without credentials, a query or a fragment: the
+/// token goes in AEP_TOKEN, and the URL may then be said in messages.
+/// A refused URL is said without what may be secret in it (see
+/// [`shown`]).
 pub fn check_url(relay: &str) -> Result<String> {
     if let Some((base, _)) = relay.split_once('#') {
         // The page's address (`--print-ui-url`): never say what follows.
         return Err(Error::msg(format_args!(
             "--relay holds a fragment (the page's address, #token=…); give the relay's base \
              URL, {}, and its token as AEP_TOKEN",
-            base.trim().trim_end_matches('/')
+            base_of(base)
         )));
     }
-    let trimmed = relay.trim().trim_end_matches('/');
+    let web = ["http://", "https://"]
+        .iter()
+        .any(|scheme| relay.trim().starts_with(scheme));
+    if web && relay.contains('?') {
+        return Err(Error::msg(format_args!(
+            "--relay holds a query (?…); give the relay's base URL, {}, and its token as \
+             AEP_TOKEN",
+            base_of(relay)
+        )));
+    }
+    if web && userinfo(relay).is_some() {
+        return Err(Error::msg(format_args!(
+            "--relay holds credentials (…@); give the relay's base URL, {}, and its token as \
+             AEP_TOKEN",
+            base_of(relay)
+        )));
+    }
+    let relay = relay.trim();
+    let trimmed = relay.trim_end_matches('/');
     let rest = trimmed
         .strip_prefix("http://")
         .or_else(|| trimmed.strip_prefix("https://"));
@@ -86,9 +107,49 @@ pub fn check_url(relay: &str) -> Result<String> {
             Ok(trimmed.to_owned())
         }
         _ => Err(Error::msg(format_args!(
-            "--relay {relay:?} is not a relay URL such as http://127.0.0.1:8787"
+            "--relay {:?} is not a relay URL such as http://127.0.0.1:8787",
+            shown(relay)
         ))),
     }
+}
+
+/// Where the authority's credentials (`user:password@`) are in `url`:
+/// the text between `://` and the last `@` before the path.
+fn userinfo(url: &str) -> Option<std::ops::Range<usize>> {
+    let start = url.find("://")? + 3;
+    let authority = &url[start..];
+    let end = authority.find(['/', '?', '#']).unwrap_or(authority.len());
+    let at = authority[..end].rfind('@')?;
+    Some(start..start + at + 1)
+}
+
+/// `url` without its credentials, query and fragment, trimmed: the base
+/// URL to give instead.
+fn base_of(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(cut) = out.find(['?', '#']) {
+        out.truncate(cut);
+    }
+    if let Some(range) = userinfo(&out) {
+        out.replace_range(range, "");
+    }
+    out.trim().trim_end_matches('/').to_owned()
+}
+
+/// `url` as it may be said in a message: credentials, a query and a
+/// fragment (where tokens are carried) replaced by `…`.
+fn shown(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(cut) = out.find(['?', '#']) {
+        let mark = out.as_bytes()[cut] as char;
+        out.truncate(cut);
+        out.push(mark);
+        out.push('…');
+    }
+    if let Some(range) = userinfo(&out) {
+        out.replace_range(range, "…@");
+    }
+    out
 }
 
 /// The relay's endpoints, which a base URL never ends with.
@@ -223,6 +284,48 @@ mod tests {
             .to_string();
         assert!(page.contains("http://127.0.0.1:8787,"), "{page}");
         assert!(!page.contains("s3cret"), "the token is never said: {page}");
+    }
+
+    #[test]
+    fn credentials_and_queries_are_refused_and_never_said() {
+        for (url, base) in [
+            (
+                "http://user:s3cret@relay.example:8787/",
+                "http://relay.example:8787,",
+            ),
+            ("https://s3cret@relay.example", "https://relay.example,"),
+            (
+                "http://relay.example/?access_token=s3cret",
+                "http://relay.example,",
+            ),
+            (
+                "http://a:s3cret@relay.example/?token=s3cret#token=s3cret",
+                "http://relay.example,",
+            ),
+            (
+                "http://a:s3cret@relay.example/#token=s3cret",
+                "http://relay.example,",
+            ),
+            ("ws://:s3cret@relay.example", "ws://…@relay.example"),
+            ("s3cret@relay.example", "s3cret@relay.example"),
+        ] {
+            let error = format!("{:#}", check_url(url).unwrap_err());
+            assert!(
+                !error.contains("s3cret") || !url.contains("://"),
+                "{url}: {error}"
+            );
+            assert!(error.contains(base), "{url}: {error}");
+        }
+        // An `@` in the path is not a credential.
+        assert_eq!(
+            check_url("https://relay.example/team@aep").unwrap(),
+            "https://relay.example/team@aep"
+        );
+        assert_eq!(
+            shown("http://relay.example/aep"),
+            "http://relay.example/aep"
+        );
+        assert_eq!(shown("http://u:p@h/x#t"), "http://…@h/x#…");
     }
 
     #[test]

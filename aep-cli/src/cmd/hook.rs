@@ -240,13 +240,13 @@ fn relay_url(agent: Agent, given: Option<&str>) -> Option<String> {
     let given = given.filter(|r| !r.trim().is_empty())?;
     match crate::live::check_url(given) {
         Ok(url) => Some(url),
-        Err(_) => {
+        Err(e) => {
+            // The check's words say the URL without what may be secret.
             report(
                 agent,
                 &format!(
-                    "AEP_RELAY (or --relay) {given:?} is not a relay URL; set it to one with \
-                     its scheme, such as http://127.0.0.1:8787, or unset it to record only. \
-                     The call is recorded here and not sent"
+                    "AEP_RELAY (or --relay): {e}; or unset it to record only. The call is \
+                     recorded here and not sent"
                 ),
             );
             None
