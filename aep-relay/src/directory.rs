@@ -166,7 +166,7 @@ impl Directory {
             self.blind_until = Some(now + TTL);
             return Err(Refused::TooLarge(value.len()));
         }
-        let held: Held = serde_json::from_slice(value).map_err(|e| {
+        let mut held: Held = serde_json::from_slice(value).map_err(|e| {
             // What the key held before is no longer what its node holds.
             self.remove(key);
             self.blind_until = Some(now + TTL);
@@ -184,10 +184,16 @@ impl Directory {
         }
         let session: Arc<str> = Arc::from(held.session.as_str());
         let node: Arc<str> = Arc::from(node);
+        // The declarations are kept as their roster members' text only:
+        // as parsed `Value`s they would take many times their JSON.
         let members = held
             .claims
-            .iter()
-            .filter_map(|c| c.live.as_ref().map(members_text))
+            .iter_mut()
+            .filter_map(|c| {
+                c.live
+                    .as_mut()
+                    .map(|live| members_text(&std::mem::take(live)))
+            })
             .collect();
         self.bytes += value.len();
         self.keys
@@ -420,6 +426,20 @@ mod tests {
             serde_json::from_str(&format!("{{\"session\":\"s\"{}}}", roster[0].1)).unwrap();
         assert_eq!(entry["agent"], "a");
         assert_eq!(entry["control"]["accepts"][0], "control.cancel");
+        // The declarations are kept as that text only, not also parsed
+        // (as `Value`s, many times their JSON).
+        let kept = &dir.sessions["s"]["n"].held.claims;
+        assert!(kept
+            .iter()
+            .all(|c| c.live.as_ref().is_none_or(Map::is_empty)));
+        assert_eq!(
+            dir.claims("s", t0)
+                .0
+                .iter()
+                .filter(|c| c.away_until.is_none())
+                .count(),
+            1
+        );
         assert!(dir.roster(t0 + TTL).is_empty());
     }
 
