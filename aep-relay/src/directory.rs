@@ -136,16 +136,23 @@ impl std::fmt::Display for Refused {
     }
 }
 
+/// The names of the declarations a roster entry carries, in its order.
+pub(crate) const DECLARATIONS: [&str; 4] = ["agent", "instance", "control", "emits"];
+
 /// The roster members of a live claim's declarations: `,"agent":…` and
 /// so on, each present only when declared (as a local connection's).
 pub(crate) fn members_text(declared: &Map<String, Value>) -> Arc<str> {
+    members_of(DECLARATIONS.map(|name| declared.get(name)))
+}
+
+/// [`members_text`] of the declarations named by [`DECLARATIONS`], each
+/// `None` when not declared.
+pub(crate) fn members_of(declared: [Option<&Value>; 4]) -> Arc<str> {
+    use std::fmt::Write;
     let mut text = String::new();
-    for name in ["agent", "instance", "control", "emits"] {
-        if let Some(value) = declared.get(name) {
-            text.push_str(",\"");
-            text.push_str(name);
-            text.push_str("\":");
-            text.push_str(&value.to_string());
+    for (name, value) in DECLARATIONS.into_iter().zip(declared) {
+        if let Some(value) = value {
+            let _ = write!(text, ",\"{name}\":{value}");
         }
     }
     Arc::from(text)

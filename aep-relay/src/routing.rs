@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::budget::{Budget, Charge, WARN_INTERVAL};
-use crate::directory::{members_text, Directory, Held, HeldClaim};
+use crate::directory::{members_of, Directory, Held, HeldClaim};
 
 /// Claims one session may hold at once (live or in grace); past it the
 /// session is `ambiguous` until its claims are gone.
@@ -122,15 +122,13 @@ impl Declared {
         identity: &Map<String, Value>,
         capabilities: &Map<String, Value>,
     ) -> Declared {
-        let declared: Map<String, Value> = [
-            ("agent", identity.get("agent")),
-            ("instance", identity.get("instance")),
-            ("control", capabilities.get("control")),
-            ("emits", capabilities.get("emits")),
-        ]
-        .into_iter()
-        .filter_map(|(name, value)| Some((name.to_owned(), value?.clone())))
-        .collect();
+        // In the order of `DECLARATIONS`.
+        let members = members_of([
+            identity.get("agent"),
+            identity.get("instance"),
+            capabilities.get("control"),
+            capabilities.get("emits"),
+        ]);
         // Absent or malformed: nothing; strings only.
         let mut accepts = String::new();
         let mut ends = Vec::new();
@@ -151,7 +149,7 @@ impl Declared {
             role,
             accepts: accepts.into_boxed_str(),
             ends: ends.into_boxed_slice(),
-            members: members_text(&declared),
+            members,
         }
     }
 
@@ -809,7 +807,7 @@ mod tests {
         .map(|(name, value)| (name.to_owned(), value.clone()))
         .collect();
         assert_eq!(declared.declarations(), sent);
-        assert_eq!(declared.members, members_text(&sent));
+        assert_eq!(declared.members, crate::directory::members_text(&sent));
         assert!(declared.accepts("control.cancel") && declared.accepts(""));
         assert!(!declared.accepts("control.cance") && !declared.accepts("7"));
         let none = Declared::new(Role::Both, &Map::new(), &Map::new());
