@@ -136,16 +136,23 @@ impl std::fmt::Display for Refused {
     }
 }
 
+/// The names of the declarations a roster entry carries, in its order.
+pub(crate) const DECLARATIONS: [&str; 4] = ["agent", "instance", "control", "emits"];
+
 /// The roster members of a live claim's declarations: `,"agent":…` and
 /// so on, each present only when declared (as a local connection's).
 pub(crate) fn members_text(declared: &Map<String, Value>) -> Arc<str> {
+    members_of(DECLARATIONS.map(|name| declared.get(name)))
+}
+
+/// [`members_text`] of the declarations named by [`DECLARATIONS`], each
+/// `None` when not declared.
+pub(crate) fn members_of(declared: [Option<&Value>; 4]) -> Arc<str> {
+    use std::fmt::Write;
     let mut text = String::new();
-    for name in ["agent", "instance", "control", "emits"] {
-        if let Some(value) = declared.get(name) {
-            text.push_str(",\"");
-            text.push_str(name);
-            text.push_str("\":");
-            text.push_str(&value.to_string());
+    for (name, value) in DECLARATIONS.into_iter().zip(declared) {
+        if let Some(value) = value {
+            let _ = write!(text, ",\"{name}\":{value}");
         }
     }
     Arc::from(text)
@@ -166,7 +173,7 @@ impl Directory {
             self.blind_until = Some(now + TTL);
             return Err(Refused::TooLarge(value.len()));
         }
-        let held: Held = serde_json::from_slice(value).map_err(|e| {
+        let mut held: Held = serde_json::from_slice(value).map_err(|e| {
             // What the key held before is no longer what its node holds.
             self.remove(key);
             self.blind_until = Some(now + TTL);
@@ -184,10 +191,16 @@ impl Directory {
         }
         let session: Arc<str> = Arc::from(held.session.as_str());
         let node: Arc<str> = Arc::from(node);
+        // The declarations are kept as their roster members' text only:
+        // as parsed `Value`s they would take many times their JSON.
         let members = held
             .claims
-            .iter()
-            .filter_map(|c| c.live.as_ref().map(members_text))
+            .iter_mut()
+            .filter_map(|c| {
+                c.live
+                    .as_mut()
+                    .map(|live| members_text(&std::mem::take(live)))
+            })
             .collect();
         self.bytes += value.len();
         self.keys
@@ -420,6 +433,20 @@ mod tests {
             serde_json::from_str(&format!("{{\"session\":\"s\"{}}}", roster[0].1)).unwrap();
         assert_eq!(entry["agent"], "a");
         assert_eq!(entry["control"]["accepts"][0], "control.cancel");
+        // The declarations are kept as that text only, not also parsed
+        // (as `Value`s, many times their JSON).
+        let kept = &dir.sessions["s"]["n"].held.claims;
+        assert!(kept
+            .iter()
+            .all(|c| c.live.as_ref().is_none_or(Map::is_empty)));
+        assert_eq!(
+            dir.claims("s", t0)
+                .0
+                .iter()
+                .filter(|c| c.away_until.is_none())
+                .count(),
+            1
+        );
         assert!(dir.roster(t0 + TTL).is_empty());
     }
 

@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::budget::{Budget, Charge, WARN_INTERVAL};
-use crate::directory::{members_text, Directory, Held, HeldClaim};
+use crate::directory::{members_of, Directory, Held, HeldClaim};
 
 /// Claims one session may hold at once (live or in grace); past it the
 /// session is `ambiguous` until its claims are gone.
@@ -95,51 +95,95 @@ pub(crate) fn is_ack(event_type: &str) -> bool {
     matches!(event_type, "control.accepted" | "control.rejected")
 }
 
-/// What a connection declared in its `hello`, kept verbatim.
+/// What a connection declared in its `hello`, kept as text: its
+/// declarations once, as the roster members they make (their compact
+/// JSON), and the command types its `control.accepts` names. What it
+/// holds ([`Declared::held_bytes`]) is about the hello's text, never
+/// many times it as parsed JSON (`Value`s) would be.
 #[derive(Debug, Clone)]
 pub(crate) struct Declared {
     pub role: Role,
-    pub agent: Option<Value>,
-    pub instance: Option<Value>,
-    pub control: Option<Value>,
-    pub emits: Option<Value>,
+    /// The declared `control.accepts` strings, one after another.
+    accepts: Box<str>,
+    /// Where each of them ends in `accepts` (2 bytes each, less than the
+    /// 3 of the shortest in JSON, `"",`).
+    ends: Box<[u16]>,
+    /// The roster members after `session`, serialized once: `,"agent":…`
+    /// and so on, each present only when declared; shared by every
+    /// roster entry.
+    members: Arc<str>,
 }
 
 impl Declared {
-    /// The declared `control.accepts` (absent or malformed: nothing).
-    fn accepts(&self, command_type: &str) -> bool {
-        self.control
-            .as_ref()
+    /// What a `hello` of `role` declared in its `identity` (`agent`,
+    /// `instance`) and `capabilities` (`control`, `emits`).
+    pub fn new(
+        role: Role,
+        identity: &Map<String, Value>,
+        capabilities: &Map<String, Value>,
+    ) -> Declared {
+        // In the order of `DECLARATIONS`.
+        let members = members_of([
+            identity.get("agent"),
+            identity.get("instance"),
+            capabilities.get("control"),
+            capabilities.get("emits"),
+        ]);
+        // Absent or malformed: nothing; strings only.
+        let mut accepts = String::new();
+        let mut ends = Vec::new();
+        let listed = capabilities
+            .get("control")
             .and_then(|c| c.get("accepts"))
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|t| t.as_str() == Some(command_type)))
+            .and_then(Value::as_array);
+        for t in listed.into_iter().flatten().filter_map(Value::as_str) {
+            // Within a hello of at most `MAX_HELLO_BYTES` (64 KiB, quotes
+            // and all) they always fit.
+            let Ok(end) = u16::try_from(accepts.len() + t.len()) else {
+                break;
+            };
+            accepts.push_str(t);
+            ends.push(end);
+        }
+        Declared {
+            role,
+            accepts: accepts.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+            members,
+        }
+    }
+
+    /// Whether the declared `control.accepts` names `command_type`.
+    fn accepts(&self, command_type: &str) -> bool {
+        let mut start = 0;
+        self.ends.iter().any(|&end| {
+            let end = end as usize;
+            let named = self.accepts.get(start..end) == Some(command_type);
+            start = end;
+            named
+        })
     }
 
     /// What the connection declared: its `agent`, `instance`, `control`
-    /// and `emits`, each when declared.
+    /// and `emits`, each when declared (read back from its members).
     fn declarations(&self) -> Map<String, Value> {
-        [
-            ("agent", &self.agent),
-            ("instance", &self.instance),
-            ("control", &self.control),
-            ("emits", &self.emits),
-        ]
-        .into_iter()
-        .filter_map(|(name, value)| Some((name.to_owned(), value.clone()?)))
-        .collect()
+        let members = self.members.strip_prefix(',').unwrap_or(&self.members);
+        serde_json::from_str(&format!("{{{members}}}")).unwrap_or_default()
     }
 
-    /// The roster members after `session`, serialized once: `,"agent":…`
-    /// and so on, each present only when declared.
-    fn roster_members(&self) -> Arc<str> {
-        members_text(&self.declarations())
+    /// The bytes this holds: itself, its texts and their allocations'
+    /// bookkeeping (the `Arc`'s counts, its text padded to them).
+    pub fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Declared>()
+            + self.accepts.len()
+            + std::mem::size_of_val(&*self.ends)
+            + 3 * std::mem::size_of::<usize>()
+            + self.members.len()
     }
 }
 
 struct Conn {
     declared: Declared,
-    /// [`Declared::roster_members`], shared by every roster entry.
-    members: Arc<str>,
     claims: HashSet<Arc<str>>,
     commands: mpsc::Sender<Command>,
     /// The commands handed to the queue, oldest first; one the
@@ -407,7 +451,6 @@ impl Routes {
         self.conns.insert(
             conn,
             Conn {
-                members: declared.roster_members(),
                 declared,
                 claims: HashSet::new(),
                 commands,
@@ -684,13 +727,13 @@ impl Routes {
             claims.sort();
             for (n, session) in claims.iter().enumerate() {
                 // `{"session":"…"…},` with room for escapes in the name.
-                let size = 16 + json_len(session) + conn.members.len();
+                let size = 16 + json_len(session) + conn.declared.members.len();
                 if used + size > budget {
                     omitted += claims.len() - n;
                     break;
                 }
                 used += size;
-                entries.push(((*session).clone(), conn.members.clone()));
+                entries.push(((*session).clone(), conn.declared.members.clone()));
             }
         }
         for (session, members) in self.remote.roster(now) {
@@ -732,17 +775,44 @@ mod tests {
     const SRC: &str = "urn:owner";
 
     fn declared(role: Role, accepts: &[&str]) -> Declared {
-        Declared {
+        let identity = json!({"agent": "agent-x"});
+        let capabilities = json!({"control": {"accepts": accepts, "ack_window_ms": 10000}});
+        Declared::new(
             role,
-            agent: Some(json!("agent-x")),
-            instance: None,
-            control: Some(json!({"accepts": accepts, "ack_window_ms": 10000})),
-            emits: None,
-        }
+            identity.as_object().unwrap(),
+            capabilities.as_object().unwrap(),
+        )
     }
 
     fn routes() -> Routes {
         Routes::new(GRACE)
+    }
+
+    #[test]
+    fn declarations_kept_as_text_read_back_as_sent() {
+        let identity = json!({"agent": null, "instance": {"b": [1.5, -0.0, 1e300, "\u{e9}\n\"\u{1}", 18446744073709551615u64], "a": {}}, "card": "x"});
+        let capabilities = json!({"control": {"accepts": ["control.cancel", 7, "", "control.cancel"]}, "emits": [[[[0]]]], "other": 1});
+        let (identity, capabilities) = (
+            identity.as_object().unwrap(),
+            capabilities.as_object().unwrap(),
+        );
+        let declared = Declared::new(Role::Both, identity, capabilities);
+        let sent: Map<String, Value> = [
+            ("agent", &identity["agent"]),
+            ("instance", &identity["instance"]),
+            ("control", &capabilities["control"]),
+            ("emits", &capabilities["emits"]),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value.clone()))
+        .collect();
+        assert_eq!(declared.declarations(), sent);
+        assert_eq!(declared.members, crate::directory::members_text(&sent));
+        assert!(declared.accepts("control.cancel") && declared.accepts(""));
+        assert!(!declared.accepts("control.cance") && !declared.accepts("7"));
+        let none = Declared::new(Role::Both, &Map::new(), &Map::new());
+        assert_eq!(none.declarations(), Map::new());
+        assert!(!none.accepts("control.cancel"));
     }
 
     fn roster_values(routes: &Routes) -> Vec<Value> {

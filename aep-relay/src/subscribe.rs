@@ -26,6 +26,9 @@ pub(crate) const MAX_INCLUSION: usize = 256;
 /// Bytes of a WebSocket `hello` frame's text: its declarations
 /// (identity, capabilities) are kept for the connection's life.
 pub(crate) const MAX_HELLO_BYTES: usize = 64 * 1024;
+// `routing::Declared` keeps where each accepted command type ends in 16
+// bits: the hello's text bounds them.
+const _: () = assert!(MAX_HELLO_BYTES <= 1 << 16);
 /// Positions (subscription, session) a WebSocket connection remembers for
 /// its `closing` frame, across all its subscriptions; the least recently
 /// delivered are forgotten first.

@@ -228,11 +228,15 @@ struct Sub {
 /// filled the budget against still get in.
 const STATE_ALLOWANCE: usize = 8 * 1024;
 
-/// What a connection's `hello` is charged to `--max-state-bytes`: its
-/// declarations, kept by the connection and in the routing table, and
-/// the connection's own bookkeeping.
-fn hello_cost(text: usize) -> usize {
-    2 * text + 1024
+/// What a connection's `hello` of `text` bytes is charged to
+/// `--max-state-bytes`, the relay keeping `held` bytes of it
+/// ([`Declared::held_bytes`]: its declarations' compact JSON once and
+/// the command types it accepts, as text): twice its text, or what is
+/// kept when more (a number written longer than sent, `1e15` kept as
+/// `1000000000000000.0`), and 1 KiB for the connection's own
+/// bookkeeping. What is kept is never more than is charged.
+fn hello_cost(text: usize, held: usize) -> usize {
+    (2 * text).max(held) + 1024
 }
 
 /// What a subscription is charged to `--max-state-bytes`: its id (kept
@@ -511,7 +515,10 @@ impl Connection {
         // A malformed `identity` or `capabilities` declares nothing.
         let identity = hello.identity.unwrap_or_default();
         let capabilities = hello.capabilities.unwrap_or_default();
-        match self.charge_state(hello_cost(text.len())) {
+        // What is kept of it, as text; the parsed hello goes now.
+        let declared = Declared::new(role, &identity, &capabilities);
+        drop((identity, capabilities));
+        match self.charge_state(hello_cost(text.len(), declared.held_bytes())) {
             Some(charge) => self.state = Some(charge),
             None => {
                 self.app.hub.metrics.refuse(Refusal::Limit);
@@ -523,13 +530,6 @@ impl Connection {
                 return Err(End::Close(TRY_AGAIN_LATER, "busy"));
             }
         }
-        let declared = Declared {
-            role,
-            agent: identity.get("agent").cloned(),
-            instance: identity.get("instance").cloned(),
-            control: capabilities.get("control").cloned(),
-            emits: capabilities.get("emits").cloned(),
-        };
         self.app.hub.connect(self.id, declared, commands);
         let reply = Hello {
             versions: vec!["0.1".into()],
@@ -1131,6 +1131,63 @@ fn unix_millis() -> u64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// What the relay keeps of `hello` (as `hello()` reads it), and what
+    /// it is charged.
+    fn kept_and_charged(text: &str) -> (usize, usize, usize) {
+        assert!(text.len() <= MAX_HELLO_BYTES, "{}", text.len());
+        let read = frame::HelloRequest::read(text).unwrap().unwrap();
+        let declared = Declared::new(
+            Role::Both,
+            &read.identity.unwrap_or_default(),
+            &read.capabilities.unwrap_or_default(),
+        );
+        let held = declared.held_bytes();
+        (text.len(), held, hello_cost(text.len(), held))
+    }
+
+    /// A hello whose `capabilities` are `capabilities` and whose
+    /// `identity` is `identity`.
+    fn hello_of(identity: Value, capabilities: Value) -> Value {
+        json!({"type": "hello", "versions": ["0.1"], "role": "both", "identity": identity, "capabilities": capabilities})
+    }
+
+    #[test]
+    fn what_is_kept_of_a_hello_is_bounded_by_its_charge() {
+        // Room for declarations near the hello limit.
+        let n = (MAX_HELLO_BYTES - 200) / 2;
+        let deep = (0..100).fold(json!(0), |v, _| json!([v]));
+        let tiny_members: Map<String, Value> =
+            (0..n / 8).map(|i| (format!("{i:x}"), json!(0))).collect();
+        let adversarial = [
+            // About 32 000 tiny numbers: as `Value`s, 32 bytes each.
+            hello_of(json!({}), json!({"emits": vec![0; n]})),
+            // Many one-character command types.
+            hello_of(json!({}), json!({"control": {"accepts": vec!["a"; n / 2]}})),
+            // Many tiny members.
+            hello_of(json!({"agent": tiny_members}), json!({})),
+            // Deep nesting, and every declaration at once.
+            hello_of(
+                json!({"agent": deep, "instance": vec![json!({}); n / 6]}),
+                json!({"control": {"accepts": vec![""; n / 6]}, "emits": vec![json!([]); n / 6]}),
+            ),
+        ];
+        for hello in &adversarial {
+            let (text, held, charged) = kept_and_charged(&hello.to_string());
+            // About its text: within what a hello was always charged.
+            assert!(held <= 2 * text + 1024, "{held} kept of {text}");
+            assert!(held <= charged, "{held} kept, {charged} charged");
+        }
+        // Numbers re-written longer than sent (`1e15`, 4 bytes, kept as
+        // `1000000000000000.0`): the charge follows what is kept.
+        let long = format!(
+            r#"{{"type":"hello","versions":["0.1"],"capabilities":{{"emits":[{}1]}}}}"#,
+            "1e15,".repeat(n / 3)
+        );
+        let (text, held, charged) = kept_and_charged(&long);
+        assert!(held > 2 * text, "{held} kept of {text}");
+        assert!(held <= charged, "{held} kept, {charged} charged");
+    }
 
     fn subs(n: u64, id_bytes: usize) -> HashMap<u64, Sub> {
         (0..n)
