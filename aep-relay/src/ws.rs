@@ -495,14 +495,28 @@ impl Connection {
             self.send_frame(hello_required()).await?;
             return Err(End::Close(PROTOCOL_ERROR, "hello required"));
         };
-        if !hello.speaks("0.1") {
+        // Only what is kept of the hello lives past here: the parsed hello
+        // can take many times its text, and a peer that reads nothing can
+        // hold the sends below.
+        let speaks = hello.speaks("0.1");
+        let role = hello.role.map(|role| role.map_or(Role::Both, Role::from));
+        // A malformed `identity` or `capabilities` declares nothing.
+        let declared = role.as_ref().ok().map(|role| {
+            Declared::new(
+                *role,
+                &hello.identity.unwrap_or_default(),
+                &hello.capabilities.unwrap_or_default(),
+            )
+        });
+        drop(hello.versions);
+        if !speaks {
             let mut refused =
                 ErrorFrame::new(ErrorCode::VersionUnsupported, "this relay speaks AEP 0.1");
             refused.versions = Some(vec!["0.1".into()]);
             self.send_frame(Frame::Error(refused)).await?;
             return Err(End::Close(PROTOCOL_ERROR, "version unsupported"));
         }
-        let Ok(role) = hello.role else {
+        let (Ok(role), Some(declared)) = (role, declared) else {
             self.refuse(
                 ErrorCode::InvalidHello,
                 "role must be emitter, consumer or both",
@@ -510,14 +524,7 @@ impl Connection {
             .await?;
             return Err(End::Close(PROTOCOL_ERROR, "invalid role"));
         };
-        let role = role.map_or(Role::Both, Role::from);
         self.role = role;
-        // A malformed `identity` or `capabilities` declares nothing.
-        let identity = hello.identity.unwrap_or_default();
-        let capabilities = hello.capabilities.unwrap_or_default();
-        // What is kept of it, as text; the parsed hello goes now.
-        let declared = Declared::new(role, &identity, &capabilities);
-        drop((identity, capabilities));
         match self.charge_state(hello_cost(text.len(), declared.held_bytes())) {
             Some(charge) => self.state = Some(charge),
             None => {
