@@ -10,7 +10,7 @@
 # AEP_RELAY_BIN runs another `aep` binary as the relay (an older build, to
 # compare). Everything listens on 127.0.0.1 only.
 set -eu
-attacks=${1:-closing,claims,fanout,batches,filters,replay,hellos,big-events,messages,wide-json,stuck-readers,connections,sigterm}
+attacks=${1:-closing,claims,fanout,batches,filters,replay,hellos,hello-values,big-events,messages,wide-json,stuck-readers,connections,sigterm}
 scale=${2:-full}
 out=${AEP_BENCH_OUT:-/tmp/aep-relay-hostile}
 root=$(cd "$(dirname "$0")/.." && pwd)

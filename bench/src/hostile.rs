@@ -29,7 +29,7 @@ use crate::relay::Error;
 const STEP: Duration = Duration::from_secs(60);
 
 /// The attacks, in the order they run (`sigterm` ends the relay).
-pub const ATTACKS: [&str; 13] = [
+pub const ATTACKS: [&str; 14] = [
     "closing",
     "claims",
     "fanout",
@@ -37,6 +37,7 @@ pub const ATTACKS: [&str; 13] = [
     "filters",
     "replay",
     "hellos",
+    "hello-values",
     "big-events",
     "messages",
     "wide-json",
@@ -77,6 +78,9 @@ pub struct Scale {
     pub hellos: usize,
     /// Bytes of each idle emitter's hello.
     pub hello_bytes: usize,
+    /// Idle emitters whose hello declares about 60 KiB of `emits: [0,
+    /// 0, ...]` (`hello-values`): little text, many values once parsed.
+    pub hello_values: usize,
     /// Events posted (`big-events`) and bytes of each.
     pub big_events: usize,
     /// Bytes of each big event.
@@ -113,6 +117,7 @@ impl Scale {
         replay_events: 10_000,
         hellos: 100,
         hello_bytes: 3 << 20,
+        hello_values: 1000,
         big_events: 100,
         big_event_bytes: 15 << 20,
         messages: 300,
@@ -137,6 +142,7 @@ impl Scale {
         replay_events: 1_000,
         hellos: 10,
         hello_bytes: 256 * 1024,
+        hello_values: 100,
         big_events: 8,
         big_event_bytes: 1 << 20,
         messages: 20,
@@ -394,6 +400,7 @@ pub async fn run(relay: &Relay, attack: &str, scale: Scale) -> Result<Outcome, E
         "filters" => filters(relay, scale).await,
         "replay" => replay(relay, scale).await,
         "hellos" => hellos(relay, scale).await,
+        "hello-values" => hello_values(relay, scale).await,
         "big-events" => big_events(relay, scale).await,
         "messages" => messages(relay, scale).await,
         "wide-json" => wide_json(relay, scale).await,
@@ -735,6 +742,32 @@ async fn hellos(relay: &Relay, scale: Scale) -> Result<String, Error> {
         refused.map_or(String::new(), |r| format!(
             " (first refusal: {r}; {instead} held with 60 KiB hellos instead)"
         ))
+    ))
+}
+
+/// Idle emitters whose hellos are just under the relay's 64 KiB bound and
+/// declare `emits` as about 30 000 zeros: two bytes of text each, many
+/// times that as parsed values, so what the relay keeps of them is what
+/// it must charge.
+async fn hello_values(relay: &Relay, scale: Scale) -> Result<String, Error> {
+    let zeros = Value::Array(vec![json!(0); 30 * 1024]);
+    let mut held = Vec::new();
+    let mut refused = None;
+    for _ in 0..scale.hello_values {
+        match relay.socket(hello("emitter", Some(zeros.clone()))).await {
+            Ok(ws) => held.push(ws),
+            Err(e) => {
+                refused.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let kept = held.len();
+    drop(held);
+    Ok(format!(
+        "{kept} of {} emitters with 60 KiB hellos of zeros held{}",
+        scale.hello_values,
+        refused.map_or(String::new(), |r| format!(" (first refusal: {r})"))
     ))
 }
 
