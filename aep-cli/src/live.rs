@@ -66,12 +66,12 @@ pub fn token(token: Option<&str>) -> Option<String> {
 /// A refused URL is said without what may be secret in it (see
 /// [`shown`]).
 pub fn check_url(relay: &str) -> Result<String> {
-    if let Some((base, _)) = relay.split_once('#') {
+    if relay.contains('#') {
         // The page's address (`--print-ui-url`): never say what follows.
         return Err(Error::msg(format_args!(
             "--relay holds a fragment (the page's address, #token=…); give the relay's base \
              URL, {}, and its token as AEP_TOKEN",
-            base_of(base)
+            base_of(relay)
         )));
     }
     let web = ["http://", "https://"]
@@ -114,40 +114,76 @@ pub fn check_url(relay: &str) -> Result<String> {
 }
 
 /// Where the authority's credentials (`user:password@`) are in `url`:
-/// the text between `://` and the last `@` before the path.
+/// the text between `://` and the last `@` before the path. A password
+/// may hold an unencoded `/`, `?` or `#`, which ends the authority
+/// early: when what precedes it is no host (`user:pass`, a port not of
+/// digits) and an `@` follows, the credentials run to that `@` (to the
+/// last `@` before the next `/`).
 fn userinfo(url: &str) -> Option<std::ops::Range<usize>> {
     let start = url.find("://")? + 3;
-    let authority = &url[start..];
-    let end = authority.find(['/', '?', '#']).unwrap_or(authority.len());
-    let at = authority[..end].rfind('@')?;
+    let rest = &url[start..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    if !authority.contains('@') && is_host(authority) {
+        return None;
+    }
+    let first = rest.find('@')?;
+    let to = rest[first..]
+        .find('/')
+        .map_or(rest.len(), |slash| first + slash);
+    let at = rest[..to].rfind('@')?;
     Some(start..start + at + 1)
 }
 
+/// Whether `authority` reads as a host with an optional port of digits
+/// (`[::1]:8787` included).
+fn is_host(authority: &str) -> bool {
+    let port = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((_, "")) => return true,
+            Some((_, rest)) => match rest.strip_prefix(':') {
+                Some(port) => port,
+                None => return false,
+            },
+            None => return false,
+        },
+        None => authority.rsplit_once(':').map_or("", |(_, port)| port),
+    };
+    port.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// `url` without its credentials, query and fragment, trimmed: the base
-/// URL to give instead.
+/// URL to give instead. The credentials go first: a password may hold a
+/// `?` or `#`.
 fn base_of(url: &str) -> String {
     let mut out = url.to_owned();
-    if let Some(cut) = out.find(['?', '#']) {
-        out.truncate(cut);
-    }
     if let Some(range) = userinfo(&out) {
         out.replace_range(range, "");
+    }
+    if let Some(cut) = out.find(['?', '#']) {
+        out.truncate(cut);
     }
     out.trim().trim_end_matches('/').to_owned()
 }
 
 /// `url` as it may be said in a message: credentials, a query and a
-/// fragment (where tokens are carried) replaced by `…`.
+/// fragment (where tokens are carried) replaced by `…`. Without a `://`
+/// (`http:/user:pass@host`) all before an `@` counts as credentials.
 fn shown(url: &str) -> String {
     let mut out = url.to_owned();
+    let credentials = match userinfo(&out) {
+        Some(range) => Some(range),
+        None if !out.contains("://") => out.rfind('@').map(|at| 0..at + 1),
+        None => None,
+    };
+    if let Some(range) = credentials {
+        out.replace_range(range, "…@");
+    }
     if let Some(cut) = out.find(['?', '#']) {
         let mark = out.as_bytes()[cut] as char;
         out.truncate(cut);
         out.push(mark);
         out.push('…');
-    }
-    if let Some(range) = userinfo(&out) {
-        out.replace_range(range, "…@");
     }
     out
 }
@@ -307,13 +343,10 @@ mod tests {
                 "http://relay.example,",
             ),
             ("ws://:s3cret@relay.example", "ws://…@relay.example"),
-            ("s3cret@relay.example", "s3cret@relay.example"),
+            ("s3cret@relay.example", "…@relay.example"),
         ] {
             let error = format!("{:#}", check_url(url).unwrap_err());
-            assert!(
-                !error.contains("s3cret") || !url.contains("://"),
-                "{url}: {error}"
-            );
+            assert!(!error.contains("s3cret"), "{url}: {error}");
             assert!(error.contains(base), "{url}: {error}");
         }
         // An `@` in the path is not a credential.
@@ -326,6 +359,43 @@ mod tests {
             "http://relay.example/aep"
         );
         assert_eq!(shown("http://u:p@h/x#t"), "http://…@h/x#…");
+    }
+
+    #[test]
+    fn a_password_with_a_slash_hash_or_question_mark_is_never_said() {
+        // Unencoded `/`, `#`, `?` (or `@`) in a password end the authority
+        // early: the text before them is no host (a port not of digits),
+        // and the credentials run to the `@` after them.
+        for url in [
+            "http://user:s3/cret@relay.example:8787",
+            "http://user:s3/cret@relay.example/stream",
+            "http://user:s3#cret@relay.example:8787",
+            "http://user:s3?cret@relay.example:8787",
+            "http://user:s3?cret@relay.example/?token=x",
+            "http://user:s3@c#ret@relay.example",
+            "http:/user:s3cret@relay.example",
+        ] {
+            let error = format!("{:#}", check_url(url).unwrap_err());
+            assert!(!error.contains("s3"), "{url}: {error}");
+            assert!(!error.contains("cret"), "{url}: {error}");
+            if url.starts_with("http://") {
+                assert!(error.contains("http://relay.example"), "{url}: {error}");
+            }
+        }
+        // Legitimate URLs still pass: IPv6 hosts, ports, path prefixes,
+        // an `@` in the path.
+        for (url, checked) in [
+            ("http://[::1]:8787", "http://[::1]:8787"),
+            ("http://[::1]:8787/aep/", "http://[::1]:8787/aep"),
+            ("http://[::1]/team@aep", "http://[::1]/team@aep"),
+            (
+                "https://relay.example:443/team@aep/",
+                "https://relay.example:443/team@aep",
+            ),
+            (" http://127.0.0.1:8787/ ", "http://127.0.0.1:8787"),
+        ] {
+            assert_eq!(check_url(url).unwrap(), checked, "{url}");
+        }
     }
 
     #[test]

@@ -379,7 +379,11 @@ async fn put_claims(
         }
         let now = Instant::now();
         let refresh = now.duration_since(refreshed) >= REFRESH;
-        let entries: Vec<(Arc<str>, Option<Held>)> = hub.with_routes(|routes| {
+        // Each session's claims are written out as they are read: their
+        // declarations, read back from text as `Value`s (many times their
+        // JSON), are then held for one session at a time, not for every
+        // session this node claims at once.
+        let entries: Vec<(Arc<str>, Option<Bytes>)> = hub.with_routes(|routes| {
             let mut sessions = routes.take_changed();
             if refresh {
                 sessions.extend(routes.claimed());
@@ -390,7 +394,7 @@ async fn put_claims(
             sessions
                 .into_iter()
                 .map(|session| {
-                    let held = routes.held(&session, now);
+                    let held = routes.held(&session, now).map(|held| value_of(&held));
                     (session, held)
                 })
                 .collect()
@@ -401,17 +405,14 @@ async fn put_claims(
         for (session, held) in entries {
             let key = key(&session, &node);
             match held {
-                Some(held) => {
-                    let value = Bytes::from(serde_json::to_vec(&held).unwrap_or_default());
-                    match store.put(&key, value).await {
-                        Ok(_) => {
-                            put.insert(session);
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "cannot put this node's claims in the cluster's bucket (put again within {}s)", REFRESH.as_secs())
-                        }
+                Some(value) => match store.put(&key, value).await {
+                    Ok(_) => {
+                        put.insert(session);
                     }
-                }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot put this node's claims in the cluster's bucket (put again within {}s)", REFRESH.as_secs())
+                    }
+                },
                 None if put.remove(&session) => {
                     if let Err(e) = store.delete(&key).await {
                         tracing::warn!(error = %e, "cannot delete this node's claims from the cluster's bucket (they expire)");
@@ -429,6 +430,11 @@ async fn put_claims(
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), deletes).await;
     left.cancel();
+}
+
+/// What this node publishes of a session's claims: `held`'s JSON.
+fn value_of(held: &Held) -> Bytes {
+    Bytes::from(serde_json::to_vec(held).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -180,8 +180,23 @@ impl Directory {
             Refused::Malformed(e.to_string())
         })?;
         self.remove(key);
-        let full =
-            |dir: &Directory| dir.keys.len() >= MAX_ENTRIES || dir.bytes + value.len() > MAX_BYTES;
+        // The declarations are kept as their roster members' text only:
+        // as parsed `Value`s they would take many times their JSON.
+        let members: Vec<Arc<str>> = held
+            .claims
+            .iter_mut()
+            .filter_map(|c| {
+                c.live
+                    .as_mut()
+                    .map(|live| members_text(&std::mem::take(live)))
+            })
+            .collect();
+        // Counted as its JSON, or as the text kept when more (a number
+        // written back longer than sent: `1e15` as `1000000000000000.0`).
+        let size = value
+            .len()
+            .max(members.iter().map(|m| m.len()).sum::<usize>());
+        let full = |dir: &Directory| dir.keys.len() >= MAX_ENTRIES || dir.bytes + size > MAX_BYTES;
         if full(self) {
             self.sweep(now);
             if full(self) {
@@ -191,18 +206,7 @@ impl Directory {
         }
         let session: Arc<str> = Arc::from(held.session.as_str());
         let node: Arc<str> = Arc::from(node);
-        // The declarations are kept as their roster members' text only:
-        // as parsed `Value`s they would take many times their JSON.
-        let members = held
-            .claims
-            .iter_mut()
-            .filter_map(|c| {
-                c.live
-                    .as_mut()
-                    .map(|live| members_text(&std::mem::take(live)))
-            })
-            .collect();
-        self.bytes += value.len();
+        self.bytes += size;
         self.keys
             .insert(key.to_owned(), (session.clone(), node.clone()));
         let replaced = self.sessions.entry(session).or_default().insert(
@@ -212,7 +216,7 @@ impl Directory {
                 held,
                 members,
                 seen: now,
-                size: value.len(),
+                size,
             },
         );
         // Another key named the same session of the same node: it holds
@@ -416,6 +420,24 @@ mod tests {
         dir.put("k1.n", "n", &first, t0).unwrap();
         assert!(dir.put("k1.n", "n", b"{", t0).is_err());
         assert!(dir.claims("s", t0).0.is_empty());
+        assert_eq!(dir.bytes(), 0);
+    }
+
+    #[test]
+    fn the_text_kept_of_declarations_is_counted_when_more_than_their_json() {
+        // Another node's numbers, written back longer than it sent them.
+        let t0 = Instant::now();
+        let mut dir = Directory::default();
+        let emits = format!("[{}1]", "1e15,".repeat(10_000));
+        let value = format!(
+            r#"{{"session":"s","claims":[{{"source":"urn:a","live":{{"emits":{emits}}}}}]}}"#
+        );
+        assert!(value.len() <= MAX_ENTRY_BYTES);
+        dir.put("k.n", "n", value.as_bytes(), t0).unwrap();
+        let kept: usize = dir.sessions["s"]["n"].members.iter().map(|m| m.len()).sum();
+        assert!(kept > value.len());
+        assert!(dir.bytes() >= kept, "{} counted, {kept} kept", dir.bytes());
+        dir.remove("k.n");
         assert_eq!(dir.bytes(), 0);
     }
 

@@ -97,7 +97,21 @@ pub fn run(args: &Args) -> Status {
     runtime.block_on(start(args))
 }
 
+/// `--relay` checked as every other command checks it: a URL with
+/// credentials or a query is refused without saying them, and the demo's
+/// messages may then say the URL.
+fn relay(args: &Args) -> Result<String> {
+    crate::live::check_url(&args.relay)
+}
+
 async fn start(args: &Args) -> Status {
+    let relay = match relay(args) {
+        Ok(relay) => relay,
+        Err(e) => {
+            diag!("aep demo: error: {e}");
+            return Status::Failure;
+        }
+    };
     let stop = shutdown_signal();
     let session = args.session.clone().unwrap_or_else(|| {
         format!(
@@ -109,7 +123,7 @@ async fn start(args: &Args) -> Status {
     });
     let (epoch, fresh) = match &args.session {
         None => (0, true),
-        Some(_) => match resume_point(args, &session).await {
+        Some(_) => match resume_point(args, &relay, &session).await {
             Ok(point) => point,
             Err(message) => {
                 diag!("aep demo: error: {message}");
@@ -118,7 +132,7 @@ async fn start(args: &Args) -> Status {
         },
     };
     if args.session.is_some() {
-        if let Some(owner) = live_owner(args, &session).await {
+        if let Some(owner) = live_owner(args, &relay, &session).await {
             diag!(
                 "aep demo: error: session {session:?} is being written by a live connection \
                  ({owner}); two writers would break its positions. Stop that one, or choose \
@@ -128,7 +142,7 @@ async fn start(args: &Args) -> Status {
         }
     }
     let settings = agent::Settings {
-        relay: args.relay.clone(),
+        relay,
         token: args.token.clone(),
         agent: args.agent.clone(),
         session,
@@ -149,10 +163,10 @@ async fn start(args: &Args) -> Status {
 /// The epoch to continue `session` under, and whether it is new: the
 /// relay's history says whether the session ended (then it cannot go on)
 /// and which epochs it used.
-async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool)> {
-    let held = history(&args.relay, args.token.as_deref(), session, 64 << 20)
+async fn resume_point(args: &Args, relay: &str, session: &str) -> Result<(u64, bool)> {
+    let held = history(relay, args.token.as_deref(), session, 64 << 20)
         .await
-        .with_context(|| format!("cannot read the history of {session:?} from {}", args.relay))?;
+        .with_context(|| format!("cannot read the history of {session:?} from {relay}"))?;
     let mut last_epoch = None;
     for line in &held.events {
         let Ok(event) = aep::EventRef::from_json(line) else {
@@ -178,10 +192,10 @@ async fn resume_point(args: &Args, session: &str) -> Result<(u64, bool)> {
 /// while (a writer that was just killed may not be gone yet). `None` too
 /// when the relay cannot say (no roster, no connection): the demo then
 /// goes on.
-async fn live_owner(args: &Args, session: &str) -> Option<String> {
+async fn live_owner(args: &Args, relay: &str, session: &str) -> Option<String> {
     use aep_client::control::{ControlClient, ControlConfig};
     let identity = aep::control::Identity::new("urn:aep:demo:owner-check", "aep-demo");
-    let config = ControlConfig::new(&args.relay, args.token.clone(), identity);
+    let config = ControlConfig::new(relay, args.token.clone(), identity);
     let client = ControlClient::connect_with(config).await.ok()?;
     let mut owner = None;
     for attempt in 0..10 {
@@ -243,5 +257,39 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
         async {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(relay: &str) -> Args {
+        Args {
+            relay: relay.to_owned(),
+            token: None,
+            session: None,
+            run: None,
+            agent: "aep-demo".to_owned(),
+            pace: 1000,
+        }
+    }
+
+    #[test]
+    fn a_relay_url_with_secrets_is_refused_without_saying_them() {
+        // The demo says its relay in every message ("connected to …"):
+        // it checks it as every other command does.
+        for url in [
+            "http://user:s3cret@127.0.0.1:8787",
+            "http://127.0.0.1:8787/?token=s3cret",
+            "http://127.0.0.1:8787/#token=s3cret",
+        ] {
+            let error = format!("{:#}", relay(&args(url)).unwrap_err());
+            assert!(!error.contains("s3cret"), "{url}: {error}");
+        }
+        assert_eq!(
+            relay(&args("http://127.0.0.1:8787/")).unwrap(),
+            "http://127.0.0.1:8787"
+        );
     }
 }
